@@ -1,0 +1,27 @@
+"""mlfuse: a lazy-tensor compiler on xDSL.
+
+    from mlfuse import Tensor
+    x = Tensor.randn(64, 64, seed=0)
+    y = x.softmax(-1)          # nothing runs yet
+    mlfuse.schedule(y)         # the kernels it would run (one, here)
+    y.numpy()                  # compile, run, read back
+"""
+
+from mlfuse import dtypes
+from mlfuse.dtypes import bool_, float32, float64, int32, int64
+from mlfuse.tensor import Tensor, lazy_ir, realize, schedule, schedule_ir
+
+__all__ = [
+    "Tensor",
+    "dtypes",
+    "realize",
+    "schedule",
+    "schedule_ir",
+    "lazy_ir",
+    "bool_",
+    "int32",
+    "int64",
+    "float32",
+    "float64",
+]
+__version__ = "0.1.0"
