@@ -1,0 +1,541 @@
+"""The ``kernel`` dialect: outlined kernels and the schedule that runs them.
+
+A ``kernel.func`` reads and writes flat buffers (1-D memrefs) over an
+iteration *space* (a static shape). Its body is a dataflow program evaluated
+at every point of the space: ``kernel.load`` reads a buffer through a view of
+the space, ``arith``/``math`` ops compute on scalars, ``kernel.reduce``
+combines a value over some axes of the space (its result no longer varies
+along them), and ``kernel.store`` writes through a view::
+
+    kernel.func @k0 outs(%out: memref<64xf32>) ins(%x: memref<4096xf32>) space [64, 64] {
+      %0 = kernel.load %x <[64, 64] strides [64, 1] offset 0> : memref<4096xf32>
+      %1 = kernel.reduce add %0 [1] : f32
+      kernel.store %out <[64, 64] strides [1, 0] offset 0>, %1 : memref<64xf32>
+    }
+
+The schedule is a ``func.func`` of ``kernel.alloc`` / ``kernel.launch`` /
+``kernel.free`` in execution order; it returns the output buffers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseArrayBase,
+    FunctionType,
+    IntAttr,
+    IntegerType,
+    MemRefType,
+    StringAttr,
+    SymbolRefAttr,
+)
+from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    IsolatedFromAbove,
+    NoTerminator,
+    Pure,
+    SymbolOpInterface,
+    SymbolTable,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from mlfuse.dialects.lazy import REDUCE_KINDS, ViewAttr
+from mlfuse.dialects.syntax import array_ints, i64_array, parse_int_list, print_int_list
+from mlfuse.view import ViewStack
+
+
+def buffer_type(size: int, element: Attribute) -> MemRefType:
+    return MemRefType(element, [size])
+
+
+def _check_buffer(op: IRDLOperation, t: Attribute, what: str) -> MemRefType:
+    if not isinstance(t, MemRefType) or len(t.get_shape()) != 1 or t.get_shape()[0] < 0:
+        raise VerifyException(f"{op.name}: {what} must be a static 1-D memref, got {t}")
+    return t
+
+
+def _parent_kernel(op: IRDLOperation) -> FuncOp:
+    p = op.parent_op()
+    if not isinstance(p, FuncOp):
+        raise VerifyException(f"{op.name} must be directly inside a kernel.func")
+    return p
+
+
+def _check_view(op: IRDLOperation, view: ViewAttr, buf: SSAValue | None) -> None:
+    space = _parent_kernel(op).space_shape
+    if view.stack.shape != space:
+        raise VerifyException(
+            f"{op.name}: view shape {list(view.stack.shape)} differs from the kernel space "
+            f"{list(space)}"
+        )
+    if buf is None:
+        return
+    size = _check_buffer(op, buf.type, "buffer").get_shape()[0]
+    rng = view.stack.views[0].offset_range()
+    if rng is not None and (rng[0] < 0 or rng[1] >= size):
+        raise VerifyException(
+            f"{op.name}: view reaches offsets [{rng[0]}, {rng[1]}] outside the buffer of "
+            f"{size} elements"
+        )
+
+
+@irdl_op_definition
+class FuncOp(IRDLOperation):
+    """An outlined kernel: buffers ``outs`` then ``ins``, an iteration space, a body."""
+
+    name = "kernel.func"
+    sym_name = prop_def(StringAttr)
+    function_type = prop_def(FunctionType)
+    num_outputs = prop_def(IntAttr)
+    space = prop_def(DenseArrayBase)
+    body = region_def("single_block")
+    traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
+
+    def __init__(
+        self,
+        name: str,
+        outs: Sequence[Attribute],
+        ins: Sequence[Attribute],
+        space: Sequence[int],
+        body: Region | None = None,
+        attributes: dict[str, Attribute] | None = None,
+    ):
+        types = [*outs, *ins]
+        if body is None:
+            body = Region(Block(arg_types=types))
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name),
+                "function_type": FunctionType.from_lists(types, []),
+                "num_outputs": IntAttr(len(outs)),
+                "space": i64_array(space),
+            },
+            regions=[body],
+            attributes=attributes,
+        )
+
+    @property
+    def space_shape(self) -> tuple[int, ...]:
+        return array_ints(self.space)
+
+    @property
+    def outputs(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args[: self.num_outputs.data]
+
+    @property
+    def inputs(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args[self.num_outputs.data :]
+
+    def verify_(self) -> None:
+        args = self.body.block.args
+        if tuple(a.type for a in args) != tuple(self.function_type.inputs.data):
+            raise VerifyException("kernel.func: block arguments differ from the signature")
+        if not 0 <= self.num_outputs.data <= len(args):
+            raise VerifyException("kernel.func: bad number of outputs")
+        for a in args:
+            _check_buffer(self, a.type, "every argument")
+        if any(s < 0 for s in self.space_shape):
+            raise VerifyException(f"kernel.func: negative extent in space {list(self.space_shape)}")
+        for op in self.body.block.ops:
+            if not isinstance(op, (LoadOp, ValidOp, ReduceOp, StoreOp)) and op.dialect_name() not in (
+                "arith",
+                "math",
+            ):
+                raise VerifyException(
+                    f"kernel.func: '{op.name}' is not allowed in a kernel body (only kernel "
+                    "loads, stores, reduces and arith/math scalar ops)"
+                )
+            for r in op.results:
+                if isinstance(r.type, (MemRefType,)):
+                    raise VerifyException(f"kernel.func: '{op.name}' must produce scalars")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FuncOp:
+        name = parser.parse_symbol_name().data
+
+        def arglist(keyword: str) -> list[Parser.Argument]:
+            parser.parse_keyword(keyword)
+            return parser.parse_comma_separated_list(
+                parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=True)
+            )
+
+        outs = arglist("outs")
+        ins = arglist("ins")
+        parser.parse_keyword("space")
+        space = parse_int_list(parser)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region([*outs, *ins])
+        op = cls(
+            name,
+            [a.type for a in outs],
+            [a.type for a in ins],
+            space,
+            body,
+            dict(attrs.data) if attrs else None,
+        )
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        for kw, args in (("outs", self.outputs), ("ins", self.inputs)):
+            printer.print_string(f" {kw}(")
+            printer.print_list(args, printer.print_block_argument)
+            printer.print_string(")")
+        printer.print_string(" space ")
+        print_int_list(printer, self.space_shape)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=True)
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """Read ``buffer`` at the current point of the space, through ``view``
+    (masked points read 0)."""
+
+    name = "kernel.load"
+    buffer = operand_def(MemRefType)
+    view = prop_def(ViewAttr)
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, buffer: SSAValue, view: ViewStack | ViewAttr):
+        t = buffer.type
+        assert isinstance(t, MemRefType)
+        super().__init__(
+            operands=[buffer],
+            properties={"view": view if isinstance(view, ViewAttr) else ViewAttr(view)},
+            result_types=[t.element_type],
+        )
+
+    def verify_(self) -> None:
+        t = _check_buffer(self, self.buffer.type, "buffer")
+        if self.result.type != t.element_type:
+            raise VerifyException(
+                f"kernel.load: result type {self.result.type} differs from the buffer's "
+                f"element type {t.element_type}"
+            )
+        _check_view(self, self.view, self.buffer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoadOp:
+        buf = parser.parse_unresolved_operand()
+        view = ViewAttr(ViewAttr.parse_parameter(parser))
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        return cls(parser.resolve_operand(buf, t), view)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.buffer)
+        printer.print_string(" ")
+        self.view.print_parameter(printer)
+        printer.print_string(" : ")
+        printer.print_attribute(self.buffer.type)
+
+
+@irdl_op_definition
+class ValidOp(IRDLOperation):
+    """Whether the current point is inside ``view``'s mask (a masked constant)."""
+
+    name = "kernel.valid"
+    view = prop_def(ViewAttr)
+    result = result_def(IntegerType(1))
+    traits = traits_def(Pure())
+
+    def __init__(self, view: ViewStack | ViewAttr):
+        super().__init__(
+            properties={"view": view if isinstance(view, ViewAttr) else ViewAttr(view)},
+            result_types=[IntegerType(1)],
+        )
+
+    def verify_(self) -> None:
+        _check_view(self, self.view, None)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ValidOp:
+        return cls(ViewAttr(ViewAttr.parse_parameter(parser)))
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        self.view.print_parameter(printer)
+
+
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """Combine ``input`` over ``axes`` of the space; the result is constant along them."""
+
+    name = "kernel.reduce"
+    kind = prop_def(StringAttr)
+    axes = prop_def(DenseArrayBase)
+    input = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, kind: str, x: SSAValue, axes: Sequence[int]):
+        super().__init__(
+            operands=[x],
+            result_types=[x.type],
+            properties={"kind": StringAttr(kind), "axes": i64_array(sorted(axes))},
+        )
+
+    @property
+    def reduce_axes(self) -> tuple[int, ...]:
+        return array_ints(self.axes)
+
+    @property
+    def reduce_kind(self) -> str:
+        return self.kind.data
+
+    def verify_(self) -> None:
+        space = _parent_kernel(self).space_shape
+        if self.reduce_kind not in REDUCE_KINDS:
+            raise VerifyException(f"kernel.reduce: unknown kind '{self.reduce_kind}'")
+        for a in self.reduce_axes:
+            if not 0 <= a < len(space):
+                raise VerifyException(
+                    f"kernel.reduce: axis {a} out of range for a rank-{len(space)} space"
+                )
+        if self.input.type != self.result.type:
+            raise VerifyException("kernel.reduce: result type must equal the input type")
+        if not isinstance(self.input.type, (AnyFloat, IntegerType)):
+            raise VerifyException(f"kernel.reduce: cannot reduce {self.input.type}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ReduceOp:
+        kind = parser.parse_identifier()
+        x = parser.parse_unresolved_operand()
+        axes = parse_int_list(parser)
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        return cls(kind, parser.resolve_operand(x, t), axes)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.reduce_kind} ")
+        printer.print_operand(self.input)
+        printer.print_string(" ")
+        print_int_list(printer, self.reduce_axes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """Write ``value`` to ``buffer`` through ``view`` at every point where either varies."""
+
+    name = "kernel.store"
+    buffer = operand_def(MemRefType)
+    value = operand_def()
+    view = prop_def(ViewAttr)
+
+    def __init__(self, buffer: SSAValue, view: ViewStack | ViewAttr, value: SSAValue):
+        super().__init__(
+            operands=[buffer, value],
+            properties={"view": view if isinstance(view, ViewAttr) else ViewAttr(view)},
+        )
+
+    def verify_(self) -> None:
+        t = _check_buffer(self, self.buffer.type, "buffer")
+        if self.value.type != t.element_type:
+            raise VerifyException(
+                f"kernel.store: value type {self.value.type} differs from the buffer's "
+                f"element type {t.element_type}"
+            )
+        if len(self.view.stack.views) != 1 or self.view.stack.top.mask is not None:
+            raise VerifyException("kernel.store: a store view must be a single unmasked view")
+        _check_view(self, self.view, self.buffer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StoreOp:
+        buf = parser.parse_unresolved_operand()
+        view = ViewAttr(ViewAttr.parse_parameter(parser))
+        parser.parse_punctuation(",")
+        v = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        if not isinstance(t, MemRefType):
+            parser.raise_error(f"kernel.store needs a memref type, got {t}")
+        return cls(parser.resolve_operand(buf, t), view, parser.resolve_operand(v, t.element_type))
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.buffer)
+        printer.print_string(" ")
+        self.view.print_parameter(printer)
+        printer.print_string(", ")
+        printer.print_operand(self.value)
+        printer.print_string(" : ")
+        printer.print_attribute(self.buffer.type)
+
+
+# ---------------------------------------------------------------------------
+# the schedule
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """A new buffer: ``%b = kernel.alloc : memref<64xf32>``."""
+
+    name = "kernel.alloc"
+    result = result_def(MemRefType)
+
+    def __init__(self, t: MemRefType, attributes=None):
+        super().__init__(result_types=[t], attributes=attributes)
+
+    def verify_(self) -> None:
+        _check_buffer(self, self.result.type, "result")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AllocOp:
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        return cls(parser.parse_type(), dict(attrs) if attrs else None)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+
+@irdl_op_definition
+class FreeOp(IRDLOperation):
+    """The buffer is dead: ``kernel.free %b : memref<64xf32>``."""
+
+    name = "kernel.free"
+    buffer = operand_def(MemRefType)
+
+    def __init__(self, buffer: SSAValue):
+        super().__init__(operands=[buffer])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FreeOp:
+        b = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        return cls(parser.resolve_operand(b, parser.parse_type()))
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.buffer)
+        printer.print_string(" : ")
+        printer.print_attribute(self.buffer.type)
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """Run a kernel: ``kernel.launch @k0 outs(%b : memref<64xf32>) ins(%x : memref<4096xf32>)``."""
+
+    name = "kernel.launch"
+    callee = prop_def(SymbolRefAttr)
+    num_outputs = prop_def(IntAttr)
+    args = var_operand_def(MemRefType)
+
+    def __init__(self, callee: str, outs: Sequence[SSAValue], ins: Sequence[SSAValue]):
+        super().__init__(
+            operands=[[*outs, *ins]],
+            properties={"callee": SymbolRefAttr(callee), "num_outputs": IntAttr(len(outs))},
+        )
+
+    @property
+    def outs(self) -> tuple[SSAValue, ...]:
+        return tuple(self.args[: self.num_outputs.data])
+
+    @property
+    def ins(self) -> tuple[SSAValue, ...]:
+        return tuple(self.args[self.num_outputs.data :])
+
+    def kernel(self) -> FuncOp:
+        k = SymbolTable.lookup_symbol(self, self.callee)
+        if not isinstance(k, FuncOp):
+            raise VerifyException(f"kernel.launch: no kernel.func named @{self.callee.string_value()}")
+        return k
+
+    def verify_(self) -> None:
+        callee = SymbolTable.lookup_symbol(self, self.callee)
+        if callee is None:
+            raise VerifyException(f"kernel.launch: no function named @{self.callee.string_value()}")
+        got = tuple(a.type for a in self.args)
+        if not isinstance(callee, FuncOp):
+            # already lowered (func.func over memrefs, or llvm.func): the buffers
+            # lead its arguments
+            ft = getattr(callee, "function_type", None)
+            if isinstance(ft, FunctionType) and tuple(ft.inputs.data)[: len(got)] != got:
+                raise VerifyException(
+                    f"kernel.launch: argument types differ from @{self.callee.string_value()}'s"
+                )
+            return
+        k = callee
+        if k.num_outputs.data != self.num_outputs.data:
+            raise VerifyException(
+                f"kernel.launch: @{k.sym_name.data} has {k.num_outputs.data} outputs, the launch "
+                f"passes {self.num_outputs.data}"
+            )
+        want = tuple(k.function_type.inputs.data)
+        if want != got:
+            raise VerifyException(
+                f"kernel.launch: argument types {[str(t) for t in got]} differ from "
+                f"@{k.sym_name.data}'s {[str(t) for t in want]}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LaunchOp:
+        callee = parser.parse_symbol_name().data
+
+        def group(keyword: str) -> list[SSAValue]:
+            parser.parse_keyword(keyword)
+
+            def one() -> SSAValue:
+                v = parser.parse_unresolved_operand()
+                parser.parse_punctuation(":")
+                return parser.resolve_operand(v, parser.parse_type())
+
+            return parser.parse_comma_separated_list(parser.Delimiter.PAREN, one)
+
+        outs = group("outs")
+        ins = group("ins")
+        return cls(callee, outs, ins)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.callee.string_value())
+        for kw, vals in (("outs", self.outs), ("ins", self.ins)):
+            printer.print_string(f" {kw}(")
+
+            def one(v: SSAValue) -> None:
+                printer.print_operand(v)
+                printer.print_string(" : ")
+                printer.print_attribute(v.type)
+
+            printer.print_list(vals, one)
+            printer.print_string(")")
+
+
+def written_args(k: FuncOp) -> set[int]:
+    """Indices of the kernel arguments its body stores to."""
+    args = list(k.body.block.args)
+    return {args.index(op.buffer) for op in k.body.block.ops if isinstance(op, StoreOp)}
+
+
+SCALAR_DIALECTS = (arith.Arith, math.Math)
+
+Kernel = Dialect(
+    "kernel",
+    [FuncOp, LoadOp, ValidOp, ReduceOp, StoreOp, AllocOp, FreeOp, LaunchOp],
+    [],
+)
