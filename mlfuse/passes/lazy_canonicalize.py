@@ -1,0 +1,167 @@
+"""lazy-canonicalize: one view per movement chain, constants folded, identities removed.
+
+After this pass every movement op is a ``lazy.view`` carrying the composed
+index map, chains of views are one view, views that do nothing are gone and
+unmasked views of constants are constants of the new shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerType, ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from mlfuse.dialects import lazy
+from mlfuse.passes.utils import const_scalar, has_mask, make_view, rewrite, with_loc
+from mlfuse.view import ViewStack
+
+
+class MovementToView(RewritePattern):
+    """reshape/permute/expand/shrink/flip/stride/pad(x) -> view(x)"""
+
+    def match_and_rewrite(self, op, rewriter: PatternRewriter, /):
+        if not isinstance(op, lazy.MovementOp) or isinstance(op, lazy.ViewOp):
+            return
+        if isinstance(op, lazy.PadOp) and op.pad_value != 0:
+            return  # PadWithValue
+        stack = op.apply(ViewStack.from_shape(lazy.shape_of(op.input)))
+        rewriter.replace(op, with_loc(lazy.ViewOp.build(op.input, stack), op))
+
+
+class PadWithValue(RewritePattern):
+    """pad(x, v) -> where(pad(true), pad(x), v) for v != 0"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.PadOp, rewriter: PatternRewriter, /):
+        if op.pad_value == 0:
+            return
+        stack = op.apply(ViewStack.from_shape(lazy.shape_of(op.input)))
+        in_t = op.input.type
+        true = with_loc(lazy.ConstOp(True, lazy.tensor_type(lazy.shape_of(in_t), IntegerType(1))), op)
+        rewriter.insert_op(true)
+        valid = make_view(rewriter, true.result, stack, op)
+        inner = make_view(rewriter, op.input, stack, op)
+        fill = with_loc(lazy.ConstOp(op.pad_value, op.result.type), op)  # type: ignore[arg-type]
+        rewriter.insert_op(fill)
+        rewriter.replace(op, with_loc(lazy.WhereOp(valid, inner, fill.result), op))
+
+
+class ComposeViews(RewritePattern):
+    """view(view(x)) -> view(x)"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.ViewOp, rewriter: PatternRewriter, /):
+        inner = op.input.owner
+        if not isinstance(inner, lazy.ViewOp):
+            return
+        stack = inner.view.stack.compose(op.view.stack)
+        rewriter.replace(op, with_loc(lazy.ViewOp.build(inner.input, stack), op))
+
+
+class DropIdentityView(RewritePattern):
+    """view(x) -> x when the view reads x as it is"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.ViewOp, rewriter: PatternRewriter, /):
+        if op.input.type == op.result.type and op.view.stack == ViewStack.from_shape(
+            lazy.shape_of(op.input)
+        ):
+            rewriter.replace(op, [], [op.input])
+
+
+class FoldViewOfConst(RewritePattern):
+    """view(const c) -> const c (of the view's shape) when nothing is masked"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.ViewOp, rewriter: PatternRewriter, /):
+        c = op.input.owner
+        if isinstance(c, lazy.ConstOp) and not has_mask(op.view.stack):
+            rewriter.replace(op, with_loc(lazy.ConstOp(c.scalar, op.result.type), op))  # type: ignore[arg-type]
+
+
+def _is(v, x) -> bool:
+    c = const_scalar(v)
+    return c is not None and not isinstance(c, bool) and c == x
+
+
+class AlgebraicIdentities(RewritePattern):
+    """x*1 -> x, 1*x -> x, x+0 -> x, 0+x -> x, x-0 -> x, x/1 -> x, neg(neg(x)) -> x,
+    cast(x) -> x to the same type, reduce over size-1 axes -> x"""
+
+    def match_and_rewrite(self, op, rewriter: PatternRewriter, /):
+        keep = None
+        match op:
+            case lazy.MulOp() if _is(op.rhs, 1):
+                keep = op.lhs
+            case lazy.MulOp() if _is(op.lhs, 1):
+                keep = op.rhs
+            case lazy.AddOp() if _is(op.rhs, 0):
+                keep = op.lhs
+            case lazy.AddOp() if _is(op.lhs, 0):
+                keep = op.rhs
+            case lazy.SubOp() if _is(op.rhs, 0):
+                keep = op.lhs
+            case lazy.DivOp() if _is(op.rhs, 1) and lazy.is_float(lazy.element_of(op.lhs)):
+                keep = op.lhs
+            case lazy.NegOp() if isinstance(op.input.owner, lazy.NegOp):
+                keep = op.input.owner.input
+            case lazy.CastOp() if op.input.type == op.result.type:
+                keep = op.input
+            case lazy.ReduceOp() if all(lazy.shape_of(op.input)[a] == 1 for a in op.reduce_axes):
+                keep = op.input
+            case _:
+                return
+        rewriter.replace(op, [], [keep])
+
+
+_FOLDABLE = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "max": np.maximum,
+    "min": np.minimum,
+    "neg": np.negative,
+}
+
+
+class FoldConstants(RewritePattern):
+    """op(const a, const b) -> const (op a b) for add/sub/mul/max/min/neg"""
+
+    def match_and_rewrite(self, op, rewriter: PatternRewriter, /):
+        if not isinstance(op, (lazy.BinaryOp, lazy.NegOp)) or op.KIND not in _FOLDABLE:
+            return
+        vals = [const_scalar(v) for v in op.operands]
+        if any(v is None for v in vals):
+            return
+        from mlfuse.dtypes import from_ir
+
+        dt = from_ir(lazy.element_of(op.result)).np
+        with np.errstate(all="ignore"):
+            out = _FOLDABLE[op.KIND](*[dt.type(v) for v in vals])
+        value = out.item()
+        rewriter.replace(op, with_loc(lazy.ConstOp(value, op.result.type), op))  # type: ignore[arg-type]
+
+
+PATTERNS = (
+    MovementToView,
+    PadWithValue,
+    ComposeViews,
+    DropIdentityView,
+    FoldViewOfConst,
+    AlgebraicIdentities,
+    FoldConstants,
+)
+
+
+@dataclass(frozen=True)
+class LazyCanonicalize(ModulePass):
+    """Fold movement chains into views, fold constants, drop identities."""
+
+    name = "lazy-canonicalize"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        rewrite(op, [p() for p in PATTERNS])

@@ -1,0 +1,313 @@
+"""outline-kernels: each group becomes a ``kernel.func``; the function becomes a schedule.
+
+For every group (``{group = N}``, from group-reduces) the kernel planner
+(kernel_plan) gives the iteration space and the index map of every value;
+this pass writes that plan as a kernel: loads through the composed views,
+scalar ``arith``/``math`` ops, ``kernel.reduce`` and one store per output.
+Each kernel records the front-end ops it came from (``origin``), its lazy ops
+(``ops``) and why each of its outputs is materialized (``reasons``).
+
+The lazy function is replaced by a schedule of the same name over memrefs:
+``kernel.alloc`` for every output buffer and ``kernel.launch`` in a
+topological (BFS) order of the kernels. A kernel that overwrites a buffer
+(``lazy.assign``) runs after every kernel that reads the old contents; if the
+order cannot exist the pass fails and names the buffer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import DiagnosticException
+
+from mlfuse.dialects import kernel, lazy
+from mlfuse.passes.group_reduces import NOT_FUSED, group_of
+from mlfuse.passes.kernel_plan import Node, Plan, PlanError, plan_kernel
+from mlfuse.passes.mark_realize import realize_reason
+from mlfuse.passes.scalar import ScalarEmitter, constant
+from mlfuse.passes.utils import lazy_funcs, origin_of
+from mlfuse.view import ViewStack
+
+
+class ScheduleError(DiagnosticException):
+    """A schedule that cannot run correctly (e.g. an assign hazard)."""
+
+
+def buffer_of_type(t) -> kernel.MemRefType:
+    return kernel.buffer_type(math.prod(lazy.shape_of(t)), lazy.element_of(t))
+
+
+@dataclass
+class _Group:
+    gid: int
+    ops: list[Operation]
+    roots: list[Operation]
+    plan: Plan | None = None
+
+
+def _groups(f: func.FuncOp) -> list[_Group]:
+    by_id: dict[int, _Group] = {}
+    for op in f.body.block.ops:
+        if isinstance(op, func.ReturnOp):
+            continue
+        gid = group_of(op)
+        if gid is None:
+            raise ScheduleError(
+                f"outline-kernels: '{op.name}' has no group; run mark-realize and "
+                "group-reduces first"
+            )
+        g = by_id.setdefault(gid, _Group(gid, [], []))
+        g.ops.append(op)
+        if realize_reason(op) is not None:
+            g.roots.append(op)
+    for g in by_id.values():
+        if not g.roots:
+            raise ScheduleError(f"outline-kernels: group {g.gid} has no realized output")
+        pos = {op: i for i, op in enumerate(g.ops)}
+        ordered = sorted(g.roots, key=lambda r: (-math.prod(lazy.shape_of(r.results[0])), pos[r]))
+        try:
+            g.plan = plan_kernel(ordered, set(g.ops))
+        except PlanError as e:
+            raise ScheduleError(
+                f"outline-kernels: group {g.gid} cannot be one kernel ({e.reason}); "
+                "run group-reduces to split it"
+            ) from None
+    return sorted(by_id.values(), key=lambda g: g.gid)
+
+
+def _assign_target(root: Operation) -> SSAValue | None:
+    return root.target if isinstance(root, lazy.AssignOp) else None
+
+
+class _KernelBuilder:
+    """Writes one planned group as a kernel.func."""
+
+    def __init__(self, name: str, g: _Group):
+        self.g = g
+        assert g.plan is not None
+        self.plan = g.plan
+        self.sizes = g.plan.sizes
+        # buffers: outputs first, then inputs in first-use order
+        self.out_values = [_assign_target(r) or r.results[0] for r in g.roots]
+        self.in_values: list[SSAValue] = []
+        self._collect_inputs()
+        outs = [buffer_of_type(v.type) for v in self.out_values]
+        ins = [buffer_of_type(v.type) for v in self.in_values]
+        self.func = kernel.FuncOp(name, outs, ins, self.sizes)
+        args = self.func.body.block.args
+        self.arg_of: dict[SSAValue, BlockArgument] = {}
+        for v, a in zip(self.out_values, args[: len(outs)]):
+            self.arg_of[v] = a
+        for v, a in zip(self.in_values, args[len(outs) :]):
+            self.arg_of[v] = a
+        self.b = Builder(InsertPoint.at_end(self.func.body.block))
+        self.scalar = ScalarEmitter(self.b)
+        self.emitted: dict[int, SSAValue] = {}
+
+    def _nodes(self) -> list[Node]:
+        """Post-order over the planned graph (operands before users)."""
+        order: list[Node] = []
+        seen: set[int] = set()
+        stack: list[tuple[Node, bool]] = [(n, False) for _, n in reversed(self.plan.roots)]
+        while stack:
+            n, done = stack.pop()
+            if done:
+                order.append(n)
+                continue
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+            stack.append((n, True))
+            stack.extend((a, False) for a in reversed(n.args))
+        return order
+
+    def _collect_inputs(self) -> None:
+        targets = {v for v in self.out_values}
+        for n in self._nodes():
+            if n.kind == "load" and n.value not in self.in_values and n.value not in targets:
+                self.in_values.append(n.value)
+
+    def build(self) -> kernel.FuncOp:
+        for n in self._nodes():
+            self.emitted[id(n)] = self._emit(n)
+        for (root, node), buf in zip(self.plan.roots, self.out_values):
+            view = ViewStack((node.at.view(self.sizes),))
+            self.b.insert(kernel.StoreOp(self.arg_of[buf], view, self.emitted[id(node)]))
+            self._check_assign(root, buf, view)
+        origins = []
+        for op in self.g.ops:
+            o = origin_of(op)
+            if o is not None and o not in origins:
+                origins.append(o)
+        ops = [o.name.removeprefix("lazy.") for o in self.g.ops if not isinstance(o, (lazy.ViewOp, lazy.ConstOp))]
+        self.func.attributes["origin"] = ArrayAttr([StringAttr(o) for o in origins])
+        self.func.attributes["ops"] = ArrayAttr([StringAttr(o) for o in ops])
+        self.func.attributes["reasons"] = ArrayAttr(
+            [StringAttr(realize_reason(r) or "") for r in self.g.roots]
+        )
+        return self.func
+
+    def _emit(self, n: Node) -> SSAValue:
+        args = [self.emitted[id(a)] for a in n.args]
+        match n.kind:
+            case "load":
+                return self.b.insert(kernel.LoadOp(self.arg_of[n.value], n.stack(self.sizes))).result
+            case "const":
+                assert isinstance(n.op, lazy.ConstOp)
+                et = lazy.element_of(n.value)
+                c = constant(self.b, n.op.scalar, et)
+                if n.view is None or not any(v.mask for v in n.view.views):
+                    return c
+                valid = self.b.insert(kernel.ValidOp(n.stack(self.sizes))).result
+                zero = constant(self.b, 0, et)
+                from xdsl.dialects import arith
+
+                return self.b.insert(arith.SelectOp(valid, c, zero)).result
+            case "reduce":
+                assert isinstance(n.op, lazy.ReduceOp)
+                return self.b.insert(kernel.ReduceOp(n.op.reduce_kind, args[0], n.dims)).result
+            case _:
+                op = n.op
+                assert isinstance(op, lazy.ElementwiseOp)
+                return self.scalar.emit(op.KIND, args, lazy.element_of(op.results[0]))
+
+    def _check_assign(self, root: Operation, buf: SSAValue, store_view: ViewStack) -> None:
+        if not isinstance(root, lazy.AssignOp):
+            return
+        for n in self._nodes():
+            if n.kind == "load" and n.value is buf and n.stack(self.sizes) != store_view:
+                raise ScheduleError(
+                    f"lazy.assign: the kernel writing {_name(buf)} also reads it through a "
+                    "different view, so it would read elements it already overwrote; make "
+                    "the assigned value .contiguous() first"
+                )
+
+
+def _name(v: SSAValue) -> str:
+    return f"%{v.name_hint}" if v.name_hint else f"buffer of type {v.type}"
+
+
+def _order(groups: list[_Group], producer: dict[SSAValue, _Group]) -> list[_Group]:
+    """BFS topological order, with assign anti-dependences."""
+    deps: dict[int, set[int]] = {g.gid: set() for g in groups}
+    readers: dict[SSAValue, set[int]] = {}
+    for g in groups:
+        for op in g.ops:
+            for v in op.operands:
+                if v in producer and producer[v] is not g:
+                    deps[g.gid].add(producer[v].gid)
+                if isinstance(v, BlockArgument) and not (
+                    isinstance(op, lazy.AssignOp) and v is op.target
+                ):
+                    readers.setdefault(v, set()).add(g.gid)
+    for g in groups:
+        for r in g.roots:
+            t = _assign_target(r)
+            if t is not None:
+                for k in readers.get(t, ()):
+                    if k != g.gid:
+                        deps[g.gid].add(k)  # read the old contents first
+    indeg = {gid: len(d) for gid, d in deps.items()}
+    users: dict[int, list[int]] = {gid: [] for gid in deps}
+    for gid, d in deps.items():
+        for p in d:
+            users[p].append(gid)
+    by_id = {g.gid: g for g in groups}
+    queue = deque(sorted(gid for gid, n in indeg.items() if n == 0))
+    out: list[_Group] = []
+    while queue:
+        gid = queue.popleft()
+        out.append(by_id[gid])
+        for u in sorted(users[gid]):
+            indeg[u] -= 1
+            if indeg[u] == 0:
+                queue.append(u)
+    if len(out) != len(groups):
+        stuck = [by_id[gid] for gid, n in indeg.items() if n > 0]
+        targets = [_name(t) for g in stuck for r in g.roots if (t := _assign_target(r))]
+        raise ScheduleError(
+            "lazy.assign: no kernel order reads "
+            + (", ".join(targets) or "the assigned buffer")
+            + " before it is overwritten (a kernel needs both the old and the new "
+            "contents); realize the value read with .contiguous() before assigning"
+        )
+    return out
+
+
+def outline_function(module: ModuleOp, f: func.FuncOp, names: set[str]) -> None:
+    groups = _groups(f)
+    producer: dict[SSAValue, _Group] = {}
+    for g in groups:
+        for r in g.roots:
+            producer[r.results[0]] = g
+    order = _order(groups, producer)
+
+    # the schedule: same name and arguments, memrefs instead of tensors
+    block = f.body.block
+    sched_block = Block(arg_types=[buffer_of_type(a.type) for a in block.args])
+    for a, na in zip(block.args, sched_block.args):
+        na.name_hint = a.name_hint
+    buffer: dict[SSAValue, SSAValue] = dict(zip(block.args, sched_block.args))
+    sb = Builder(InsertPoint.at_end(sched_block))
+    kernels: list[kernel.FuncOp] = []
+    for g in order:
+        kb = _KernelBuilder(_fresh(names, "k"), g)
+        outs: list[SSAValue] = []
+        for r in g.roots:
+            t = _assign_target(r)
+            if t is not None:
+                buf = buffer[t]
+            else:
+                buf = sb.insert(kernel.AllocOp(buffer_of_type(r.results[0].type))).result
+            buffer[r.results[0]] = buf
+            outs.append(buf)
+        if all(math.prod(lazy.shape_of(r.results[0])) == 0 for r in g.roots):
+            continue  # nothing to compute
+        k = kb.build()
+        kernels.append(k)
+        sb.insert(kernel.LaunchOp(k.sym_name.data, outs, [buffer[v] for v in kb.in_values]))
+    ret = block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    results = [buffer[v] for v in ret.operands]
+    sb.insert(func.ReturnOp(*results))
+    sched = func.FuncOp(
+        f.sym_name.data,
+        ([a.type for a in sched_block.args], [r.type for r in results]),
+        Region(sched_block),
+    )
+    if NOT_FUSED in f.attributes:
+        sched.attributes[NOT_FUSED] = f.attributes[NOT_FUSED]
+    for k in kernels:
+        Rewriter.insert_op(k, InsertPoint.before(f))
+    Rewriter.replace_op(f, sched)
+
+
+def _fresh(names: set[str], prefix: str) -> str:
+    i = 0
+    while f"{prefix}{i}" in names:
+        i += 1
+    names.add(f"{prefix}{i}")
+    return f"{prefix}{i}"
+
+
+@dataclass(frozen=True)
+class OutlineKernels(ModulePass):
+    """Outline each group into a kernel.func and turn the function into a schedule."""
+
+    name = "outline-kernels"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        names = {o.sym_name.data for o in op.ops if hasattr(o, "sym_name")}
+        for f in list(lazy_funcs(op)):
+            if any(isinstance(o, kernel.LaunchOp) for o in f.body.walk()):
+                continue  # already a schedule
+            outline_function(op, f, names)

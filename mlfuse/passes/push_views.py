@@ -1,0 +1,144 @@
+"""push-views: move views toward the buffers they read.
+
+After lazy-canonicalize every movement chain is one ``lazy.view``. This pass
+rewrites ``view(f(a, b))`` into ``f(view(a), view(b))`` so that views end on
+block arguments (buffers), constants, or reduces they cannot cross: loads
+carry the index maps and every computed value is stored contiguously.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerType, ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from mlfuse.dialects import lazy
+from mlfuse.passes.lazy_canonicalize import ComposeViews, DropIdentityView, FoldViewOfConst
+from mlfuse.passes.utils import has_mask, make_view, rewrite, with_loc
+from mlfuse.view import View, ViewStack, merge_views
+
+
+def _elementwise_like(op: lazy.ElementwiseOp, operands, shape) -> lazy.ElementwiseOp:
+    """``op`` recomputed at another shape on new operands."""
+    new = type(op).create(
+        operands=list(operands),
+        result_types=[lazy.tensor_type(shape, lazy.element_of(op.result))],
+        properties=dict(op.properties),
+        attributes=dict(op.attributes),
+    )
+    return with_loc(new, op)
+
+
+class PushViewThroughElementwise(RewritePattern):
+    """view(f(a, b)) -> f(view(a), view(b))
+
+    A masked view (a pad) may only cross an op with f(0, ..., 0) == 0: the
+    padded region must keep reading 0. Through any other op (exp, log, div,
+    recip, cmpeq, ...) the computation is masked instead:
+    view(f(a)) -> where(view(true), f(view(a)), 0).
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.ViewOp, rewriter: PatternRewriter, /):
+        inner = op.input.owner
+        if not isinstance(inner, lazy.ElementwiseOp):
+            return
+        stack = op.view.stack
+        shape = lazy.shape_of(op.result)
+        operands = [make_view(rewriter, v, stack, op) for v in inner.operands]
+        new = _elementwise_like(inner, operands, shape)
+        if not has_mask(stack) or inner.ZERO_PRESERVING:
+            rewriter.replace(op, new)
+            return
+        rewriter.insert_op(new)
+        true = with_loc(
+            lazy.ConstOp(True, lazy.tensor_type(lazy.shape_of(inner.result), IntegerType(1))), op
+        )
+        zero = with_loc(lazy.ConstOp(0, op.result.type), op)  # type: ignore[arg-type]
+        rewriter.insert_op([true, zero])
+        valid = make_view(rewriter, true.result, stack, op)
+        rewriter.replace(op, with_loc(lazy.WhereOp(valid, new.result, zero.result), op))
+
+
+def reduce_input_view(r: lazy.ReduceOp, stack: ViewStack) -> tuple[ViewStack, list[int]] | None:
+    """A view ``W`` of the reduce's input and new axes with
+    ``view(reduce(x)) == reduce(view_W(x), axes)``, or None.
+
+    The view must be one view that never broadcasts a value of the reduce
+    (broadcasting would recompute the reduction per copy); each reduced axis
+    moves to a size-1 dim of the view's shape.
+    """
+    if len(stack.views) != 1:
+        return None
+    v = stack.top
+    src = lazy.shape_of(r.input)
+    out = lazy.shape_of(r.result)
+    axes = r.reduce_axes
+    for d, (s, st) in enumerate(zip(v.shape, v.strides)):
+        masked = v.mask is not None and v.mask[d] != (0, s)
+        if s > 1 and st == 0 and not masked:
+            return None  # broadcast of a reduced value
+    # the reduce output as a slice of the input buffer (reduced coordinate 0)
+    rm = [1] * len(src)
+    for d in range(len(src) - 2, -1, -1):
+        rm[d] = rm[d + 1] * src[d + 1]
+    embed = View.create(out, tuple(rm))
+    w = merge_views(embed, v)
+    if w is None:
+        return None
+    hosts = [
+        d
+        for d, s in enumerate(w.shape)
+        if s == 1 and (w.mask is None or w.mask[d] == (0, 1))
+    ]
+    if len(hosts) < len(axes):
+        return None
+    hosts = hosts[: len(axes)]
+    shape, strides = list(w.shape), list(w.strides)
+    mask = list(w.mask) if w.mask is not None else None
+    for h, a in zip(hosts, axes):
+        shape[h], strides[h] = src[a], rm[a]
+        if mask is not None:
+            mask[h] = (0, src[a])
+    new = View.create(tuple(shape), tuple(strides), w.offset, tuple(mask) if mask else None)
+    return ViewStack((new,)), hosts
+
+
+class PushViewThroughReduce(RewritePattern):
+    """view(reduce(x, axes)) -> reduce(view'(x), axes') when the reduce has no other
+    use and the view only permutes, slices, flips, strides or pads kept dims."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.ViewOp, rewriter: PatternRewriter, /):
+        r = op.input.owner
+        if not isinstance(r, lazy.ReduceOp) or not r.result.has_one_use():
+            return
+        found = reduce_input_view(r, op.view.stack)
+        if found is None:
+            return
+        w, axes = found
+        x = make_view(rewriter, r.input, w, op)
+        rewriter.replace(op, with_loc(lazy.ReduceOp(r.reduce_kind, x, axes), r))
+
+
+@dataclass(frozen=True)
+class PushViews(ModulePass):
+    """Move views through elementwise ops and reduces toward the loads."""
+
+    name = "push-views"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        rewrite(
+            op,
+            [
+                PushViewThroughElementwise(),
+                PushViewThroughReduce(),
+                ComposeViews(),
+                DropIdentityView(),
+                FoldViewOfConst(),
+            ],
+        )
+

@@ -1,0 +1,92 @@
+"""Helpers shared by the lazy-level passes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerType, ModuleOp, NameLoc, StringAttr, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.transforms.dead_code_elimination import region_dce
+
+from mlfuse.dialects import lazy
+from mlfuse.view import ViewStack
+
+REALIZE = "realize"
+"""Attribute naming why a value is materialized (set by mark-realize / group-reduces)."""
+GROUP = "group"
+"""Attribute naming the kernel group an op belongs to (set by group-reduces)."""
+
+
+def lazy_funcs(module: ModuleOp) -> Iterator[func.FuncOp]:
+    """The functions of ``module`` over tensors (schedules over memrefs are skipped)."""
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.body.blocks:
+            ft = op.function_type
+            types = [*ft.inputs.data, *ft.outputs.data]
+            if any(isinstance(t, TensorType) for t in types) or any(
+                o.dialect_name() == "lazy" for o in op.body.block.ops
+            ):
+                yield op
+
+
+def const_scalar(v: SSAValue) -> float | int | bool | None:
+    """The scalar of a ``lazy.const`` (through unmasked views), else None."""
+    op = v.owner
+    while isinstance(op, lazy.ViewOp) and not has_mask(op.view.stack):
+        op = op.input.owner
+    if isinstance(op, lazy.ConstOp):
+        return op.scalar
+    return None
+
+
+def has_mask(stack: ViewStack) -> bool:
+    return any(v.mask is not None for v in stack.views)
+
+
+def origin_of(op: Operation) -> str | None:
+    loc = op.location
+    if isinstance(loc, NameLoc):
+        return loc.desc.data
+    return None
+
+
+def with_loc(new: Operation, like: Operation) -> Operation:
+    """Give ``new`` the front-end origin of ``like`` (rewrites keep provenance)."""
+    new.location = like.location
+    return new
+
+
+def name_loc(origin: str) -> NameLoc:
+    from xdsl.dialects.builtin import NoneAttr
+
+    return NameLoc(StringAttr(origin), NoneAttr())
+
+
+def is_bool_tensor(v: SSAValue) -> bool:
+    et = lazy.element_of(v)
+    return isinstance(et, IntegerType) and et.width.data == 1
+
+
+def make_view(rewriter: PatternRewriter, x: SSAValue, stack: ViewStack, like: Operation) -> SSAValue:
+    """Insert ``lazy.view x`` (or return ``x`` if ``stack`` is its identity)."""
+    if stack == ViewStack.from_shape(lazy.shape_of(x)):
+        return x
+    op = with_loc(lazy.ViewOp.build(x, stack), like)
+    rewriter.insert_op(op)
+    return op.result
+
+
+def rewrite(module: ModuleOp, patterns: list[RewritePattern]) -> None:
+    """Apply ``patterns`` to a fixpoint, then drop dead ops."""
+    PatternRewriteWalker(
+        GreedyRewritePatternApplier(patterns), apply_recursively=True
+    ).rewrite_module(module)
+    for f in lazy_funcs(module):
+        region_dce(f.body)
