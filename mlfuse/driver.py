@@ -1,0 +1,263 @@
+"""The Python driver: pipeline assembly, the kernel cache, debug output.
+
+``compile_module`` takes a module in the lazy dialect (one ``func.func`` over
+tensors) through the lazy pipeline to kernels and a schedule, lowers and
+JIT-compiles every kernel not already in the cache (keyed by the kernel's
+text with its name and annotations stripped), and returns a runnable
+:class:`Compiled`.
+
+Environment:
+
+* ``MLFUSE_DEBUG=1``: one line per compiled schedule (kernels, pass time);
+  ``2``: every kernel as it runs, with its ops, bytes and why its outputs are
+  materialized; ``3``: also the kernel IR; ``4``: the IR after every pass.
+* ``MLFUSE_VERIFY=0``: skip the verifier between passes (on by default).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.ir import Operation
+
+from mlfuse.dialects import kernel
+from mlfuse.passes import CPU_KERNEL_PIPELINE, LAZY_PIPELINE, get_pass
+
+
+def debug_level() -> int:
+    try:
+        return int(os.environ.get("MLFUSE_DEBUG", "0"))
+    except ValueError:
+        return 0
+
+
+def make_context() -> Context:
+    """A context with every dialect mlfuse reads or writes."""
+    from xdsl.dialects import arith, builtin, cf, llvm, math, memref, scf
+
+    from mlfuse.dialects.kernel import Kernel
+    from mlfuse.dialects.lazy import Lazy
+
+    ctx = Context()
+    for d in (
+        builtin.Builtin, func.Func, arith.Arith, math.Math, scf.Scf, cf.Cf, memref.MemRef,
+        llvm.LLVM, Lazy, Kernel,
+    ):
+        ctx.load_dialect(d)
+    return ctx
+
+
+@dataclass
+class PassTiming:
+    name: str
+    seconds: float
+
+
+def run_passes(
+    module: ModuleOp,
+    names: Sequence[str],
+    ctx: Context | None = None,
+    timings: list[PassTiming] | None = None,
+) -> ModuleOp:
+    """Apply the named passes in order, verifying after each unless MLFUSE_VERIFY=0."""
+    ctx = ctx or make_context()
+    verify = os.environ.get("MLFUSE_VERIFY", "1") != "0"
+    level = debug_level()
+    for name in names:
+        t0 = time.perf_counter()
+        get_pass(name)().apply(ctx, module)
+        if verify:
+            module.verify()
+        if timings is not None:
+            timings.append(PassTiming(name, time.perf_counter() - t0))
+        if level >= 4:
+            print(f"// -----// IR after {name} //----- //", file=sys.stderr)
+            print(module, file=sys.stderr)
+    return module
+
+
+# ---------------------------------------------------------------------------
+# what a schedule does, for users
+# ---------------------------------------------------------------------------
+
+
+def _nbytes(t) -> int:
+    from mlfuse.dtypes import from_ir
+
+    assert isinstance(t, MemRefType)
+    return t.get_shape()[0] * from_ir(t.element_type).itemsize
+
+
+def _strings(op: Operation, key: str) -> list[str]:
+    a = op.attributes.get(key)
+    return [s.data for s in a.data] if isinstance(a, ArrayAttr) else []  # type: ignore[union-attr]
+
+
+@dataclass
+class ScheduleItem:
+    """One kernel launch of a schedule, and why it is a separate kernel."""
+
+    name: str
+    ops: list[str]
+    origin: list[str]
+    space: tuple[int, ...]
+    inputs: list[int]  # bytes of each input buffer
+    outputs: list[int]  # bytes of each output buffer
+    reasons: list[str]  # why each output is materialized
+    ir: str = field(repr=False)
+
+    @property
+    def bytes_read(self) -> int:
+        return sum(self.inputs)
+
+    @property
+    def bytes_written(self) -> int:
+        return sum(self.outputs)
+
+    def __str__(self) -> str:
+        origin = f" from {', '.join(self.origin)}" if self.origin else ""
+        return (
+            f"{self.name}: {' '.join(self.ops) or 'copy'}{origin} | space {list(self.space)} | "
+            f"reads {self.bytes_read} B, writes {self.bytes_written} B | "
+            f"outputs: {', '.join(self.reasons)}"
+        )
+
+
+def explain(module: ModuleOp) -> list[ScheduleItem]:
+    """The launches of a scheduled module, in order."""
+    kernels = {op.sym_name.data: op for op in module.ops if isinstance(op, kernel.FuncOp)}
+    items = []
+    for f in module.ops:
+        if not isinstance(f, func.FuncOp):
+            continue
+        for op in f.body.walk():
+            if isinstance(op, kernel.LaunchOp):
+                k = kernels[op.callee.string_value()]
+                items.append(
+                    ScheduleItem(
+                        name=k.sym_name.data,
+                        ops=_strings(k, "ops"),
+                        origin=_strings(k, "origin"),
+                        space=k.space_shape,
+                        inputs=[_nbytes(v.type) for v in op.ins],
+                        outputs=[_nbytes(v.type) for v in op.outs],
+                        reasons=_strings(k, "reasons"),
+                        ir=str(k),
+                    )
+                )
+    return items
+
+
+# ---------------------------------------------------------------------------
+# compilation with a kernel cache
+# ---------------------------------------------------------------------------
+
+
+def kernel_key(k: kernel.FuncOp) -> str:
+    """The kernel's text without its name and annotations (equal kernels compile once)."""
+    c = k.clone()
+    c.attributes.clear()
+    c.sym_name = StringAttr("kernel")
+    return str(c)
+
+
+_cache: dict[str, object] = {}
+_counter = [0]
+
+
+@dataclass
+class Compiled:
+    """A compiled schedule: run it, or look at what it does."""
+
+    module: ModuleOp  # kernels + schedule (kernel dialect)
+    program: object  # runtime.executor.Program
+    items: list[ScheduleItem]
+    timings: list[PassTiming]
+
+    @property
+    def peak_bytes(self) -> int:
+        sched = schedule_of(self.module)
+        a = sched.attributes.get("peak_bytes")
+        return a.value.data if isinstance(a, IntegerAttr) else 0
+
+
+def schedule_of(module: ModuleOp) -> func.FuncOp:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp):
+            return op
+    raise ValueError("module has no schedule")
+
+
+def compile_kernels(kernels: list[kernel.FuncOp], timings: list[PassTiming] | None = None):
+    """name -> CompiledKernel for ``kernels``, compiling the ones not cached."""
+    from mlfuse.lowering.llvm_ir import to_llvm_ir
+    from mlfuse.lowering.parallel_to_cpu import EXTENT_ATTR
+    from mlfuse.runtime.cpu import compile_ir
+
+    out = {}
+    todo: dict[str, kernel.FuncOp] = {}
+    for k in kernels:
+        key = kernel_key(k)
+        if key in _cache:
+            out[k.sym_name.data] = _cache[key]
+        else:
+            todo.setdefault(key, k)
+    if not todo:
+        return out
+    clones, names = [], {}
+    for key, k in todo.items():
+        c = k.clone()
+        c.attributes.clear()
+        _counter[0] += 1
+        unique = f"mlfuse_kernel_{_counter[0]}"
+        c.sym_name = StringAttr(unique)
+        clones.append(c)
+        names[key] = (unique, len(k.body.block.args), math.prod(k.space_shape))
+    mod = ModuleOp(clones)
+    run_passes(mod, CPU_KERNEL_PIPELINE, timings=timings)
+    extents = {
+        op.sym_name.data: op.attributes[EXTENT_ATTR].value.data  # type: ignore[union-attr]
+        for op in mod.ops
+    }
+    ir = to_llvm_ir(mod)
+    if debug_level() >= 3:
+        print(ir, file=sys.stderr)
+    compiled = compile_ir(
+        ir, {u: (n, extents[u], pts) for u, n, pts in names.values()}
+    )
+    for key, (unique, _, _) in names.items():
+        _cache[key] = compiled[unique]
+    for k in kernels:
+        out[k.sym_name.data] = _cache[kernel_key(k)]
+    return out
+
+
+def compile_module(module: ModuleOp) -> Compiled:
+    """Lazy-dialect module -> scheduled, compiled program."""
+    from mlfuse.runtime.executor import Program
+
+    timings: list[PassTiming] = []
+    t0 = time.perf_counter()
+    run_passes(module, LAZY_PIPELINE, timings=timings)
+    kernels = [op for op in module.ops if isinstance(op, kernel.FuncOp)]
+    compiled = compile_kernels(kernels, timings)
+    program = Program(schedule_of(module), compiled)
+    items = explain(module)
+    if debug_level() >= 1:
+        total = time.perf_counter() - t0
+        print(
+            f"mlfuse: scheduled {len(items)} kernel(s) in {total * 1e3:.1f} ms "
+            f"(peak {Compiled(module, program, items, timings).peak_bytes} B)",
+            file=sys.stderr,
+        )
+    if debug_level() >= 3:
+        print(module, file=sys.stderr)
+    return Compiled(module, program, items, timings)

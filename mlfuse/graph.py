@@ -1,0 +1,283 @@
+"""The lazy graph behind :class:`mlfuse.Tensor`, and its translation to lazy IR.
+
+Nodes are hash-consed: building the same op on the same inputs twice gives
+the same node, so common subexpressions are shared before any IR exists.
+Realizing turns a set of nodes into one ``func.func`` of lazy ops (realized
+buffers are its arguments), compiles it (schedules are cached by the graph's
+structure, so a repeated computation skips the compiler) and runs it; the
+nodes then hold their buffers and forget how they were computed.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import sys
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from mlfuse import dtypes
+from mlfuse.dtypes import DType
+
+Shape = tuple[int, ...]
+
+UNARY = ("neg", "recip", "sqrt", "exp", "exp2", "log", "log2", "sin", "cos", "abs", "floor",
+         "ceil", "not")
+BINARY = ("add", "sub", "mul", "div", "idiv", "mod", "max", "min", "pow", "and", "or", "xor",
+          "cmplt", "cmple", "cmpeq", "cmpne")
+MOVEMENT = ("reshape", "permute", "expand", "pad", "shrink", "flip", "stride")
+
+origin: contextvars.ContextVar[str | None] = contextvars.ContextVar("origin", default=None)
+"""The front-end call that is creating nodes (the outermost one wins)."""
+
+
+class Node:
+    """One lazy value: an op on source nodes, or a realized buffer."""
+
+    __slots__ = ("op", "srcs", "arg", "shape", "dtype", "buffer", "origin", "key", "__weakref__")
+
+    def __init__(self, op: str, srcs: tuple[Node, ...], arg: Any, shape: Shape, dtype: DType):
+        self.op, self.srcs, self.arg, self.shape, self.dtype = op, srcs, arg, shape, dtype
+        self.buffer: np.ndarray | None = None
+        self.origin = origin.get()
+        self.key: tuple | None = None
+
+    @property
+    def realized(self) -> bool:
+        return self.buffer is not None
+
+    def become(self, buffer: np.ndarray) -> None:
+        # leave the hash-cons table: the key names sources this node no longer
+        # keeps alive, whose ids may be reused
+        if self.key is not None and _nodes.get(self.key) is self:
+            del _nodes[self.key]
+        self.op, self.srcs, self.arg, self.buffer, self.key = "buffer", (), None, buffer, None
+
+    def __repr__(self) -> str:
+        return f"<Node {self.op} {self.shape} {self.dtype.name}>"
+
+
+_nodes: weakref.WeakValueDictionary[tuple, Node] = weakref.WeakValueDictionary()
+
+
+def make(op: str, srcs: Sequence[Node], arg: Any, shape: Shape, dtype: DType) -> Node:
+    """The node for ``op(srcs, arg)``, shared with an identical live one."""
+    srcs = tuple(srcs)
+    key = (op, tuple(id(s) for s in srcs), arg, shape, dtype)
+    n = _nodes.get(key)
+    if n is None:
+        n = Node(op, srcs, arg, shape, dtype)
+        n.key = key
+        _nodes[key] = n
+    return n
+
+
+def buffer(array: np.ndarray) -> Node:
+    """A realized node owning ``array`` (stored flat and C-contiguous)."""
+    dt = dtypes.from_numpy(array.dtype)
+    n = Node("buffer", (), None, tuple(int(s) for s in array.shape), dt)
+    n.buffer = np.ascontiguousarray(array).reshape(-1)
+    return n
+
+
+def unique(op: str, srcs: Sequence[Node], arg: Any, shape: Shape, dtype: DType) -> Node:
+    """A node that is never shared (assigns have an effect)."""
+    return Node(op, tuple(srcs), arg, shape, dtype)
+
+
+# ---------------------------------------------------------------------------
+# graph -> lazy IR
+# ---------------------------------------------------------------------------
+
+
+def toposort(outputs: Sequence[Node]) -> list[Node]:
+    """Unrealized nodes feeding ``outputs``, sources first (iterative: deep graphs ok)."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    for out in outputs:
+        stack: list[tuple[Node, bool]] = [(out, False)]
+        while stack:
+            n, done = stack.pop()
+            if done:
+                order.append(n)
+                continue
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+            stack.append((n, True))
+            if not n.realized:
+                stack.extend((s, False) for s in reversed(n.srcs))
+    return order
+
+
+@dataclass
+class Graph:
+    nodes: list[Node]  # sources first
+    args: list[Node]  # realized inputs, in argument order
+    outputs: list[Node]
+    key: tuple  # the structure (equal keys: equal programs)
+
+
+def collect(outputs: Sequence[Node]) -> Graph:
+    nodes = toposort(outputs)
+    index = {id(n): i for i, n in enumerate(nodes)}
+    args = [n for n in nodes if n.realized]
+    struct = tuple(
+        ("arg", n.shape, n.dtype.name)
+        if n.realized
+        else (n.op, n.arg, n.shape, n.dtype.name, tuple(index[id(s)] for s in n.srcs))
+        for n in nodes
+    )
+    key = (struct, tuple(index[id(o)] for o in outputs))
+    return Graph(nodes, args, list(outputs), key)
+
+
+def _op(n: Node, v: list[SSAValue]) -> Operation:
+    from mlfuse.dialects import lazy
+
+    t = lazy.tensor_type(n.shape, n.dtype.ir())
+    match n.op:
+        case "const":
+            return lazy.ConstOp(n.arg, t)
+        case op if op in UNARY:
+            return _UNARY[op](v[0])
+        case op if op in BINARY:
+            return _BINARY[op](v[0], v[1])
+        case "where":
+            return lazy.WhereOp(v[0], v[1], v[2])
+        case "mulacc":
+            return lazy.MulaccOp(v[0], v[1], v[2])
+        case "cast":
+            return lazy.CastOp(v[0], t)
+        case "bitcast":
+            return lazy.BitcastOp(v[0], t)
+        case "reduce":
+            kind, axes = n.arg
+            return lazy.ReduceOp(kind, v[0], axes)
+        case "reshape":
+            return lazy.ReshapeOp.build(v[0], n.shape)
+        case "expand":
+            return lazy.ExpandOp.build(v[0], n.shape)
+        case "permute":
+            return lazy.PermuteOp.build(v[0], n.arg)
+        case "pad":
+            pairs, value = n.arg
+            return lazy.PadOp.build(v[0], pairs, value=value)
+        case "shrink":
+            return lazy.ShrinkOp.build(v[0], n.arg)
+        case "flip":
+            return lazy.FlipOp.build(v[0], n.arg)
+        case "stride":
+            return lazy.StrideOp.build(v[0], n.arg)
+        case "contiguous":
+            return lazy.ContiguousOp(v[0])
+        case "copy":
+            return lazy.CopyOp(v[0], n.arg)
+        case "assign":
+            return lazy.AssignOp(v[0], v[1])
+    raise ValueError(f"unknown lazy op '{n.op}'")
+
+
+def _tables():
+    from mlfuse.dialects import lazy
+
+    return (
+        {c.KIND: c for c in lazy.UNARY_OPS},
+        {c.KIND: c for c in lazy.BINARY_OPS},
+    )
+
+
+_UNARY, _BINARY = _tables()
+
+
+def to_module(g: Graph) -> ModuleOp:
+    """One ``func.func @main`` computing ``g.outputs`` from ``g.args``."""
+    from mlfuse.dialects import lazy
+    from mlfuse.passes.utils import name_loc
+
+    block = Block(arg_types=[lazy.tensor_type(n.shape, n.dtype.ir()) for n in g.args])
+    value: dict[int, SSAValue] = {id(n): a for n, a in zip(g.args, block.args)}
+    for i, a in enumerate(block.args):
+        a.name_hint = f"in{i}"
+    for n in g.nodes:
+        if n.realized:
+            continue
+        op = _op(n, [value[id(s)] for s in n.srcs])
+        if n.origin:
+            op.location = name_loc(n.origin)
+        block.add_op(op)
+        value[id(n)] = op.results[0]
+    outs = [value[id(o)] for o in g.outputs]
+    block.add_op(func.ReturnOp(*outs))
+    f = func.FuncOp(
+        "main", ([a.type for a in block.args], [v.type for v in outs]), Region(block)
+    )
+    return ModuleOp([f])
+
+
+# ---------------------------------------------------------------------------
+# realize
+# ---------------------------------------------------------------------------
+
+_programs: dict[tuple, object] = {}
+
+
+def compiled_for(g: Graph):
+    """The compiled schedule for the graph's structure (compiling on a miss)."""
+    from mlfuse.driver import compile_module
+
+    c = _programs.get(g.key)
+    if c is None:
+        c = compile_module(to_module(g))
+        _programs[g.key] = c
+    return c
+
+
+def _readers_outside(target: Node, g: Graph) -> bool:
+    """Whether some live node outside this realize still reads ``target``."""
+    inside = {id(n) for n in g.nodes}
+    for n in list(_nodes.values()):
+        if id(n) not in inside and not n.realized and any(s is target for s in n.srcs):
+            return True
+    return False
+
+
+def realize(nodes: Sequence[Node]) -> None:
+    pending: list[Node] = []
+    for n in nodes:
+        if not n.realized and all(n is not p for p in pending):
+            pending.append(n)
+    if not pending:
+        return
+    g = collect(pending)
+    c = compiled_for(g)
+    # value semantics for assigns: lazy readers outside this schedule keep the old data
+    snapshots = []
+    for n in g.nodes:
+        if n.op == "assign":
+            target = n.srcs[0]
+            if _readers_outside(target, g):
+                snapshots.append((target, target.buffer.copy()))  # type: ignore[union-attr]
+    from mlfuse.driver import debug_level
+
+    trace = _trace if debug_level() >= 2 else None
+    outs = c.program.run([n.buffer for n in g.args], trace=trace)  # type: ignore[attr-defined]
+    for target, old in snapshots:
+        target.buffer = old
+    for n, buf in zip(pending, outs):
+        n.become(buf)
+
+
+def _trace(launch, run) -> None:
+    import time
+
+    t0 = time.perf_counter()
+    run()
+    dt = time.perf_counter() - t0
+    print(f"mlfuse: {launch.name} ({launch.kernel.name}) {dt * 1e6:.0f} us", file=sys.stderr)

@@ -1,0 +1,919 @@
+"""``mlfuse.Tensor``: lazy tensors with tinygrad/PyTorch-like names.
+
+Nothing is computed until ``.realize()``, ``.numpy()`` or ``.item()``: every
+op records a node; realizing compiles the whole pending graph into fused
+kernels. Python scalars are weakly typed (``x * 2`` keeps x's dtype), shapes
+broadcast as in numpy, and reductions take ``axis`` (int, tuple or None) and
+``keepdim``. Bad shapes, axes and dtypes raise ``ValueError`` / ``TypeError``
+naming the problem.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mlfuse import dtypes, graph
+from mlfuse.dtypes import DType
+from mlfuse.graph import Node
+
+Shape = tuple[int, ...]
+
+
+def _traced(fn):
+    """Record the public method's name as the origin of the nodes it creates."""
+    name = fn.__name__.strip("_")
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if graph.origin.get() is not None:
+            return fn(*args, **kwargs)
+        token = graph.origin.set(name)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            graph.origin.reset(token)
+
+    return wrapper
+
+
+def _norm_axis(axis: int, ndim: int, what: str = "axis") -> int:
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"{what} must be an int, got {type(axis).__name__}")
+    if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+        raise ValueError(f"{what} {axis} is out of range for a tensor of {ndim} dims")
+    return int(axis) % ndim if ndim else 0
+
+
+def _norm_axes(axis, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = tuple(sorted({_norm_axis(a, ndim) for a in axes}))
+    if len(out) != len(axes):
+        raise ValueError(f"repeated axis in {axis}")
+    return out
+
+
+def broadcast_shape(*shapes: Shape) -> Shape:
+    nd = max(len(s) for s in shapes)
+    out = []
+    for i in range(nd):
+        dims = {s[len(s) - nd + i] for s in shapes if len(s) - nd + i >= 0} - {1}
+        if len(dims) > 1:
+            raise ValueError(f"shapes {' and '.join(str(s) for s in shapes)} do not broadcast")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def _shape_arg(shape) -> Shape:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    for s in shape:
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(f"shape entries must be ints, got {shape}")
+    return tuple(int(s) for s in shape)
+
+
+class Tensor:
+    """A lazy n-dimensional array."""
+
+    __slots__ = ("node",)
+    __hash__ = object.__hash__
+
+    def __init__(self, data: Any, dtype: DType | str | type | None = None):
+        if isinstance(data, Node):
+            self.node = data
+            return
+        if isinstance(data, Tensor):
+            self.node = data.cast(dtype).node if dtype is not None else data.node
+            return
+        want = dtypes.as_dtype(dtype) if dtype is not None else None
+        if isinstance(data, np.ndarray):
+            arr = data
+            if want is None:
+                want = dtypes.from_numpy(arr.dtype)
+        else:
+            arr = np.asarray(data)
+            if arr.dtype == object:
+                raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
+            if want is None:
+                kind = arr.dtype.kind
+                want = {"b": dtypes.bool_, "i": dtypes.default_int, "u": dtypes.default_int,
+                        "f": dtypes.default_float}.get(kind)
+                if want is None:
+                    raise TypeError(f"cannot make a Tensor from numpy dtype {arr.dtype}")
+        self.node = graph.buffer(np.array(arr, dtype=want.np, copy=True))
+
+    # -- creation -------------------------------------------------------------
+    @staticmethod
+    @_traced
+    def full(shape, value, dtype=None) -> Tensor:
+        shape = _shape_arg((shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))
+        if dtype is None:
+            dt = dtypes.bool_ if isinstance(value, bool) else (
+                dtypes.default_int if isinstance(value, int) else dtypes.default_float)
+        else:
+            dt = dtypes.as_dtype(dtype)
+        if dt.is_bool:
+            value = bool(value)
+        elif dt.is_int:
+            if isinstance(value, float) and value != int(value):
+                raise ValueError(f"{value} is not an integer for dtype {dt.name}")
+            value = int(value)
+        else:
+            value = float(value)
+        c = graph.make("const", (), value, (), dt)
+        return Tensor(c).reshape((1,) * len(shape)).expand(shape) if shape else Tensor(c)
+
+    @staticmethod
+    def zeros(*shape, dtype=None) -> Tensor:
+        return Tensor.full(_shape_arg(shape), 0, dtype or dtypes.default_float)
+
+    @staticmethod
+    def ones(*shape, dtype=None) -> Tensor:
+        return Tensor.full(_shape_arg(shape), 1, dtype or dtypes.default_float)
+
+    @staticmethod
+    def full_like(t: Tensor, value, dtype=None) -> Tensor:
+        return Tensor.full(t.shape, value, dtype or t.dtype)
+
+    @staticmethod
+    def zeros_like(t: Tensor, dtype=None) -> Tensor:
+        return Tensor.full(t.shape, 0, dtype or t.dtype)
+
+    @staticmethod
+    def ones_like(t: Tensor, dtype=None) -> Tensor:
+        return Tensor.full(t.shape, 1, dtype or t.dtype)
+
+    @staticmethod
+    def arange(start, stop=None, step=1, dtype=None) -> Tensor:
+        if stop is None:
+            start, stop = 0, start
+        if step == 0:
+            raise ValueError("arange step must not be 0")
+        is_int = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
+        dt = dtypes.as_dtype(dtype) if dtype else (dtypes.default_int if is_int else dtypes.default_float)
+        return Tensor(np.arange(start, stop, step).astype(dt.np), dt)
+
+    @staticmethod
+    def eye(n: int, dtype=None) -> Tensor:
+        return Tensor(np.eye(n), dtype or dtypes.default_float)
+
+    @staticmethod
+    def randn(*shape, seed: int | None = None, dtype=None) -> Tensor:
+        rng = np.random.default_rng(seed)
+        return Tensor(rng.standard_normal(_shape_arg(shape)), dtype or dtypes.default_float)
+
+    @staticmethod
+    def rand(*shape, seed: int | None = None, dtype=None) -> Tensor:
+        rng = np.random.default_rng(seed)
+        return Tensor(rng.random(_shape_arg(shape)), dtype or dtypes.default_float)
+
+    @staticmethod
+    def uniform(*shape, low=0.0, high=1.0, seed: int | None = None, dtype=None) -> Tensor:
+        rng = np.random.default_rng(seed)
+        return Tensor(rng.uniform(low, high, _shape_arg(shape)), dtype or dtypes.default_float)
+
+    # -- properties -------------------------------------------------------------
+    @property
+    def shape(self) -> Shape:
+        return self.node.shape
+
+    @property
+    def dtype(self) -> DType:
+        return self.node.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    def size(self, dim: int | None = None):
+        return self.shape if dim is None else self.shape[_norm_axis(dim, self.ndim, "dim")]
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        state = "realized" if self.node.realized else "lazy"
+        return f"<Tensor {self.shape} {self.dtype.name} {state}>"
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "the truth value of a Tensor is ambiguous; use .item() or compare with .numpy()"
+        )
+
+    # -- realization ------------------------------------------------------------
+    def realize(self, *others: Tensor) -> Tensor:
+        """Compute this tensor (and ``others``, in the same schedule)."""
+        graph.realize([self.node, *(o.node for o in others)])
+        return self
+
+    def numpy(self) -> np.ndarray:
+        """A copy of the values as a numpy array."""
+        self.realize()
+        assert self.node.buffer is not None
+        return self.node.buffer.reshape(self.shape).copy()
+
+    def item(self):
+        if self.numel() != 1:
+            raise ValueError(f"item() needs exactly one element, the tensor has {self.numel()}")
+        return self.numpy().reshape(()).item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    # -- elementwise ------------------------------------------------------------
+    def _const_like(self, value, dt: DType) -> Tensor:
+        return Tensor.full((), value, dt)
+
+    def _operands(self, other, reverse: bool = False) -> tuple[Tensor, Tensor]:
+        """Both operands as tensors of one dtype and one broadcast shape."""
+        if isinstance(other, Tensor):
+            dt = dtypes.promote(self.dtype, other.dtype)
+            o = other
+        elif isinstance(other, (bool, int, float, np.number)):
+            v = other.item() if isinstance(other, np.number) else other
+            dt = dtypes.scalar_dtype(v, self.dtype)
+            o = self._const_like(v, dt)
+        elif isinstance(other, (np.ndarray, list, tuple)):
+            o = Tensor(other)
+            dt = dtypes.promote(self.dtype, o.dtype)
+        else:
+            raise TypeError(f"unsupported operand type for a Tensor op: {type(other).__name__}")
+        a, b = self.cast(dt), o.cast(dt)
+        shape = broadcast_shape(a.shape, b.shape)
+        a, b = a._broadcast_to(shape), b._broadcast_to(shape)
+        return (b, a) if reverse else (a, b)
+
+    def _broadcast_to(self, shape: Shape) -> Tensor:
+        if self.shape == shape:
+            return self
+        if len(shape) < self.ndim:
+            raise ValueError(f"cannot broadcast {self.shape} to {shape}")
+        t = self.reshape((1,) * (len(shape) - self.ndim) + self.shape) if self.ndim < len(shape) else self
+        for s, n in zip(t.shape, shape):
+            if s != n and s != 1:
+                raise ValueError(f"cannot broadcast {self.shape} to {shape}")
+        return t.expand(shape)
+
+    def _unary(self, kind: str, allow=("f", "i")) -> Tensor:
+        if self.dtype.kind not in allow:
+            raise TypeError(f"{kind} is not defined for {self.dtype.name} tensors")
+        return Tensor(graph.make(kind, (self.node,), None, self.shape, self.dtype))
+
+    def _float(self) -> Tensor:
+        return self if self.dtype.is_float else self.cast(dtypes.default_float)
+
+    def _binary(self, kind: str, other, reverse=False, result: DType | None = None) -> Tensor:
+        a, b = self._operands(other, reverse)
+        return Tensor(graph.make(kind, (a.node, b.node), None, a.shape, result or a.dtype))
+
+    @_traced
+    def __add__(self, other):
+        if self.dtype.is_bool and not (isinstance(other, Tensor) and not other.dtype.is_bool):
+            return self._binary("or", other)
+        return self._binary("add", other)
+
+    @_traced
+    def __radd__(self, other):
+        return self._binary("add", other, reverse=True)
+
+    @_traced
+    def __sub__(self, other):
+        return self._binary("sub", other)
+
+    @_traced
+    def __rsub__(self, other):
+        return self._binary("sub", other, reverse=True)
+
+    @_traced
+    def __mul__(self, other):
+        return self._binary("mul", other)
+
+    @_traced
+    def __rmul__(self, other):
+        return self._binary("mul", other, reverse=True)
+
+    @_traced
+    def __truediv__(self, other):
+        a, b = self._operands(other)
+        return a._float()._binary("div", b._float())
+
+    @_traced
+    def __rtruediv__(self, other):
+        a, b = self._operands(other, reverse=True)
+        return a._float()._binary("div", b._float())
+
+    @_traced
+    def __floordiv__(self, other):
+        a, b = self._operands(other)
+        if a.dtype.is_float:
+            return (a / b).floor()
+        return a._int_op("idiv", b)
+
+    @_traced
+    def __rfloordiv__(self, other):
+        a, b = self._operands(other, reverse=True)
+        return a.__floordiv__(b)
+
+    @_traced
+    def __mod__(self, other):
+        a, b = self._operands(other)
+        if a.dtype.is_float:
+            return a - (a / b).floor() * b
+        return a._int_op("mod", b)
+
+    @_traced
+    def __rmod__(self, other):
+        a, b = self._operands(other, reverse=True)
+        return a.__mod__(b)
+
+    def _int_op(self, kind: str, other: Tensor) -> Tensor:
+        if self.dtype.is_bool:
+            raise TypeError(f"{kind} is not defined for bool tensors")
+        return self._binary(kind, other)
+
+    @_traced
+    def __pow__(self, other):
+        if isinstance(other, int) and not isinstance(other, bool) and 0 <= other <= 4:
+            out = Tensor.ones_like(self) if other == 0 else self
+            for _ in range(other - 1):
+                out = out * self
+            return out
+        a, b = self._operands(other)
+        return a._float()._binary("pow", b._float())
+
+    @_traced
+    def __rpow__(self, other):
+        a, b = self._operands(other, reverse=True)
+        return a._float()._binary("pow", b._float())
+
+    @_traced
+    def __neg__(self):
+        if self.dtype.is_bool:
+            return self.logical_not()
+        return self._unary("neg")
+
+    @_traced
+    def __abs__(self):
+        return self._unary("abs")
+
+    def abs(self) -> Tensor:
+        return self.__abs__()
+
+    def _bitwise(self, kind: str, other, reverse=False) -> Tensor:
+        a, b = self._operands(other, reverse)
+        if a.dtype.is_float:
+            raise TypeError(f"{kind} is not defined for {a.dtype.name} tensors")
+        return a._binary(kind, b)
+
+    @_traced
+    def __and__(self, other):
+        return self._bitwise("and", other)
+
+    @_traced
+    def __rand__(self, other):
+        return self._bitwise("and", other, True)
+
+    @_traced
+    def __or__(self, other):
+        return self._bitwise("or", other)
+
+    @_traced
+    def __ror__(self, other):
+        return self._bitwise("or", other, True)
+
+    @_traced
+    def __xor__(self, other):
+        return self._bitwise("xor", other)
+
+    @_traced
+    def __rxor__(self, other):
+        return self._bitwise("xor", other, True)
+
+    @_traced
+    def __invert__(self):
+        return self._unary("not", allow=("b", "i"))
+
+    def logical_not(self) -> Tensor:
+        return self.cast(dtypes.bool_)._unary("not", allow=("b",))
+
+    # comparisons give bool tensors
+    @_traced
+    def __lt__(self, other):
+        return self._binary("cmplt", other, result=dtypes.bool_)
+
+    @_traced
+    def __le__(self, other):
+        return self._binary("cmple", other, result=dtypes.bool_)
+
+    @_traced
+    def __gt__(self, other):
+        return self._binary("cmplt", other, reverse=True, result=dtypes.bool_)
+
+    @_traced
+    def __ge__(self, other):
+        return self._binary("cmple", other, reverse=True, result=dtypes.bool_)
+
+    @_traced
+    def __eq__(self, other):  # type: ignore[override]
+        return self._binary("cmpeq", other, result=dtypes.bool_)
+
+    @_traced
+    def __ne__(self, other):  # type: ignore[override]
+        return self._binary("cmpne", other, result=dtypes.bool_)
+
+    # math
+    @_traced
+    def exp(self):
+        return self._float()._unary("exp", ("f",))
+
+    @_traced
+    def exp2(self):
+        return self._float()._unary("exp2", ("f",))
+
+    @_traced
+    def log(self):
+        return self._float()._unary("log", ("f",))
+
+    @_traced
+    def log2(self):
+        return self._float()._unary("log2", ("f",))
+
+    @_traced
+    def sqrt(self):
+        return self._float()._unary("sqrt", ("f",))
+
+    @_traced
+    def rsqrt(self):
+        return self.sqrt().reciprocal()
+
+    @_traced
+    def reciprocal(self):
+        return self._float()._unary("recip", ("f",))
+
+    @_traced
+    def sin(self):
+        return self._float()._unary("sin", ("f",))
+
+    @_traced
+    def cos(self):
+        return self._float()._unary("cos", ("f",))
+
+    @_traced
+    def floor(self):
+        return self._unary("floor", ("f",)) if self.dtype.is_float else self
+
+    @_traced
+    def ceil(self):
+        return self._unary("ceil", ("f",)) if self.dtype.is_float else self
+
+    @_traced
+    def maximum(self, other):
+        return self._binary("max", other)
+
+    @_traced
+    def minimum(self, other):
+        return self._binary("min", other)
+
+    @_traced
+    def relu(self):
+        return self.maximum(0)
+
+    @_traced
+    def sigmoid(self):
+        return (1 + (-self._float()).exp()).reciprocal()
+
+    @_traced
+    def tanh(self):
+        return 2 * (2 * self._float()).sigmoid() - 1
+
+    @_traced
+    def gelu(self):
+        x = self._float()
+        return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
+
+    @_traced
+    def silu(self):
+        return self * self.sigmoid()
+
+    @_traced
+    def clip(self, min_=None, max_=None):
+        out = self
+        if min_ is not None:
+            out = out.maximum(min_)
+        if max_ is not None:
+            out = out.minimum(max_)
+        return out
+
+    @_traced
+    def where(self, a, b):
+        """``self ? a : b`` elementwise (self is the condition)."""
+        cond = self.cast(dtypes.bool_)
+        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+            a = Tensor.full((), a)
+        x, y = (a, b) if isinstance(a, Tensor) else (b, a)
+        xa, yb = x._operands(y)
+        a_, b_ = (xa, yb) if isinstance(a, Tensor) else (yb, xa)
+        shape = broadcast_shape(cond.shape, a_.shape)
+        c, a_, b_ = cond._broadcast_to(shape), a_._broadcast_to(shape), b_._broadcast_to(shape)
+        return Tensor(graph.make("where", (c.node, a_.node, b_.node), None, shape, a_.dtype))
+
+    @_traced
+    def fma(self, b, c):
+        """``self * b + c`` with one rounding."""
+        x, y = self._float()._operands(b)
+        x, z = x._operands(c)
+        y = y._broadcast_to(x.shape).cast(x.dtype)
+        return Tensor(graph.make("mulacc", (x.node, y.node, z.node), None, x.shape, x.dtype))
+
+    @_traced
+    def cast(self, dtype) -> Tensor:
+        dt = dtypes.as_dtype(dtype)
+        if dt == self.dtype:
+            return self
+        return Tensor(graph.make("cast", (self.node,), None, self.shape, dt))
+
+    @_traced
+    def bitcast(self, dtype) -> Tensor:
+        dt = dtypes.as_dtype(dtype)
+        if dt.itemsize != self.dtype.itemsize or dt.is_bool or self.dtype.is_bool:
+            raise TypeError(f"cannot bitcast {self.dtype.name} to {dt.name}: sizes differ")
+        return Tensor(graph.make("bitcast", (self.node,), None, self.shape, dt))
+
+    def float(self) -> Tensor:
+        return self.cast(dtypes.float32)
+
+    def int(self) -> Tensor:
+        return self.cast(dtypes.int32)
+
+    def bool(self) -> Tensor:
+        return self.cast(dtypes.bool_)
+
+    # -- reductions -------------------------------------------------------------
+    def _reduce(self, kind: str, axis, keepdim: bool) -> Tensor:
+        axes = _norm_axes(axis, self.ndim)
+        x = self
+        if x.dtype.is_bool:
+            x = x.cast(dtypes.default_int)
+        kept = tuple(1 if d in axes else s for d, s in enumerate(x.shape))
+        out = Tensor(graph.make("reduce", (x.node,), (kind, axes), kept, x.dtype)) if axes else x
+        if keepdim:
+            return out
+        return out.reshape(tuple(s for d, s in enumerate(x.shape) if d not in axes))
+
+    @_traced
+    def sum(self, axis=None, keepdim=False):
+        return self._reduce("add", axis, keepdim)
+
+    @_traced
+    def prod(self, axis=None, keepdim=False):
+        return self._reduce("mul", axis, keepdim)
+
+    @_traced
+    def max(self, axis=None, keepdim=False):
+        self._nonempty(axis, "max")
+        return self._reduce("max", axis, keepdim)
+
+    @_traced
+    def min(self, axis=None, keepdim=False):
+        self._nonempty(axis, "min")
+        if self.dtype.is_bool:
+            return self.logical_not().max(axis, keepdim).logical_not()
+        return -((-self)._reduce("max", axis, keepdim))
+
+    def _nonempty(self, axis, what: str) -> None:
+        axes = _norm_axes(axis, self.ndim)
+        if any(self.shape[a] == 0 for a in axes):
+            raise ValueError(f"{what} of an empty axis has no identity")
+
+    @_traced
+    def mean(self, axis=None, keepdim=False):
+        axes = _norm_axes(axis, self.ndim)
+        n = math.prod(self.shape[a] for a in axes)
+        return self._float().sum(axis, keepdim) * (1.0 / n if n else float("nan"))
+
+    @_traced
+    def var(self, axis=None, keepdim=False, correction=1):
+        axes = _norm_axes(axis, self.ndim)
+        n = math.prod(self.shape[a] for a in axes)
+        x = self._float()
+        d = x - x.mean(axis, keepdim=True)
+        return (d * d).sum(axis, keepdim) * (1.0 / max(n - correction, 0) if n > correction else float("nan"))
+
+    @_traced
+    def std(self, axis=None, keepdim=False, correction=1):
+        return self.var(axis, keepdim, correction).sqrt()
+
+    @_traced
+    def softmax(self, axis=-1):
+        x = self._float()
+        e = (x - x.max(axis, keepdim=True)).exp()
+        return e / e.sum(axis, keepdim=True)
+
+    @_traced
+    def log_softmax(self, axis=-1):
+        x = self._float()
+        m = x - x.max(axis, keepdim=True)
+        return m - m.exp().sum(axis, keepdim=True).log()
+
+    @_traced
+    def logsumexp(self, axis=None, keepdim=False):
+        x = self._float()
+        m = x.max(axis, keepdim=True)
+        out = (x - m).exp().sum(axis, keepdim=True).log() + m
+        return out if keepdim else out.reshape(
+            tuple(s for d, s in enumerate(x.shape) if d not in _norm_axes(axis, x.ndim))
+        )
+
+    @_traced
+    def layernorm(self, axis=-1, eps: float = 1e-5):
+        x = self._float()
+        mu = x.mean(axis, keepdim=True)
+        d = x - mu
+        var = (d * d).mean(axis, keepdim=True)
+        return d * (var + eps).rsqrt()
+
+    # -- matmul -----------------------------------------------------------------
+    @_traced
+    def matmul(self, other: Tensor) -> Tensor:
+        if not isinstance(other, Tensor):
+            other = Tensor(other)
+        if self.ndim == 0 or other.ndim == 0:
+            raise ValueError("matmul needs tensors of at least 1 dim")
+        a = self.reshape((1,) + self.shape) if self.ndim == 1 else self
+        b = other.reshape(other.shape + (1,)) if other.ndim == 1 else other
+        if a.shape[-1] != b.shape[-2 if b.ndim > 1 else -1]:
+            raise ValueError(
+                f"matmul: inner dims differ: {self.shape} @ {other.shape}"
+            )
+        n, k = a.shape[-2], a.shape[-1]
+        m = b.shape[-1]
+        batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
+        a = a._broadcast_to(batch + (n, k)).reshape(batch + (n, 1, k))
+        bt = b._broadcast_to(batch + (k, m)).transpose(-1, -2).reshape(batch + (1, m, k))
+        out = (a * bt).sum(-1)
+        if self.ndim == 1:
+            out = out.reshape(out.shape[:-2] + out.shape[-1:])
+        if other.ndim == 1:
+            out = out.reshape(out.shape[:-1])
+        return out
+
+    def __matmul__(self, other):
+        return self.matmul(other)
+
+    def __rmatmul__(self, other):
+        return Tensor(other).matmul(self)
+
+    def dot(self, other):
+        return self.matmul(other)
+
+    @_traced
+    def linear(self, weight: Tensor, bias: Tensor | None = None):
+        out = self @ weight
+        return out + bias if bias is not None else out
+
+    # -- movement ---------------------------------------------------------------
+    def _movement(self, op: str, arg, shape: Shape) -> Tensor:
+        return Tensor(graph.make(op, (self.node,), arg, shape, self.dtype))
+
+    @_traced
+    def reshape(self, *shape) -> Tensor:
+        shape = list(_shape_arg(shape))
+        if shape.count(-1) > 1:
+            raise ValueError("reshape: only one dim can be -1")
+        if -1 in shape:
+            rest = math.prod(s for s in shape if s != -1)
+            if rest == 0 or self.numel() % rest:
+                raise ValueError(f"cannot reshape tensor of shape {self.shape} to {tuple(shape)}")
+            shape[shape.index(-1)] = self.numel() // rest
+        new = tuple(shape)
+        if any(s < 0 for s in new) or math.prod(new) != self.numel():
+            raise ValueError(
+                f"cannot reshape tensor of shape {self.shape} ({self.numel()} elements) to {new}"
+            )
+        return self if new == self.shape else self._movement("reshape", new, new)
+
+    def view(self, *shape) -> Tensor:
+        return self.reshape(*shape)
+
+    @_traced
+    def permute(self, *order) -> Tensor:
+        order = _shape_arg(order)
+        if sorted(_norm_axis(o, self.ndim) for o in order) != list(range(self.ndim)) or len(order) != self.ndim:
+            raise ValueError(f"permute order {order} is not a permutation of {self.ndim} dims")
+        order = tuple(_norm_axis(o, self.ndim) for o in order)
+        if order == tuple(range(self.ndim)):
+            return self
+        return self._movement("permute", order, tuple(self.shape[o] for o in order))
+
+    def transpose(self, dim0: int = -2, dim1: int = -1) -> Tensor:
+        if self.ndim < 2:
+            return self
+        order = list(range(self.ndim))
+        a, b = _norm_axis(dim0, self.ndim), _norm_axis(dim1, self.ndim)
+        order[a], order[b] = order[b], order[a]
+        return self.permute(order)
+
+    @property
+    def T(self) -> Tensor:
+        return self.permute(tuple(range(self.ndim - 1, -1, -1)))
+
+    @_traced
+    def expand(self, *shape) -> Tensor:
+        shape = _shape_arg(shape)
+        if len(shape) < self.ndim:
+            raise ValueError(f"expand to {shape}: fewer dims than the tensor's {self.shape}")
+        full = (1,) * (len(shape) - self.ndim) + self.shape
+        new = tuple(f if s == -1 else s for s, f in zip(shape, full))
+        for f, s in zip(full, new):
+            if f != s and f != 1:
+                raise ValueError(f"cannot expand {self.shape} to {shape}: only size-1 dims expand")
+        t = self.reshape(full) if full != self.shape else self
+        return t if new == full else t._movement("expand", new, new)
+
+    def broadcast_to(self, *shape) -> Tensor:
+        return self._broadcast_to(_shape_arg(shape))
+
+    @_traced
+    def pad(self, padding, value=0) -> Tensor:
+        """``padding``: one (before, after) pair per dim (None: no padding)."""
+        if len(padding) != self.ndim:
+            raise ValueError(f"pad needs {self.ndim} (before, after) pairs, got {len(padding)}")
+        pairs = tuple((0, 0) if p is None else (int(p[0]), int(p[1])) for p in padding)
+        if any(b < 0 or e < 0 for b, e in pairs):
+            raise ValueError(f"pad amounts must be non-negative, got {pairs}")
+        if all(p == (0, 0) for p in pairs):
+            return self
+        v = bool(value) if self.dtype.is_bool else (int(value) if self.dtype.is_int else float(value))
+        shape = tuple(s + b + e for s, (b, e) in zip(self.shape, pairs))
+        return self._movement("pad", (pairs, v), shape)
+
+    @_traced
+    def shrink(self, bounds) -> Tensor:
+        """``bounds``: one [begin, end) pair per dim (None: keep the dim)."""
+        if len(bounds) != self.ndim:
+            raise ValueError(f"shrink needs {self.ndim} (begin, end) pairs, got {len(bounds)}")
+        pairs = tuple((0, s) if p is None else (int(p[0]), int(p[1])) for p, s in zip(bounds, self.shape))
+        for (b, e), s in zip(pairs, self.shape):
+            if not 0 <= b <= e <= s:
+                raise ValueError(f"shrink range ({b}, {e}) out of bounds for a dim of size {s}")
+        if all(p == (0, s) for p, s in zip(pairs, self.shape)):
+            return self
+        return self._movement("shrink", pairs, tuple(e - b for b, e in pairs))
+
+    @_traced
+    def flip(self, axis) -> Tensor:
+        axes = _norm_axes(axis, self.ndim)
+        axes = tuple(a for a in axes if self.shape[a] > 1)
+        return self._movement("flip", axes, self.shape) if axes else self
+
+    @_traced
+    def stride(self, *steps) -> Tensor:
+        """Every ``steps[d]``-th element along each dim (positive steps)."""
+        steps = _shape_arg(steps)
+        if len(steps) != self.ndim:
+            raise ValueError(f"stride needs {self.ndim} steps, got {len(steps)}")
+        if any(k <= 0 for k in steps):
+            raise ValueError(f"stride steps must be positive, got {steps}")
+        if all(k == 1 for k in steps):
+            return self
+        shape = tuple(-(-s // k) for s, k in zip(self.shape, steps))
+        return self._movement("stride", steps, shape)
+
+    def squeeze(self, dim=None) -> Tensor:
+        if dim is None:
+            return self.reshape(tuple(s for s in self.shape if s != 1))
+        d = _norm_axis(dim, self.ndim, "dim")
+        if self.shape[d] != 1:
+            return self
+        return self.reshape(self.shape[:d] + self.shape[d + 1 :])
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        d = _norm_axis(dim, self.ndim + 1, "dim")
+        return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        if self.ndim == 0:
+            return self.reshape(1)
+        s, e = _norm_axis(start_dim, self.ndim, "dim"), _norm_axis(end_dim, self.ndim, "dim")
+        return self.reshape(self.shape[:s] + (math.prod(self.shape[s : e + 1]),) + self.shape[e + 1 :])
+
+    @_traced
+    def __getitem__(self, index) -> Tensor:
+        if not isinstance(index, tuple):
+            index = (index,)
+        for i in index:
+            if not (i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer))) or isinstance(i, bool):
+                raise TypeError(
+                    f"unsupported index {i!r}: use ints, slices, None or ... (no tensor indexing)"
+                )
+        if sum(i is Ellipsis for i in index) > 1:
+            raise IndexError("an index can only have a single ellipsis")
+        n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
+        if n_real > self.ndim:
+            raise IndexError(f"too many indices for a tensor of {self.ndim} dims")
+        if Ellipsis in index:
+            k = index.index(Ellipsis)
+            index = index[:k] + (slice(None),) * (self.ndim - n_real) + index[k + 1 :]
+        else:
+            index = index + (slice(None),) * (self.ndim - n_real)
+        t = self
+        bounds, steps, flips, out_shape = [], [], [], []
+        dim = 0
+        for i in index:
+            if i is None:
+                out_shape.append(1)
+                continue
+            size = self.shape[dim]
+            if isinstance(i, slice):
+                start, stop, step = i.indices(size)
+                count = len(range(start, stop, step))
+                if step < 0:
+                    flips.append(dim)
+                    start = size - 1 - start
+                    step = -step
+                if count == 0:
+                    bounds.append((0, 0))
+                else:
+                    bounds.append((start, start + (count - 1) * step + 1))
+                steps.append(step)
+                out_shape.append(count)
+            else:
+                j = int(i)
+                if not -size <= j < size:
+                    raise IndexError(f"index {j} is out of bounds for a dim of size {size}")
+                j %= size
+                bounds.append((j, j + 1))
+                steps.append(1)
+            dim += 1
+        if flips:
+            t = t.flip(flips)
+        t = t.shrink(bounds)
+        t = t.stride(*steps)
+        return t.reshape(tuple(out_shape))
+
+    # -- meta -------------------------------------------------------------------
+    @_traced
+    def contiguous(self) -> Tensor:
+        """Materialize this value in its own buffer when realized."""
+        return Tensor(graph.make("contiguous", (self.node,), None, self.shape, self.dtype))
+
+    @_traced
+    def assign(self, value) -> Tensor:
+        """Write ``value`` into this tensor's buffer (in place when realized)."""
+        v = value if isinstance(value, Tensor) else Tensor.full((), value, self.dtype)
+        if v.dtype != self.dtype:
+            raise TypeError(f"assign: value has dtype {v.dtype.name}, the target {self.dtype.name}")
+        v = v._broadcast_to(self.shape)
+        if not self.node.realized:
+            self.node = v.node
+            return self
+        self.node = graph.unique("assign", (self.node, v.node), None, self.shape, self.dtype)
+        return self
+
+
+def realize(*tensors: Tensor) -> None:
+    """Compute all ``tensors`` in one schedule."""
+    graph.realize([t.node for t in tensors])
+
+
+def schedule(*tensors: Tensor):
+    """The kernels realizing ``tensors`` would run, without running them.
+
+    Each item shows the kernel's ops, its iteration space, the bytes it reads
+    and writes, and why each of its outputs is a separate buffer.
+    """
+    nodes = [t.node for t in tensors if not t.node.realized]
+    if not nodes:
+        return []
+    g = graph.collect(nodes)
+    return list(graph.compiled_for(g).items)  # type: ignore[attr-defined]
+
+
+def schedule_ir(*tensors: Tensor) -> str:
+    """The kernel-dialect module (kernels and schedule) realizing ``tensors``."""
+    nodes = [t.node for t in tensors if not t.node.realized]
+    if not nodes:
+        return ""
+    return str(graph.compiled_for(graph.collect(nodes)).module)  # type: ignore[attr-defined]
+
+
+def lazy_ir(*tensors: Tensor) -> str:
+    """The lazy-dialect function ``tensors`` would be compiled from."""
+    nodes = [t.node for t in tensors if not t.node.realized]
+    return str(graph.to_module(graph.collect(nodes))) if nodes else ""
+
+
+def _unused(_: Sequence) -> None:  # pragma: no cover
+    pass
