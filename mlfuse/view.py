@@ -84,11 +84,13 @@ class View:
         if strides is None:
             strides = contiguous_strides(shape)
         strides = tuple(0 if s == 1 else int(st) for s, st in zip(shape, strides))
-        if 0 in shape:
-            return View(shape, (0,) * len(shape), 0, None)
+        # a size-0 dim keeps the other dims' maps: in a kernel space it may be
+        # a reduce's dim while the stores still walk the others
         if mask is not None:
-            mask = tuple((max(0, b), min(s, e)) for (b, e), s in zip(mask, shape))
-            if any(b >= e for b, e in mask):
+            mask = tuple(
+                (max(0, b), min(s, e)) if s else (0, 0) for (b, e), s in zip(mask, shape)
+            )
+            if any(b >= e for (b, e), s in zip(mask, shape) if s):
                 # nothing is valid: one canonical all-invalid view
                 return View(shape, (0,) * len(shape), 0, ((0, 0),) * len(shape))
             # a dim whose valid range is a single index reads one position:
@@ -122,7 +124,9 @@ class View:
 
     @property
     def all_invalid(self) -> bool:
-        return self.mask is not None and any(b >= e for b, e in self.mask)
+        return self.mask is not None and any(
+            b >= e for (b, e), s in zip(self.mask, self.shape) if s
+        )
 
     def box(self) -> Mask:
         """The valid index box (the mask, or the whole shape)."""
@@ -249,7 +253,8 @@ class View:
         if self.contiguous or self.size == 0:
             return View.create(new_shape)
         if self.all_invalid:
-            return View.create(new_shape, mask=((0, 0),) * len(new_shape))
+            # a 0-d view has no dim to carry an empty mask: keep a stack
+            return View.create(new_shape, mask=((0, 0),) * len(new_shape)) if new_shape else None
         return merge_views(self, View.create(new_shape))
 
     # -- helpers ------------------------------------------------------------
@@ -323,7 +328,8 @@ def _merge_once(v2: View, v1: View) -> View | None:
                 continue  # always satisfied over v1's box
             deps = [d for d in range(v1.ndim) if deltas[d][j] != 0]
             if not deps:
-                return View.create(v1.shape, mask=((0, 0),) * v1.ndim)
+                # nothing is valid; a 0-d view has no dim to carry that mask
+                return View.create(v1.shape, mask=((0, 0),) * v1.ndim) if v1.ndim else None
             if len(deps) > 1:
                 return None
             d = deps[0]
@@ -349,8 +355,6 @@ def _merge_once(v2: View, v1: View) -> View | None:
 
 def merge_views(v2: View, v1: View) -> View | None:
     """One view equal to applying ``v1`` on top of ``v2``, or None."""
-    if v1.size == 0:
-        return v1
     if v1.all_invalid:
         return View.create(v1.shape, mask=((0, 0),) * v1.ndim)
     if v2.contiguous:

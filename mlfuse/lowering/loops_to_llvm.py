@@ -108,7 +108,6 @@ _MATH_UNARY: dict[type[Operation], Callable] = {
     math.CosOp: llvm.FCosOp,
     math.FloorOp: llvm.FFloorOp,
     math.CeilOp: llvm.FCeilOp,
-    math.AbsFOp: llvm.FAbsOp,
 }
 _CASTS: dict[type[Operation], Callable] = {
     arith.ExtFOp: llvm.FPExtOp,
@@ -243,6 +242,9 @@ class _Converter:
         t = op.results[0].type
         poison = self.const(0, i1)
         return self.intrinsic(f"llvm.abs.{_suffix(t)}", [self.v(op.operands[0]), poison], t)
+
+    def _math_absf(self, op) -> SSAValue:
+        return self.emit(llvm.FAbsOp(self.v(op.operands[0]), op.results[0].type))  # type: ignore[return-value]
 
     def _math_powf(self, op) -> SSAValue:
         return self.emit(llvm.FPowOp(self.v(op.operands[0]), self.v(op.operands[1])))  # type: ignore[return-value]

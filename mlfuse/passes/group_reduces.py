@@ -32,7 +32,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mlfuse.dialects import lazy
-from mlfuse.passes.kernel_plan import Plan, PlanError, domain_order, plan_kernel
+from mlfuse.passes.kernel_plan import Plan, PlanError, is_empty, plan_kernel
 from mlfuse.passes.mark_realize import mark, realize_reason
 from mlfuse.passes.utils import GROUP, lazy_funcs
 
@@ -183,13 +183,16 @@ class GroupReduces(ModulePass):
         if log:
             f.attributes[NOT_FUSED] = ArrayAttr([StringAttr(s) for s in log])
 
-    def _realize(self, g: _Groups, v: SSAValue, reason: str, fallback: Operation) -> None:
-        target = v.owner if isinstance(v.owner, Operation) else fallback
-        if target in g.realized:
-            target = fallback
-        if target in g.realized:  # pragma: no cover - the planner names unrealized values
-            raise RuntimeError(f"group-reduces: cannot resolve '{reason}' at {target.name}")
-        mark(target, reason)
+    def _realize(self, g: _Groups, e: PlanError) -> None:
+        """Materialize the planner's culprit, or its first alternative not yet materialized."""
+        for v in [e.value, *e.alternatives]:
+            op = v.owner
+            if isinstance(op, Operation) and op not in g.realized:
+                mark(op, e.reason)
+                return
+        raise RuntimeError(  # pragma: no cover - the planner names unrealized values
+            f"group-reduces: no value left to materialize for '{e.reason}'"
+        )
 
     def _resolve(self, g: _Groups, log: list[str]) -> bool:
         """One round of steps 2 and 3; True if a value was newly realized."""
@@ -210,10 +213,12 @@ class GroupReduces(ModulePass):
                 mark(op, f"read by {len(leaders)} kernels")
                 return True
         for roots in g.groups().values():
+            if is_empty(roots):
+                continue
             try:
                 g.plan(roots)
             except PlanError as e:
-                self._realize(g, e.value, e.reason, fallback=_reduce_of(e.value))
+                self._realize(g, e)
                 return True
         return False
 
@@ -226,6 +231,8 @@ class GroupReduces(ModulePass):
                         why.append("one reads the other's output")
                     return False
         roots = [r for r in g.roots if g.find(r) in leaders]
+        if is_empty(roots):
+            return True
         if len(group_inputs(g.group_members(roots))) + len(roots) > self.max_buffers:
             if why is not None:
                 why.append(f"more than max-buffers={self.max_buffers} buffers")
@@ -275,19 +282,6 @@ def _describe(roots: list[Operation]) -> str:
     return "/".join(r.name.removeprefix("lazy.") for r in roots)
 
 
-def _reduce_of(v: SSAValue) -> Operation:
-    """The nearest reduce producing ``v`` (what to realize if ``v`` itself can't be)."""
-    stack = [v]
-    while stack:
-        x = stack.pop()
-        if isinstance(x.owner, lazy.ReduceOp):
-            return x.owner
-        if isinstance(x.owner, Operation):
-            stack.extend(x.owner.operands)
-    assert isinstance(v.owner, Operation)
-    return v.owner
-
-
 def _assign(g: _Groups) -> None:
     """Step 5: number the groups in program order; clone ops several groups need."""
     groups = sorted(g.groups().values(), key=lambda rs: min(g.pos[r] for r in rs))
@@ -314,5 +308,3 @@ def group_of(op: Operation) -> int | None:
     a = op.attributes.get(GROUP)
     return a.value.data if isinstance(a, IntegerAttr) else None
 
-
-__all__ = ["GroupReduces", "group_of", "domain_order", "NOT_FUSED"]

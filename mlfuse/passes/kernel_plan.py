@@ -36,12 +36,14 @@ Dim = tuple
 
 
 class PlanError(Exception):
-    """The kernel cannot be formed; materializing ``value`` resolves it."""
+    """The kernel cannot be formed; materializing ``value`` resolves it (or, if
+    that is already materialized, one of ``alternatives``)."""
 
-    def __init__(self, value: SSAValue, reason: str):
+    def __init__(self, value: SSAValue, reason: str, alternatives: Sequence[SSAValue] = ()):
         super().__init__(reason)
         self.value = value
         self.reason = reason
+        self.alternatives = list(alternatives)
 
 
 class _Restart(Exception):
@@ -218,6 +220,7 @@ class _Planner:
             n = t_in[a]
             if n == 1:
                 continue
+            busy = set().union(*(o.at.domain for o in self.reduce_nodes.values()))
             reuse = [
                 d
                 for d in range(len(self.sizes))
@@ -225,6 +228,7 @@ class _Planner:
                 and d not in at.domain
                 and d not in dims
                 and d not in in_map
+                and d not in busy  # another reduce's result varies along it
             ]
             if reuse:
                 dims.append(reuse[-1])
@@ -334,6 +338,11 @@ class _Planner:
         return Plan(tuple(self.sizes), roots, list(self.reduce_nodes.values()))
 
 
+def is_empty(roots: Sequence[Operation]) -> bool:
+    """A kernel whose outputs have no elements computes nothing."""
+    return all(0 in lazy.shape_of(computed_value(r)) for r in roots)
+
+
 def plan_kernel(roots: Sequence[Operation], members: set[Operation]) -> Plan:
     """Plan the kernel computing ``roots`` from ``members``; raise PlanError if it
     would recompute a reduction (the error names the value to materialize)."""
@@ -354,15 +363,19 @@ def check_no_recompute(plan: Plan, members: set[Operation]) -> None:
     for r1 in plan.reduces:
         for r2 in plan.reduces:
             if r1 is not r2 and set(r2.dims) & r1.at.domain:
-                raise _culprit(r1, members, "reduce of reduce")
+                # r1 varies along a dim r2 loops over: r1 would be recomputed
+                raise _culprit(r1, members, "reduce of reduce", [r1.value, r2.value])
     doms = sorted({r.at.domain for r in plan.reduces}, key=len)
     for a, b in zip(doms, doms[1:]):
         if not a <= b:
+            small = next(r for r in plan.reduces if r.at.domain == a)
             big = next(r for r in plan.reduces if r.at.domain == b)
-            raise _culprit(big, members, "reduces over incompatible dims")
+            raise _culprit(big, members, "reduces over incompatible dims", [big.value, small.value])
 
 
-def _culprit(r: Node, members: set[Operation], reason: str) -> PlanError:
+def _culprit(
+    r: Node, members: set[Operation], reason: str, alternatives: Sequence[SSAValue]
+) -> PlanError:
     """The value to materialize so that reduce ``r`` is computed once: follow its
     single consumer chain through elementwise ops and reshapes; stop before a
     broadcast (that value is then 'expand of reduce')."""
@@ -370,15 +383,16 @@ def _culprit(r: Node, members: set[Operation], reason: str) -> PlanError:
     while True:
         users = [u.operation for u in v.uses if u.operation in members]
         if len(users) != 1:
-            return PlanError(v, reason)
+            return PlanError(v, reason, alternatives)
         u = users[0]
         if isinstance(u, lazy.ViewOp):
             if not u.view.stack.contiguous:
                 top = u.view.stack.top
                 expands = any(s > 1 and st == 0 for s, st in zip(top.shape, top.strides))
-                return PlanError(v, "expand of reduce" if expands else "view of reduce")
+                why = "expand of reduce" if expands else "view of reduce"
+                return PlanError(v, why, alternatives)
         elif not isinstance(u, lazy.ElementwiseOp):
-            return PlanError(v, reason)
+            return PlanError(v, reason, alternatives)
         v = u.results[0]
 
 

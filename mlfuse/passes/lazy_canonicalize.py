@@ -42,11 +42,11 @@ class PadWithValue(RewritePattern):
         stack = op.apply(ViewStack.from_shape(lazy.shape_of(op.input)))
         in_t = op.input.type
         true = with_loc(lazy.ConstOp(True, lazy.tensor_type(lazy.shape_of(in_t), IntegerType(1))), op)
-        rewriter.insert_op(true)
+        rewriter.insert(true)
         valid = make_view(rewriter, true.result, stack, op)
         inner = make_view(rewriter, op.input, stack, op)
         fill = with_loc(lazy.ConstOp(op.pad_value, op.result.type), op)  # type: ignore[arg-type]
-        rewriter.insert_op(fill)
+        rewriter.insert(fill)
         rewriter.replace(op, with_loc(lazy.WhereOp(valid, inner, fill.result), op))
 
 

@@ -4,15 +4,15 @@ Each such op gets ``{realize = "<reason>"}``:
 
 * ``output``: returned by the function (a graph output);
 * ``contiguous``, ``copy``, ``assign``: the meta ops that exist to materialize;
-* ``expand of reduce``: a computed reduce is broadcast to a larger shape than
-  its own input (doing it in-kernel would recompute the reduction per copy);
-* ``view of reduce``: a computed reduce is read through a view (permute,
-  slice, pad, ...) that the kernel reducing it cannot express.
+* ``view of reduce``: a computed reduce is read through a view no kernel can
+  express on a computed value (a pad's mask, or a reshape that needs a stack
+  of views); push-views already moved every other view it could.
 
-Two more boundaries are decided later, where kernels are known:
-``group-reduces`` realizes values read by more than one kernel and reduces that
-feed a reduce over another space. A pad over an op with f(0) != 0 needs no
-realize here: push-views has masked that computation.
+The boundaries that depend on how kernels are formed are decided by
+group-reduces, with the kernel planner: values read by several kernels
+(``read by N kernels``), and reduces that a kernel would otherwise recompute
+(``expand of reduce``, ``reduce of reduce``). A pad over an op with
+f(0) != 0 needs no realize: push-views has masked that computation.
 """
 
 from __future__ import annotations
@@ -26,8 +26,15 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from mlfuse.dialects import lazy
-from mlfuse.passes.space import view_of_reduce_problem
 from mlfuse.passes.utils import REALIZE, lazy_funcs
+
+
+def _inexpressible(v: lazy.ViewOp) -> bool:
+    """A view of a computed reduce that is masked or a stack of views."""
+    if not isinstance(v.input.owner, lazy.ReduceOp):
+        return False
+    stack = v.view.stack
+    return len(stack.views) > 1 or stack.top.mask is not None
 
 
 def mark(op: Operation, reason: str) -> None:
@@ -49,24 +56,20 @@ class MarkRealize(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in lazy_funcs(op):
+            ret = f.body.block.last_op
+            if isinstance(ret, func.ReturnOp):  # outputs first: their reason wins
+                for v in ret.operands:
+                    if isinstance(v.owner, Operation):
+                        mark(v.owner, "output")
             for o in f.body.walk():
                 match o:
-                    case func.ReturnOp():
-                        for v in o.operands:
-                            if isinstance(v.owner, Operation):
-                                mark(v.owner, "output")
                     case lazy.ContiguousOp():
                         mark(o, "contiguous")
                     case lazy.CopyOp():
                         mark(o, "copy")
                     case lazy.AssignOp():
                         mark(o, "assign")
-                    case lazy.ReduceOp():
-                        for use in o.result.uses:
-                            user = use.operation
-                            if isinstance(user, lazy.ViewOp):
-                                why = view_of_reduce_problem(o, user.view.stack)
-                                if why is not None:
-                                    mark(o, why)
+                    case lazy.ViewOp() if _inexpressible(o):
+                        mark(o.input.owner, "view of reduce")  # type: ignore[arg-type]
                     case _:
                         pass

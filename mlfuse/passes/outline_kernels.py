@@ -31,7 +31,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mlfuse.dialects import kernel, lazy
 from mlfuse.passes.group_reduces import NOT_FUSED, group_of
-from mlfuse.passes.kernel_plan import Node, Plan, PlanError, plan_kernel
+from mlfuse.passes.kernel_plan import Node, Plan, PlanError, is_empty, plan_kernel
 from mlfuse.passes.mark_realize import realize_reason
 from mlfuse.passes.scalar import ScalarEmitter, constant
 from mlfuse.passes.utils import lazy_funcs, origin_of
@@ -72,6 +72,8 @@ def _groups(f: func.FuncOp) -> list[_Group]:
     for g in by_id.values():
         if not g.roots:
             raise ScheduleError(f"outline-kernels: group {g.gid} has no realized output")
+        if is_empty(g.roots):
+            continue  # nothing to compute: only its (empty) buffers exist
         pos = {op: i for i, op in enumerate(g.ops)}
         ordered = sorted(g.roots, key=lambda r: (-math.prod(lazy.shape_of(r.results[0])), pos[r]))
         try:
@@ -260,7 +262,6 @@ def outline_function(module: ModuleOp, f: func.FuncOp, names: set[str]) -> None:
     sb = Builder(InsertPoint.at_end(sched_block))
     kernels: list[kernel.FuncOp] = []
     for g in order:
-        kb = _KernelBuilder(_fresh(names, "k"), g)
         outs: list[SSAValue] = []
         for r in g.roots:
             t = _assign_target(r)
@@ -270,8 +271,9 @@ def outline_function(module: ModuleOp, f: func.FuncOp, names: set[str]) -> None:
                 buf = sb.insert(kernel.AllocOp(buffer_of_type(r.results[0].type))).result
             buffer[r.results[0]] = buf
             outs.append(buf)
-        if all(math.prod(lazy.shape_of(r.results[0])) == 0 for r in g.roots):
-            continue  # nothing to compute
+        if g.plan is None:
+            continue  # an empty kernel: its outputs have no elements
+        kb = _KernelBuilder(_fresh(names, "k"), g)
         k = kb.build()
         kernels.append(k)
         sb.insert(kernel.LaunchOp(k.sym_name.data, outs, [buffer[v] for v in kb.in_values]))

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerType, ModuleOp
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
@@ -32,6 +33,31 @@ def _elementwise_like(op: lazy.ElementwiseOp, operands, shape) -> lazy.Elementwi
     return with_loc(new, op)
 
 
+def broadcasts(stack: ViewStack) -> bool:
+    """Whether the view repeats elements (an expand: a stride-0 dim of size > 1)."""
+    top = stack.top
+    return any(
+        s > 1 and st == 0 and (top.mask is None or top.mask[d] == (0, s))
+        for d, (s, st) in enumerate(zip(top.shape, top.strides))
+    )
+
+
+def has_reduce(v: SSAValue) -> bool:
+    """Whether computing ``v`` involves a reduce (up to materialized values)."""
+    stack, seen = [v], set()
+    while stack:
+        x = stack.pop()
+        op = x.owner
+        if not isinstance(op, Operation) or op in seen:
+            continue
+        seen.add(op)
+        if isinstance(op, lazy.ReduceOp):
+            return True
+        if not isinstance(op, (lazy.ContiguousOp, lazy.CopyOp, lazy.AssignOp)):
+            stack.extend(op.operands)
+    return False
+
+
 class PushViewThroughElementwise(RewritePattern):
     """view(f(a, b)) -> f(view(a), view(b))
 
@@ -39,6 +65,10 @@ class PushViewThroughElementwise(RewritePattern):
     padded region must keep reading 0. Through any other op (exp, log, div,
     recip, cmpeq, ...) the computation is masked instead:
     view(f(a)) -> where(view(true), f(view(a)), 0).
+
+    A broadcast stays on a value computed from a reduce: pushed down, it would
+    make the reduce's kernel recompute the elementwise epilogue per copy; left
+    here, the scheduler materializes the value or keeps it in one kernel.
     """
 
     @op_type_rewrite_pattern
@@ -47,18 +77,20 @@ class PushViewThroughElementwise(RewritePattern):
         if not isinstance(inner, lazy.ElementwiseOp):
             return
         stack = op.view.stack
+        if broadcasts(stack) and has_reduce(op.input):
+            return
         shape = lazy.shape_of(op.result)
         operands = [make_view(rewriter, v, stack, op) for v in inner.operands]
         new = _elementwise_like(inner, operands, shape)
         if not has_mask(stack) or inner.ZERO_PRESERVING:
             rewriter.replace(op, new)
             return
-        rewriter.insert_op(new)
+        rewriter.insert(new)
         true = with_loc(
             lazy.ConstOp(True, lazy.tensor_type(lazy.shape_of(inner.result), IntegerType(1))), op
         )
         zero = with_loc(lazy.ConstOp(0, op.result.type), op)  # type: ignore[arg-type]
-        rewriter.insert_op([true, zero])
+        rewriter.insert([true, zero])
         valid = make_view(rewriter, true.result, stack, op)
         rewriter.replace(op, with_loc(lazy.WhereOp(valid, new.result, zero.result), op))
 

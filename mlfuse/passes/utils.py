@@ -79,7 +79,7 @@ def make_view(rewriter: PatternRewriter, x: SSAValue, stack: ViewStack, like: Op
     if stack == ViewStack.from_shape(lazy.shape_of(x)):
         return x
     op = with_loc(lazy.ViewOp.build(x, stack), like)
-    rewriter.insert_op(op)
+    rewriter.insert(op)
     return op.result
 
 
