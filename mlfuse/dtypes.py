@@ -83,6 +83,8 @@ def as_dtype(x) -> DType:
     """Accept a DType, a name ('float32'), a numpy dtype or a Python type."""
     if isinstance(x, DType):
         return x
+    if x is None:
+        raise TypeError(f"dtype must be given; mlfuse has {', '.join(d.name for d in ALL)}")
     if isinstance(x, str):
         if x in _BY_NAME:
             return _BY_NAME[x]
@@ -93,7 +95,10 @@ def as_dtype(x) -> DType:
         return default_int
     if x is float:
         return default_float
-    return from_numpy(np.dtype(x))
+    try:
+        return from_numpy(np.dtype(x))
+    except TypeError as e:
+        raise TypeError(f"not a dtype: {x!r} ({e})") from None
 
 
 def promote(a: DType, b: DType) -> DType:

@@ -44,16 +44,24 @@ def _traced(fn):
 def _norm_axis(axis: int, ndim: int, what: str = "axis") -> int:
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise TypeError(f"{what} must be an int, got {type(axis).__name__}")
-    if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+    if (ndim and not -ndim <= axis < ndim) or (ndim == 0 and axis not in (0, -1)):
         raise ValueError(f"{what} {axis} is out of range for a tensor of {ndim} dims")
     return int(axis) % ndim if ndim else 0
 
 
 def _norm_axes(axis, ndim: int) -> tuple[int, ...]:
+    """Sorted, non-negative axes; a 0-d tensor has none to reduce (axis 0/-1 accepted)."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    if isinstance(axis, (int, np.integer)) and not isinstance(axis, bool):
+        axes = (axis,)
+    elif isinstance(axis, (tuple, list)):
+        axes = tuple(axis)
+    else:
+        raise TypeError(f"axis must be an int, a tuple of ints or None, got {axis!r}")
     out = tuple(sorted({_norm_axis(a, ndim) for a in axes}))
+    if ndim == 0:
+        return ()
     if len(out) != len(axes):
         raise ValueError(f"repeated axis in {axis}")
     return out
@@ -70,13 +78,43 @@ def broadcast_shape(*shapes: Shape) -> Shape:
     return tuple(out)
 
 
-def _shape_arg(shape) -> Shape:
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    for s in shape:
+def _ints(args, what: str = "shape entries") -> tuple[int, ...]:
+    """Varargs or one tuple/list of ints."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    for s in args:
         if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
-            raise TypeError(f"shape entries must be ints, got {shape}")
-    return tuple(int(s) for s in shape)
+            raise TypeError(f"{what} must be ints, got {args}")
+    return tuple(int(s) for s in args)
+
+
+def _shape_arg(shape, allow_minus_one: bool = False) -> Shape:
+    out = _ints(shape)
+    for s in out:
+        if s < 0 and not (allow_minus_one and s == -1):
+            raise ValueError(f"negative dimension in shape {out}")
+    return out
+
+
+def _pairs(arg, ndim: int, what: str, form: str, keep: Shape | None = None):
+    """One (a, b) pair of ints per dim; None keeps the dim ((0, 0), or (0, size))."""
+    if not isinstance(arg, (tuple, list)):
+        raise ValueError(f"{what} needs {ndim} {form} pairs, one per dim; got {arg!r}")
+    if len(arg) != ndim:
+        raise ValueError(f"{what} needs {ndim} {form} pairs, got {len(arg)}")
+    out = []
+    for d, p in enumerate(arg):
+        if p is None:
+            out.append((0, keep[d]) if keep is not None else (0, 0))
+            continue
+        if (
+            not isinstance(p, (tuple, list))
+            or len(p) != 2
+            or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in p)
+        ):
+            raise ValueError(f"{what}: entry {d} must be a {form} pair of ints or None, got {p!r}")
+        out.append((int(p[0]), int(p[1])))
+    return tuple(out)
 
 
 class Tensor:
@@ -84,6 +122,7 @@ class Tensor:
 
     __slots__ = ("node",)
     __hash__ = object.__hash__
+    __array_ufunc__ = None  # ndarray <op> Tensor defers to Tensor's reflected ops
 
     def __init__(self, data: Any, dtype: DType | str | type | None = None):
         if isinstance(data, Node):
@@ -107,6 +146,13 @@ class Tensor:
                         "f": dtypes.default_float}.get(kind)
                 if want is None:
                     raise TypeError(f"cannot make a Tensor from numpy dtype {arr.dtype}")
+                if want.is_int and arr.size and (
+                    arr.min() < np.iinfo(want.np).min or arr.max() > np.iinfo(want.np).max
+                ):
+                    raise OverflowError(
+                        f"integers up to {arr.max()} do not fit in {want.name}; pass "
+                        "dtype=mlfuse.int64"
+                    )
         self.node = graph.buffer(np.array(arr, dtype=want.np, copy=True))
 
     # -- creation -------------------------------------------------------------
@@ -278,31 +324,38 @@ class Tensor:
         a, b = self._operands(other, reverse)
         return Tensor(graph.make(kind, (a.node, b.node), None, a.shape, result or a.dtype))
 
+    def _arith(self, kind: str, other, reverse=False) -> Tensor:
+        """+, - and *; on two bools they are numpy's or, error and and."""
+        a, b = self._operands(other, reverse)
+        if a.dtype.is_bool:
+            if kind == "sub":
+                raise TypeError("subtracting bool tensors is not supported; use ^ instead")
+            kind = {"add": "or", "mul": "and"}[kind]
+        return Tensor(graph.make(kind, (a.node, b.node), None, a.shape, a.dtype))
+
     @_traced
     def __add__(self, other):
-        if self.dtype.is_bool and not (isinstance(other, Tensor) and not other.dtype.is_bool):
-            return self._binary("or", other)
-        return self._binary("add", other)
+        return self._arith("add", other)
 
     @_traced
     def __radd__(self, other):
-        return self._binary("add", other, reverse=True)
+        return self._arith("add", other, reverse=True)
 
     @_traced
     def __sub__(self, other):
-        return self._binary("sub", other)
+        return self._arith("sub", other)
 
     @_traced
     def __rsub__(self, other):
-        return self._binary("sub", other, reverse=True)
+        return self._arith("sub", other, reverse=True)
 
     @_traced
     def __mul__(self, other):
-        return self._binary("mul", other)
+        return self._arith("mul", other)
 
     @_traced
     def __rmul__(self, other):
-        return self._binary("mul", other, reverse=True)
+        return self._arith("mul", other, reverse=True)
 
     @_traced
     def __truediv__(self, other):
@@ -565,6 +618,8 @@ class Tensor:
         axes = _norm_axes(axis, self.ndim)
         x = self
         if x.dtype.is_bool:
+            if kind == "max":  # any(): stays bool, as in numpy
+                return x.cast(dtypes.default_int)._reduce(kind, axis, keepdim).cast(dtypes.bool_)
             x = x.cast(dtypes.default_int)
         kept = tuple(1 if d in axes else s for d, s in enumerate(x.shape))
         out = Tensor(graph.make("reduce", (x.node,), (kind, axes), kept, x.dtype)) if axes else x
@@ -651,6 +706,8 @@ class Tensor:
             other = Tensor(other)
         if self.ndim == 0 or other.ndim == 0:
             raise ValueError("matmul needs tensors of at least 1 dim")
+        if self.dtype.is_bool and other.dtype.is_bool:
+            return self.int().matmul(other.int()) > 0
         a = self.reshape((1,) + self.shape) if self.ndim == 1 else self
         b = other.reshape(other.shape + (1,)) if other.ndim == 1 else other
         if a.shape[-1] != b.shape[-2 if b.ndim > 1 else -1]:
@@ -689,7 +746,11 @@ class Tensor:
 
     @_traced
     def reshape(self, *shape) -> Tensor:
-        shape = list(_shape_arg(shape))
+        shape = list(_ints(shape))
+        if any(s < -1 for s in shape):
+            raise ValueError(
+                f"cannot reshape tensor of shape {self.shape} to {tuple(shape)}: negative dimension"
+            )
         if shape.count(-1) > 1:
             raise ValueError("reshape: only one dim can be -1")
         if -1 in shape:
@@ -709,7 +770,7 @@ class Tensor:
 
     @_traced
     def permute(self, *order) -> Tensor:
-        order = _shape_arg(order)
+        order = _ints(order, "permute order entries")
         if sorted(_norm_axis(o, self.ndim) for o in order) != list(range(self.ndim)) or len(order) != self.ndim:
             raise ValueError(f"permute order {order} is not a permutation of {self.ndim} dims")
         order = tuple(_norm_axis(o, self.ndim) for o in order)
@@ -731,7 +792,7 @@ class Tensor:
 
     @_traced
     def expand(self, *shape) -> Tensor:
-        shape = _shape_arg(shape)
+        shape = _shape_arg(shape, allow_minus_one=True)
         if len(shape) < self.ndim:
             raise ValueError(f"expand to {shape}: fewer dims than the tensor's {self.shape}")
         full = (1,) * (len(shape) - self.ndim) + self.shape
@@ -748,9 +809,7 @@ class Tensor:
     @_traced
     def pad(self, padding, value=0) -> Tensor:
         """``padding``: one (before, after) pair per dim (None: no padding)."""
-        if len(padding) != self.ndim:
-            raise ValueError(f"pad needs {self.ndim} (before, after) pairs, got {len(padding)}")
-        pairs = tuple((0, 0) if p is None else (int(p[0]), int(p[1])) for p in padding)
+        pairs = _pairs(padding, self.ndim, "pad", "(before, after)")
         if any(b < 0 or e < 0 for b, e in pairs):
             raise ValueError(f"pad amounts must be non-negative, got {pairs}")
         if all(p == (0, 0) for p in pairs):
@@ -762,9 +821,8 @@ class Tensor:
     @_traced
     def shrink(self, bounds) -> Tensor:
         """``bounds``: one [begin, end) pair per dim (None: keep the dim)."""
-        if len(bounds) != self.ndim:
-            raise ValueError(f"shrink needs {self.ndim} (begin, end) pairs, got {len(bounds)}")
-        pairs = tuple((0, s) if p is None else (int(p[0]), int(p[1])) for p, s in zip(bounds, self.shape))
+        given = _pairs(bounds, self.ndim, "shrink", "(begin, end)", keep=self.shape)
+        pairs = tuple(given)
         for (b, e), s in zip(pairs, self.shape):
             if not 0 <= b <= e <= s:
                 raise ValueError(f"shrink range ({b}, {e}) out of bounds for a dim of size {s}")
@@ -781,7 +839,7 @@ class Tensor:
     @_traced
     def stride(self, *steps) -> Tensor:
         """Every ``steps[d]``-th element along each dim (positive steps)."""
-        steps = _shape_arg(steps)
+        steps = _ints(steps, "stride steps")
         if len(steps) != self.ndim:
             raise ValueError(f"stride needs {self.ndim} steps, got {len(steps)}")
         if any(k <= 0 for k in steps):
