@@ -369,12 +369,12 @@ def merge_views(v2: View, v1: View) -> View | None:
     return merged
 
 
-def check_reads_within(stack: ViewStack, size: int) -> None:
-    """Raise ViewError unless ``stack`` only reads positions [0, size)."""
+def check_reads_within(stack: ViewStack, size: int, below: str = "a tensor") -> None:
+    """Raise ViewError unless ``stack`` only reads positions [0, size) of ``below``."""
     rng = stack.views[0].offset_range()
     if rng is not None and (rng[0] < 0 or rng[1] >= size):
         raise ViewError(
-            f"view reads positions [{rng[0]}, {rng[1]}] of a tensor of {size} elements"
+            f"view reads positions [{rng[0]}, {rng[1]}] of {below} of {size} elements"
         )
     for below, above in zip(stack.views, stack.views[1:]):
         rng = above.offset_range()

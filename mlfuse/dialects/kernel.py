@@ -145,6 +145,8 @@ class FuncOp(IRDLOperation):
         args = self.body.block.args
         if tuple(a.type for a in args) != tuple(self.function_type.inputs.data):
             raise VerifyException("kernel.func: block arguments differ from the signature")
+        if self.function_type.outputs.data:
+            raise VerifyException("kernel.func: a kernel has no results (it stores to its outs)")
         if not 0 <= self.num_outputs.data <= len(args):
             raise VerifyException("kernel.func: bad number of outputs")
         for a in args:
@@ -201,7 +203,7 @@ class FuncOp(IRDLOperation):
         print_int_list(printer, self.space_shape)
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=True)
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
 
 
 @irdl_op_definition
@@ -314,8 +316,11 @@ class ReduceOp(IRDLOperation):
                 )
         if self.input.type != self.result.type:
             raise VerifyException("kernel.reduce: result type must equal the input type")
-        if not isinstance(self.input.type, (AnyFloat, IntegerType)):
-            raise VerifyException(f"kernel.reduce: cannot reduce {self.input.type}")
+        t = self.input.type
+        if not isinstance(t, (AnyFloat, IntegerType)) or (
+            isinstance(t, IntegerType) and t.width.data == 1
+        ):
+            raise VerifyException(f"kernel.reduce: cannot reduce {t} values")
 
     @classmethod
     def parse(cls, parser: Parser) -> ReduceOp:
@@ -423,6 +428,9 @@ class FreeOp(IRDLOperation):
 
     def __init__(self, buffer: SSAValue):
         super().__init__(operands=[buffer])
+
+    def verify_(self) -> None:
+        _check_buffer(self, self.buffer.type, "buffer")
 
     @classmethod
     def parse(cls, parser: Parser) -> FreeOp:

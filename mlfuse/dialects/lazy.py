@@ -86,7 +86,7 @@ class ViewAttr(Data[ViewStack]):
                 views.append(cls._parse_one(parser))
         if len(views) > 1:
             try:
-                check_reads_within(ViewStack(tuple(views[1:])), views[0].size)
+                check_reads_within(ViewStack(tuple(views[1:])), views[0].size, "the view below")
             except ViewError as e:
                 parser.raise_error(str(e))
         return ViewStack(tuple(views))
@@ -157,6 +157,11 @@ def _check_static(op: Operation, t: Attribute, what: str) -> None:
         raise VerifyException(f"{op.name}: {what} must be a ranked tensor, got {t}")
     if any(s < 0 for s in t.get_shape()):
         raise VerifyException(f"{op.name}: {what} must have a static shape, got {t}")
+    et = t.element_type
+    if not (is_float(et) or isinstance(et, IntegerType)):
+        raise VerifyException(
+            f"{op.name}: {what} has element type {et}; lazy tensors hold floats or integers"
+        )
 
 
 def _parse_attrs(parser: Parser) -> dict[str, Attribute]:
@@ -203,19 +208,18 @@ class ConstOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstOp:
+        start = parser.pos
         v = parse_number(parser)
+        end = parser.pos
         attrs = _parse_attrs(parser)
         parser.parse_punctuation(":")
         t = parser.parse_type()
         if not isinstance(t, TensorType):
             parser.raise_error(f"lazy.const needs a tensor type, got {t}")
-        if isinstance(t.element_type, IntegerType) and isinstance(v, float):
-            if not math.isfinite(v) or v != int(v):
-                parser.raise_error(f"constant {v} is not an integer of type {t.element_type}")
         try:
             return cls(v, t, attrs)
         except ValueError as e:
-            parser.raise_error(str(e))
+            parser.raise_error(str(e), start, end)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" " + format_number(self.scalar, element_of(self.result)))
@@ -571,7 +575,9 @@ class BitcastOp(_ConvertOp):
     def verify_(self) -> None:
         super().verify_()
         a, b = element_of(self.input), element_of(self.result)
-        if is_bool(a) or is_bool(b) or _bitwidth(a) != _bitwidth(b):
+        if is_bool(a) or is_bool(b):
+            raise VerifyException(f"lazy.bitcast: cannot reinterpret {a} as {b} (bool elements)")
+        if _bitwidth(a) != _bitwidth(b):
             raise VerifyException(f"lazy.bitcast: cannot reinterpret {a} as {b} (widths differ)")
 
 
@@ -869,6 +875,14 @@ class _PairsMovement(MovementOp, ABC):
     def arg(self) -> tuple[tuple[int, int], ...]:
         return array_pairs(self.properties[self.KEY])  # type: ignore[arg-type]
 
+    def verify_(self) -> None:
+        n = len(array_ints(self.properties[self.KEY]))  # type: ignore[arg-type]
+        if n % 2:
+            raise VerifyException(
+                f"{self.name}: needs [a, b] pairs (an even number of integers), got {n}"
+            )
+        super().verify_()
+
     @classmethod
     def _props(cls, arg):
         return {cls.KEY: pairs_array(arg)}
@@ -924,25 +938,36 @@ class PadOp(_PairsMovement):
 
     def verify_(self) -> None:
         super().verify_()
-        if self.value is not None and self.value.type != element_of(self.result):  # type: ignore
-            raise VerifyException("lazy.pad: pad value must have the element type")
+        v = self.value
+        if v is not None and (
+            not isinstance(v, (FloatAttr, IntegerAttr)) or v.type != element_of(self.result)
+        ):
+            raise VerifyException(
+                f"lazy.pad: pad value must have the element type {element_of(self.result)}, "
+                f"got {v}"
+            )
 
     @classmethod
     def parse(cls, parser: Parser):
         x = parser.parse_unresolved_operand()
         props = cls._parse_arg(parser)
-        value = None
+        value, span = None, None
         if parser.parse_optional_keyword("value"):
+            start = parser.pos
             value = parse_number(parser)
+            span = (start, parser.pos)
         attrs = _parse_attrs(parser)
         parser.parse_punctuation(":")
         t = parser.parse_type()
         parser.parse_punctuation("->")
         rt = parser.parse_type()
-        if value is not None:
+        if value is not None and span is not None:
             if not isinstance(rt, TensorType):
                 parser.raise_error("lazy.pad needs tensor types")
-            props["value"] = scalar_attr(value, rt.element_type)
+            try:
+                props["value"] = scalar_attr(value, rt.element_type)
+            except ValueError as e:
+                parser.raise_error(str(e), *span)
         return cls.create(
             operands=[parser.resolve_operand(x, t)],
             result_types=[rt],
@@ -1098,6 +1123,11 @@ class AssignOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_static(self, self.target.type, "target")
+        if self.result.type != self.target.type:
+            raise VerifyException(
+                f"lazy.assign: result type {self.result.type} differs from target type "
+                f"{self.target.type}"
+            )
         if self.target.type != self.value.type:
             raise VerifyException(
                 f"lazy.assign: value type {self.value.type} differs from target type "

@@ -80,7 +80,10 @@ def format_number(v: float | int | bool, t: Attribute) -> str:
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
     r = repr(v)
-    return r if ("." in r or "e" in r) else r + ".0"
+    mantissa, e, exponent = r.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"  # an MLIR float literal needs its decimal point (1.0e+16)
+    return mantissa + e + exponent
 
 
 def parse_number(parser: AttrParser) -> float | int | bool:
@@ -99,9 +102,17 @@ def parse_number(parser: AttrParser) -> float | int | bool:
 
 
 def scalar_attr(v: float | int | bool, t: Attribute) -> Attribute:
-    """The typed attribute holding a constant of element type ``t``."""
+    """The typed attribute holding a constant of element type ``t``.
+
+    Raises ValueError when ``v`` is not a value of ``t`` (a fraction, inf or
+    nan for an integer type, an integer out of range, a number for i1)."""
     if isinstance(t, IntegerType):
         width = t.width.data
+        if isinstance(v, float) and (not math.isfinite(v) or v != int(v)):
+            shown = "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf") if math.isinf(v) else repr(v)
+            raise ValueError(f"constant {shown} is not an integer of type {t}")
+        if width == 1 and not isinstance(v, bool) and v not in (0, 1):
+            raise ValueError(f"constant {v} is not a value of type i1 (use true or false)")
         iv = int(bool(v)) if width == 1 else int(v)
         if width == 1:
             return IntegerAttr(iv, t)
@@ -109,6 +120,8 @@ def scalar_attr(v: float | int | bool, t: Attribute) -> Attribute:
         if not lo <= iv <= hi:
             raise ValueError(f"constant {iv} does not fit in i{width}")
         return IntegerAttr(iv, t)
+    if isinstance(v, bool):
+        raise ValueError(f"constant {'true' if v else 'false'} is not a value of type {t}")
     return FloatAttr(float(v), t)
 
 

@@ -12,6 +12,7 @@ with a non-zero exit status, never as a Python traceback.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from typing import IO
@@ -86,11 +87,23 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except (ValueError, KeyError, NotImplementedError) as e:
         # bad pass names / options, unknown targets, ops a lowering lacks
-        print(f"mlfuse-opt: error: {e}", file=sys.stderr)
+        msg = str(e)
+        if msg.startswith("Unrecognized passes"):
+            msg += f"; mlfuse passes: {', '.join(PASSES)} (xDSL's passes also work)"
+        print(f"mlfuse-opt: error: {msg}", file=sys.stderr)
         return 1
     except FileNotFoundError as e:
         print(f"mlfuse-opt: {e}", file=sys.stderr)
         return 1
+    except Exception as e:  # a bug in mlfuse: still a diagnostic, not a traceback
+        if os.environ.get("MLFUSE_TRACEBACK"):
+            raise
+        print(
+            f"mlfuse-opt: internal error ({type(e).__name__}): {e}\n"
+            "(set MLFUSE_TRACEBACK=1 to see where it happened)",
+            file=sys.stderr,
+        )
+        return 2
     return 0
 
 

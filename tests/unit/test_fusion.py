@@ -1,0 +1,205 @@
+"""Kernel counts and boundaries of the scheduler (spec/fusion_cases.md and more)."""
+
+import numpy as np
+import pytest
+
+import mlfuse
+from mlfuse import Tensor
+from mlfuse.examples import FUSION_CASES
+
+REASONS = {
+    "output",
+    "contiguous",
+    "copy",
+    "assign",
+    "view of reduce",
+    "expand of reduce",
+    "reduce of reduce",
+    "reduces over incompatible dims",
+    "reduce read at two index maps",
+}
+
+
+def check_explained(items, inputs_bytes=None):
+    """Every output of every kernel says why it is materialized."""
+    for it in items:
+        assert it.reasons and len(it.reasons) == len(it.outputs)
+        for r in it.reasons:
+            assert r in REASONS or r.startswith("read by "), r
+
+
+@pytest.mark.parametrize("case", FUSION_CASES, ids=lambda c: c.name)
+def test_fusion_case(case):
+    outs, refs = case.build(np.random.default_rng(0))
+    items = mlfuse.schedule(*outs)
+    assert len(items) <= case.target, [str(i) for i in items]
+    assert len(items) <= case.tinygrad  # never more kernels than tinygrad 0.14
+    check_explained(items)
+    mlfuse.realize(*outs)
+    for o, r in zip(outs, refs):
+        np.testing.assert_allclose(o.numpy(), r, rtol=2e-5, atol=2e-5)
+
+
+def test_bytes_moved_are_reported():
+    case = next(c for c in FUSION_CASES if c.name == "softmax")
+    (out,), _ = case.build(np.random.default_rng(0))
+    (item,) = mlfuse.schedule(out)
+    assert (item.bytes_read, item.bytes_written) == (64 * 64 * 4, 64 * 64 * 4)
+    case = next(c for c in FUSION_CASES if c.name == "reduce_then_ew")
+    (out,), _ = case.build(np.random.default_rng(0))
+    (item,) = mlfuse.schedule(out)
+    assert (item.bytes_read, item.bytes_written) == (64 * 64 * 4 + 64 * 4, 64 * 4)
+
+
+def test_mlp2_boundary_is_the_expanded_hidden_layer():
+    case = next(c for c in FUSION_CASES if c.name == "mlp2")
+    (out,), _ = case.build(np.random.default_rng(0))
+    first, second = mlfuse.schedule(out)
+    assert first.reasons == ["expand of reduce"]
+    # bias and relu are in the first kernel's epilogue, not recomputed in the second
+    assert "max" in first.ops and "max" not in second.ops
+    assert first.bytes_written == 64 * 48 * 4
+    assert second.reasons == ["output"]
+
+
+def test_attention_is_two_kernels_with_softmax_fused_into_the_second():
+    case = next(c for c in FUSION_CASES if c.name == "attention")
+    (out,), _ = case.build(np.random.default_rng(0))
+    scores, rest = mlfuse.schedule(out)
+    assert rest.ops.count("reduce") == 3  # max, sum and the @v reduction
+    assert "exp" in rest.ops and "exp" not in scores.ops
+
+
+def test_layernorm_and_softmax_reduces_share_one_row_loop_each():
+    x = Tensor(np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32))
+    (item,) = mlfuse.schedule(x.layernorm())
+    assert item.space == (8, 16)  # the reductions reuse the row dim of the output
+
+
+# -- more programs of the same kinds ------------------------------------------------
+
+
+def rnd(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def test_reduce_feeding_reduce_realizes_the_inner_one():
+    x = rnd(16, 32)
+    out = Tensor(x).sum(1).sum(0)
+    items = mlfuse.schedule(out)
+    assert len(items) == 2
+    assert items[0].reasons == ["reduce of reduce"]
+    np.testing.assert_allclose(out.numpy(), x.sum(), rtol=1e-5)
+
+
+def test_reduce_over_permuted_input_reads_it_in_place():
+    x = rnd(8, 12, 5)
+    out = Tensor(x).permute(2, 0, 1).sum(2)
+    (item,) = mlfuse.schedule(out)
+    assert item.inputs == [x.nbytes]
+    np.testing.assert_allclose(out.numpy(), x.transpose(2, 0, 1).sum(2), rtol=1e-5)
+
+
+def test_reduce_over_padded_input():
+    x = rnd(6, 7)
+    out = Tensor(x).pad(((1, 2), (3, 0))).exp().sum(1)  # padded elements give exp(0) = 1
+    (item,) = mlfuse.schedule(out)
+    np.testing.assert_allclose(out.numpy(), np.exp(np.pad(x, ((1, 2), (3, 0)))).sum(1), rtol=1e-5)
+
+
+def test_permute_of_a_reduce_is_pushed_into_it():
+    x = rnd(8, 10, 12)
+    out = Tensor(x).sum(1, keepdim=True).permute(2, 1, 0) + 1
+    assert len(mlfuse.schedule(out)) == 1
+    np.testing.assert_allclose(out.numpy(), x.sum(1, keepdims=True).transpose(2, 1, 0) + 1, rtol=1e-5)
+
+
+def test_contiguous_splits_the_kernel():
+    x = rnd(16, 16)
+    out = ((Tensor(x) * 2).contiguous() + 1).sum(0)
+    items = mlfuse.schedule(out)
+    assert [i.reasons for i in items] == [["contiguous"], ["output"]]
+    np.testing.assert_allclose(out.numpy(), (x * 2 + 1).sum(0), rtol=1e-5)
+
+
+def test_realized_intermediate_is_read_not_recomputed():
+    x = rnd(16, 16)
+    y = (Tensor(x) * 3).realize()
+    out = y.sum(1)
+    (item,) = mlfuse.schedule(out)
+    assert item.ops == ["reduce"]  # reads y's buffer
+    np.testing.assert_allclose(out.numpy(), (x * 3).sum(1), rtol=1e-5)
+
+
+def test_shared_reduce_with_two_outputs_is_one_kernel():
+    x = rnd(32, 24)
+    s = Tensor(x).sum(1)
+    a, b = s + 1, s * 2
+    items = mlfuse.schedule(a, b)
+    assert len(items) == 1 and len(items[0].outputs) == 2
+    mlfuse.realize(a, b)
+    np.testing.assert_allclose(a.numpy(), x.sum(1) + 1, rtol=1e-5)
+    np.testing.assert_allclose(b.numpy(), x.sum(1) * 2, rtol=1e-5)
+
+
+def test_reduces_over_the_same_rows_as_two_outputs_merge():
+    x = rnd(32, 24)
+    X = Tensor(x)
+    a, b = X.sum(1), X.max(1)
+    (item,) = mlfuse.schedule(a, b)
+    assert item.inputs == [x.nbytes]  # x read once for both
+    mlfuse.realize(a, b)
+    np.testing.assert_allclose(a.numpy(), x.sum(1), rtol=1e-5)
+    np.testing.assert_array_equal(b.numpy(), x.max(1))
+
+
+def test_reduces_over_different_axes_stay_apart():
+    x = rnd(16, 20)
+    X = Tensor(x)
+    a, b = X.sum(0), X.sum(1)
+    assert len(mlfuse.schedule(a, b)) == 2
+    mlfuse.realize(a, b)
+    np.testing.assert_allclose(a.numpy(), x.sum(0), rtol=1e-5)
+    np.testing.assert_allclose(b.numpy(), x.sum(1), rtol=1e-5)
+
+
+def test_value_read_by_two_kernels_is_realized_once():
+    x = rnd(16, 32)
+    X = Tensor(x)
+    m = X.max(1, keepdim=True)  # needed by a row-wise and by a column-wise kernel
+    a = (X - m).sum(1)
+    b = (X - m).sum(0)
+    items = mlfuse.schedule(a, b)
+    assert len(items) == 3
+    assert any(r.startswith("read by 2 kernels") for i in items for r in i.reasons)
+    mlfuse.realize(a, b)
+    np.testing.assert_allclose(a.numpy(), (x - x.max(1, keepdims=True)).sum(1), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(b.numpy(), (x - x.max(1, keepdims=True)).sum(0), rtol=1e-4, atol=1e-5)
+
+
+def test_zero_size_outputs_need_no_kernel():
+    x = np.zeros((0, 5), np.float32)
+    out = Tensor(x) + 1
+    assert mlfuse.schedule(out) == []
+    assert out.numpy().shape == (0, 5)
+
+
+def test_sum_over_an_empty_axis_is_the_identity():
+    out = Tensor(np.zeros((7, 0), np.float32)).sum(1)
+    np.testing.assert_array_equal(out.numpy(), np.zeros(7, np.float32))
+
+
+def test_zero_dim_tensors():
+    a, b = Tensor(np.float32(3.0)), Tensor(np.float32(4.0))
+    out = (a * b + 1).exp() / 1e5
+    (item,) = mlfuse.schedule(out)
+    assert item.space == ()
+    np.testing.assert_allclose(out.numpy(), np.exp(np.float32(13.0)) / 1e5, rtol=1e-6)
+
+
+def test_not_fused_log_explains_refused_merges():
+    x = rnd(64, 64)
+    y = Tensor(x) * 2
+    a, b = y + 1, y.sum(0)
+    module = mlfuse.schedule_ir(a, b)
+    assert "not_fused" in module and "parallel extent would drop from 4096 to 64" in module
