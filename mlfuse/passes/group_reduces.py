@@ -66,7 +66,7 @@ def group_inputs(members: set[Operation]) -> set[SSAValue]:
 
 def parallel_extent(plan: Plan) -> int:
     """Points of the dims every reduce and output varies along (the parallel loop)."""
-    doms = [n.at.domain for n in plan.reduces] + [n.at.domain for _, n in plan.roots]
+    doms = [n.at.domain for n in plan.reduces] + [at.domain for _, _, at in plan.roots]
     common = frozenset.intersection(*doms) if doms else frozenset()
     for r in plan.reduces:
         common -= set(r.dims)
@@ -241,7 +241,7 @@ class GroupReduces(ModulePass):
             g.plan(roots)
         except PlanError as e:
             if why is not None:
-                why.append(f"one kernel would need a {e.reason} boundary")
+                why.append(f"not one kernel ({e.reason})")
             return False
         return True
 

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.ir import Operation, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
 
 from mlfuse.dialects import lazy
 from mlfuse.view import View, ViewStack
@@ -111,7 +112,7 @@ class Node:
 @dataclass
 class Plan:
     sizes: tuple[int, ...]
-    roots: list[tuple[Operation, Node]]  # the realized op and the node it stores
+    roots: list[tuple[Operation, Node, Affine]]  # realized op, node computing it, its own map
     reduces: list[Node]
 
 
@@ -119,6 +120,17 @@ class Plan:
 # ---------------------------------------------------------------------------
 # planning
 # ---------------------------------------------------------------------------
+
+
+def movement_stack(op: lazy.MovementOp) -> ViewStack:
+    """The view a movement op reads its operand through."""
+    if isinstance(op, lazy.PadOp) and op.pad_value != 0:
+        raise DiagnosticException(
+            "lazy.pad with a non-zero value is not a view; run lazy-canonicalize first"
+        )
+    if isinstance(op, lazy.ViewOp):
+        return op.view.stack
+    return op.apply(ViewStack.from_shape(lazy.shape_of(op.input)))
 
 
 def computed_value(op: Operation) -> SSAValue:
@@ -179,8 +191,8 @@ class _Planner:
         assert isinstance(op, Operation)
         if isinstance(op, lazy.ConstOp):
             return Node("const", v, at, view=via, op=op)
-        if isinstance(op, lazy.ViewOp):
-            stack = op.view.stack if via is None else op.view.stack.compose(via)
+        if isinstance(op, lazy.MovementOp):
+            stack = movement_stack(op) if via is None else movement_stack(op).compose(via)
             inner = op.input
             if not self.is_member(inner) or isinstance(inner.owner, lazy.ConstOp):
                 return self.request(inner, at, stack)
@@ -330,11 +342,12 @@ class _Planner:
         return Affine.of(0, strides)
 
     def run(self) -> Plan:
-        roots: list[tuple[Operation, Node]] = []
-        for i, root in enumerate(self.roots):
-            v = computed_value(root)
-            at = self.root_map(lazy.shape_of(v), first=(i == 0))
-            roots.append((root, self.request(v, at)))
+        # every output's map first (their dims lead the space), then what they need
+        maps = [
+            self.root_map(lazy.shape_of(computed_value(r)), first=(i == 0))
+            for i, r in enumerate(self.roots)
+        ]
+        roots = [(r, self.request(computed_value(r), at), at) for r, at in zip(self.roots, maps)]
         return Plan(tuple(self.sizes), roots, list(self.reduce_nodes.values()))
 
 
@@ -385,9 +398,10 @@ def _culprit(
         if len(users) != 1:
             return PlanError(v, reason, alternatives)
         u = users[0]
-        if isinstance(u, lazy.ViewOp):
-            if not u.view.stack.contiguous:
-                top = u.view.stack.top
+        if isinstance(u, lazy.MovementOp):
+            stack = movement_stack(u)
+            if not stack.contiguous:
+                top = stack.top
                 expands = any(s > 1 and st == 0 for s, st in zip(top.shape, top.strides))
                 why = "expand of reduce" if expands else "view of reduce"
                 return PlanError(v, why, alternatives)

@@ -83,6 +83,7 @@ def _groups(f: func.FuncOp) -> list[_Group]:
                 f"outline-kernels: group {g.gid} cannot be one kernel ({e.reason}); "
                 "run group-reduces to split it"
             ) from None
+        g.roots = [r for r, _, _ in g.plan.roots]  # outputs in the plan's order
     return sorted(by_id.values(), key=lambda g: g.gid)
 
 
@@ -107,10 +108,13 @@ class _KernelBuilder:
         self.func = kernel.FuncOp(name, outs, ins, self.sizes)
         args = self.func.body.block.args
         self.arg_of: dict[SSAValue, BlockArgument] = {}
-        for v, a in zip(self.out_values, args[: len(outs)]):
+        for i, (v, a) in enumerate(zip(self.out_values, args[: len(outs)])):
             self.arg_of[v] = a
+            a.name_hint = v.name_hint if isinstance(v, BlockArgument) and v.name_hint else f"out{i}"
         for v, a in zip(self.in_values, args[len(outs) :]):
             self.arg_of[v] = a
+            if isinstance(v, BlockArgument) and v.name_hint:
+                a.name_hint = v.name_hint
         self.b = Builder(InsertPoint.at_end(self.func.body.block))
         self.scalar = ScalarEmitter(self.b)
         self.emitted: dict[int, SSAValue] = {}
@@ -119,7 +123,7 @@ class _KernelBuilder:
         """Post-order over the planned graph (operands before users)."""
         order: list[Node] = []
         seen: set[int] = set()
-        stack: list[tuple[Node, bool]] = [(n, False) for _, n in reversed(self.plan.roots)]
+        stack: list[tuple[Node, bool]] = [(n, False) for _, n, _ in reversed(self.plan.roots)]
         while stack:
             n, done = stack.pop()
             if done:
@@ -141,8 +145,8 @@ class _KernelBuilder:
     def build(self) -> kernel.FuncOp:
         for n in self._nodes():
             self.emitted[id(n)] = self._emit(n)
-        for (root, node), buf in zip(self.plan.roots, self.out_values):
-            view = ViewStack((node.at.view(self.sizes),))
+        for (root, node, at), buf in zip(self.plan.roots, self.out_values):
+            view = ViewStack((at.view(self.sizes),))
             self.b.insert(kernel.StoreOp(self.arg_of[buf], view, self.emitted[id(node)]))
             self._check_assign(root, buf, view)
         origins = []

@@ -1,0 +1,211 @@
+// RUN: mlfuse-opt %s -p lazy-canonicalize --split-input-file | filecheck %s
+
+// lazy-canonicalize: every movement op becomes one lazy.view carrying the
+// composed index map; chains of views compose; identity views, unmasked views
+// of constants and algebraic identities fold away; constants fold.
+
+// Each movement op alone becomes one lazy.view (x is 4x8, row-major strides [8, 1]).
+// CHECK-LABEL: func.func @movement_ops
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK-NOT:     lazy.{{reshape|permute|expand|shrink|flip|stride|pad}}
+// reshape: same strides, new shape
+// CHECK-NEXT:    %[[R:.*]] = lazy.view %[[X]] <[2, 16] strides [16, 1] offset 0> : tensor<4x8xf32> -> tensor<2x16xf32>
+// permute: strides swap
+// CHECK-NEXT:    %[[P:.*]] = lazy.view %[[X]] <[8, 4] strides [1, 8] offset 0> : tensor<4x8xf32> -> tensor<8x4xf32>
+// reshape + expand compose into one view: the broadcast dim has stride 0
+// CHECK-NEXT:    %[[E:.*]] = lazy.view %[[X]] <[3, 4, 8] strides [0, 8, 1] offset 0> : tensor<4x8xf32> -> tensor<3x4x8xf32>
+// shrink [[1, 3], [2, 7]]: offset 1*8 + 2 = 10
+// CHECK-NEXT:    %[[S:.*]] = lazy.view %[[X]] <[2, 5] strides [8, 1] offset 10> : tensor<4x8xf32> -> tensor<2x5xf32>
+// flip dim 0: stride -8, offset 3*8 = 24
+// CHECK-NEXT:    %[[F:.*]] = lazy.view %[[X]] <[4, 8] strides [-8, 1] offset 24> : tensor<4x8xf32> -> tensor<4x8xf32>
+// stride [2, 2]: strides doubled
+// CHECK-NEXT:    %[[T:.*]] = lazy.view %[[X]] <[2, 4] strides [16, 2] offset 0> : tensor<4x8xf32> -> tensor<2x4xf32>
+// pad [[1, 1], [0, 1]] (zero): offset -8 and a validity mask
+// CHECK-NEXT:    %[[D:.*]] = lazy.view %[[X]] <[6, 9] strides [8, 1] offset -8 mask {{\[\[}}1, 5], [0, 8]]> : tensor<4x8xf32> -> tensor<6x9xf32>
+// CHECK-NEXT:    func.return %[[R]], %[[P]], %[[E]], %[[S]], %[[F]], %[[T]], %[[D]] :
+func.func @movement_ops(%x: tensor<4x8xf32>) -> (tensor<2x16xf32>, tensor<8x4xf32>, tensor<3x4x8xf32>, tensor<2x5xf32>, tensor<4x8xf32>, tensor<2x4xf32>, tensor<6x9xf32>) {
+  %0 = lazy.reshape %x : tensor<4x8xf32> -> tensor<2x16xf32>
+  %1 = lazy.permute %x [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+  %r = lazy.reshape %x : tensor<4x8xf32> -> tensor<1x4x8xf32>
+  %2 = lazy.expand %r : tensor<1x4x8xf32> -> tensor<3x4x8xf32>
+  %3 = lazy.shrink %x [[1, 3], [2, 7]] : tensor<4x8xf32> -> tensor<2x5xf32>
+  %4 = lazy.flip %x [0] : tensor<4x8xf32> -> tensor<4x8xf32>
+  %5 = lazy.stride %x [2, 2] : tensor<4x8xf32> -> tensor<2x4xf32>
+  %6 = lazy.pad %x [[1, 1], [0, 1]] : tensor<4x8xf32> -> tensor<6x9xf32>
+  func.return %0, %1, %2, %3, %4, %5, %6 : tensor<2x16xf32>, tensor<8x4xf32>, tensor<3x4x8xf32>, tensor<2x5xf32>, tensor<4x8xf32>, tensor<2x4xf32>, tensor<6x9xf32>
+}
+
+// -----
+
+// A chain permute -> shrink -> reshape -> permute -> flip -> pad is one view.
+// Result (a, b, c) reads x at 24 + a + 4b - 8c for c in [1, 3).
+// CHECK-LABEL: func.func @chain
+// CHECK-NEXT:    %[[V:.*]] = lazy.view %{{.*}} <[4, 2, 4] strides [1, 4, -8] offset 24 mask {{\[\[}}0, 4], [0, 2], [1, 3]]> : tensor<4x8xf32> -> tensor<4x2x4xf32>
+// CHECK-NEXT:    func.return %[[V]]
+func.func @chain(%x: tensor<4x8xf32>) -> tensor<4x2x4xf32> {
+  %0 = lazy.permute %x [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+  %1 = lazy.shrink %0 [[0, 8], [1, 3]] : tensor<8x4xf32> -> tensor<8x2xf32>
+  %2 = lazy.reshape %1 : tensor<8x2xf32> -> tensor<2x4x2xf32>
+  %3 = lazy.permute %2 [1, 0, 2] : tensor<2x4x2xf32> -> tensor<4x2x2xf32>
+  %4 = lazy.flip %3 [2] : tensor<4x2x2xf32> -> tensor<4x2x2xf32>
+  %5 = lazy.pad %4 [[0, 0], [0, 0], [1, 1]] : tensor<4x2x2xf32> -> tensor<4x2x4xf32>
+  func.return %5 : tensor<4x2x4xf32>
+}
+
+// A reshape that cannot merge with a transpose stays one op, with a stack of
+// two views (buffer side first).
+// CHECK-LABEL: func.func @stacked
+// CHECK-NEXT:    %[[V:.*]] = lazy.view %{{.*}} <[8, 4] strides [1, 8] offset 0 | [2, 16] strides [16, 1] offset 0> : tensor<4x8xf32> -> tensor<2x16xf32>
+// CHECK-NEXT:    func.return %[[V]]
+func.func @stacked(%x: tensor<4x8xf32>) -> tensor<2x16xf32> {
+  %0 = lazy.permute %x [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+  %1 = lazy.reshape %0 : tensor<8x4xf32> -> tensor<32xf32>
+  %2 = lazy.reshape %1 : tensor<32xf32> -> tensor<2x16xf32>
+  func.return %2 : tensor<2x16xf32>
+}
+
+// -----
+
+// Views that compose to the identity disappear.
+// CHECK-LABEL: func.func @identity_views
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK-NEXT:    func.return %[[X]], %[[X]], %[[X]] :
+func.func @identity_views(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = lazy.permute %x [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+  %1 = lazy.permute %0 [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
+  %2 = lazy.reshape %x : tensor<4x8xf32> -> tensor<32xf32>
+  %3 = lazy.reshape %2 : tensor<32xf32> -> tensor<4x8xf32>
+  %4 = lazy.flip %x [1] : tensor<4x8xf32> -> tensor<4x8xf32>
+  %5 = lazy.flip %4 [1] : tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %1, %3, %5 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// A view with two users: the transpose-of-transpose user reads x directly,
+// the other user keeps its view.
+// CHECK-LABEL: func.func @shared_view
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK-NEXT:    %[[T:.*]] = lazy.view %[[X]] <[8, 4] strides [1, 8] offset 0>
+// CHECK-NEXT:    %[[E:.*]] = lazy.exp %[[T]] : tensor<8x4xf32>
+// CHECK-NEXT:    %[[A:.*]] = lazy.add %[[X]], %[[X]] : tensor<4x8xf32>
+// CHECK-NEXT:    func.return %[[E]], %[[A]]
+func.func @shared_view(%x: tensor<4x8xf32>) -> (tensor<8x4xf32>, tensor<4x8xf32>) {
+  %0 = lazy.permute %x [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+  %e = lazy.exp %0 : tensor<8x4xf32>
+  %1 = lazy.permute %0 [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
+  %2 = lazy.add %1, %x : tensor<4x8xf32>
+  func.return %e, %2 : tensor<8x4xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Unmasked views of a constant fold into a constant of the view's shape; a
+// masked one (pad: zeros outside) stays a view of the constant.
+// CHECK-LABEL: func.func @view_of_const
+// CHECK-NEXT:    %[[C:.*]] = lazy.const 2.5 : tensor<4x8xf32>
+// CHECK-NEXT:    %[[P:.*]] = lazy.view %[[C]] <[6, 8] strides [8, 1] offset -8 mask {{\[\[}}1, 5], [0, 8]]> : tensor<4x8xf32> -> tensor<6x8xf32>
+// CHECK-NEXT:    %[[I:.*]] = lazy.const 7 : tensor<2x2xi32>
+// CHECK-NEXT:    func.return %[[C]], %[[P]], %[[I]] :
+func.func @view_of_const() -> (tensor<4x8xf32>, tensor<6x8xf32>, tensor<2x2xi32>) {
+  %c = lazy.const 2.5 : tensor<f32>
+  %0 = lazy.reshape %c : tensor<f32> -> tensor<1x1xf32>
+  %1 = lazy.expand %0 : tensor<1x1xf32> -> tensor<4x8xf32>
+  %2 = lazy.pad %1 [[1, 1], [0, 0]] : tensor<4x8xf32> -> tensor<6x8xf32>
+  %i = lazy.const 7 : tensor<4x4xi32>
+  %3 = lazy.shrink %i [[0, 2], [2, 4]] : tensor<4x4xi32> -> tensor<2x2xi32>
+  func.return %1, %2, %3 : tensor<4x8xf32>, tensor<6x8xf32>, tensor<2x2xi32>
+}
+
+// -----
+
+// pad with a non-zero value: where(view(true), view(x), value), both views
+// carrying the pad's mask; no lazy.pad is left.
+// CHECK-LABEL: func.func @pad_value
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NOT:     lazy.pad
+// CHECK-NEXT:    %[[T:.*]] = lazy.const true : tensor<4xi1>
+// CHECK-NEXT:    %[[M:.*]] = lazy.view %[[T]] <[7] strides [1] offset -1 mask {{\[\[}}1, 5]]> : tensor<4xi1> -> tensor<7xi1>
+// CHECK-NEXT:    %[[V:.*]] = lazy.view %[[X]] <[7] strides [1] offset -1 mask {{\[\[}}1, 5]]> : tensor<4xf32> -> tensor<7xf32>
+// CHECK-NEXT:    %[[F:.*]] = lazy.const -1.5 : tensor<7xf32>
+// CHECK-NEXT:    %[[W:.*]] = lazy.where %[[M]], %[[V]], %[[F]] : tensor<7xf32>
+// CHECK-NEXT:    func.return %[[W]]
+func.func @pad_value(%x: tensor<4xf32>) -> tensor<7xf32> {
+  %0 = lazy.pad %x [[1, 2]] value -1.5 : tensor<4xf32> -> tensor<7xf32>
+  func.return %0 : tensor<7xf32>
+}
+
+// -----
+
+// x*1, 1*x, x+0, 0+x, x-0, x/1, neg(neg(x)) and a cast to the same type are x.
+// Not identities: 0-x, and x/1 on integers (the rule is for floats only).
+// CHECK-LABEL: func.func @identities
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>, %[[I:.*]]: tensor<4xi32>)
+// CHECK-NEXT:    %[[Z:.*]] = lazy.const 0.0 : tensor<4xf32>
+// CHECK-NEXT:    %[[ONE:.*]] = lazy.const 1 : tensor<4xi32>
+// CHECK-NEXT:    %[[D:.*]] = lazy.div %[[I]], %[[ONE]] : tensor<4xi32>
+// CHECK-NEXT:    %[[S:.*]] = lazy.sub %[[Z]], %[[X]] : tensor<4xf32>
+// CHECK-NEXT:    func.return %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[I]], %[[D]], %[[S]] :
+func.func @identities(%x: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>, tensor<4xi32>, tensor<4xf32>) {
+  %one = lazy.const 1.0 : tensor<4xf32>
+  %zero = lazy.const 0.0 : tensor<4xf32>
+  %0 = lazy.mul %x, %one : tensor<4xf32>
+  %1 = lazy.mul %one, %x : tensor<4xf32>
+  %2 = lazy.add %x, %zero : tensor<4xf32>
+  %3 = lazy.add %zero, %x : tensor<4xf32>
+  %4 = lazy.sub %x, %zero : tensor<4xf32>
+  %5 = lazy.div %x, %one : tensor<4xf32>
+  %n = lazy.neg %x : tensor<4xf32>
+  %6 = lazy.neg %n : tensor<4xf32>
+  %7 = lazy.cast %i : tensor<4xi32> to tensor<4xi32>
+  %ione = lazy.const 1 : tensor<4xi32>
+  %8 = lazy.div %i, %ione : tensor<4xi32>
+  %9 = lazy.sub %zero, %x : tensor<4xf32>
+  func.return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>, tensor<4xi32>, tensor<4xf32>
+}
+
+// Identities also see a 1 or a 0 through a broadcast of a scalar constant.
+// CHECK-LABEL: func.func @identity_through_view
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK-NEXT:    func.return %[[X]]
+func.func @identity_through_view(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %c = lazy.const 1.0 : tensor<f32>
+  %0 = lazy.reshape %c : tensor<f32> -> tensor<1x1xf32>
+  %1 = lazy.expand %0 : tensor<1x1xf32> -> tensor<4x8xf32>
+  %2 = lazy.mul %x, %1 : tensor<4x8xf32>
+  func.return %2 : tensor<4x8xf32>
+}
+
+// A reduce over size-1 axes only is its input; one over a real axis stays.
+// CHECK-LABEL: func.func @reduce_size1
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x1x8xf32>)
+// CHECK-NEXT:    %[[R:.*]] = lazy.reduce max %[[X]] [1, 2] : tensor<4x1x8xf32> -> tensor<4x1x1xf32>
+// CHECK-NEXT:    func.return %[[X]], %[[R]] :
+func.func @reduce_size1(%x: tensor<4x1x8xf32>) -> (tensor<4x1x8xf32>, tensor<4x1x1xf32>) {
+  %0 = lazy.reduce add %x [1] : tensor<4x1x8xf32> -> tensor<4x1x8xf32>
+  %1 = lazy.reduce max %x [1, 2] : tensor<4x1x8xf32> -> tensor<4x1x1xf32>
+  func.return %0, %1 : tensor<4x1x8xf32>, tensor<4x1x1xf32>
+}
+
+// -----
+
+// Constant folding: (2 + 3) * 3 = 15, broadcast to the use's shape; integer
+// arithmetic wraps like the element type (i32 max + 1).
+// CHECK-LABEL: func.func @fold
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NOT:     lazy.add
+// CHECK-NEXT:    %[[C:.*]] = lazy.const 15.0 : tensor<4xf32>
+// CHECK-NEXT:    %[[Y:.*]] = lazy.mul %[[X]], %[[C]] : tensor<4xf32>
+// CHECK-NEXT:    %[[W:.*]] = lazy.const -2147483648 : tensor<4xi32>
+// CHECK-NEXT:    func.return %[[Y]], %[[W]] :
+func.func @fold(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi32>) {
+  %a = lazy.const 2.0 : tensor<f32>
+  %b = lazy.const 3.0 : tensor<f32>
+  %s = lazy.add %a, %b : tensor<f32>
+  %m = lazy.mul %s, %b : tensor<f32>
+  %r = lazy.reshape %m : tensor<f32> -> tensor<1xf32>
+  %e = lazy.expand %r : tensor<1xf32> -> tensor<4xf32>
+  %y = lazy.mul %x, %e : tensor<4xf32>
+  %i = lazy.const 2147483647 : tensor<4xi32>
+  %j = lazy.const 1 : tensor<4xi32>
+  %w = lazy.add %i, %j : tensor<4xi32>
+  func.return %y, %w : tensor<4xf32>, tensor<4xi32>
+}

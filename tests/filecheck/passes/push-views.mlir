@@ -1,0 +1,171 @@
+// RUN: mlfuse-opt %s -p push-views --split-input-file | filecheck %s
+
+// push-views: "views on loads, contiguous stores". A view of a computed value
+// moves through elementwise ops (and single-use reduces) onto the block
+// arguments, so every computed value is produced in its own row-major layout.
+// Inputs are in lazy-canonicalize form (movement ops are lazy.view).
+
+// transpose(a + b) -> add(transpose a, transpose b)
+// CHECK-LABEL: func.func @transpose_add
+// CHECK-SAME:    (%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<4x8xf32>)
+// CHECK-NEXT:    %[[VA:.*]] = lazy.view %[[A]] <[8, 4] strides [1, 8] offset 0> : tensor<4x8xf32> -> tensor<8x4xf32>
+// CHECK-NEXT:    %[[VB:.*]] = lazy.view %[[B]] <[8, 4] strides [1, 8] offset 0> : tensor<4x8xf32> -> tensor<8x4xf32>
+// CHECK-NEXT:    %[[S:.*]] = lazy.add %[[VA]], %[[VB]] : tensor<8x4xf32>
+// CHECK-NEXT:    func.return %[[S]]
+func.func @transpose_add(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  %0 = lazy.add %a, %b : tensor<4x8xf32>
+  %1 = lazy.view %0 <[8, 4] strides [1, 8] offset 0> : tensor<4x8xf32> -> tensor<8x4xf32>
+  func.return %1 : tensor<8x4xf32>
+}
+
+// A chain of elementwise ops: the view reaches every leaf; the shared leaf
+// %x gets one view per use.
+// CHECK-LABEL: func.func @pad_add_mul
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>, %[[Y:.*]]: tensor<4xf32>)
+// CHECK-NOT:     lazy.where
+// CHECK-NEXT:    %[[VX:.*]] = lazy.view %[[X]] <[6] strides [1] offset -1 mask {{\[\[}}1, 5]]> : tensor<4xf32> -> tensor<6xf32>
+// CHECK-NEXT:    %[[VY:.*]] = lazy.view %[[Y]] <[6] strides [1] offset -1 mask {{\[\[}}1, 5]]> : tensor<4xf32> -> tensor<6xf32>
+// CHECK-NEXT:    %[[S:.*]] = lazy.add %[[VX]], %[[VY]] : tensor<6xf32>
+// CHECK-NEXT:    %[[VX2:.*]] = lazy.view %[[X]] <[6] strides [1] offset -1 mask {{\[\[}}1, 5]]> : tensor<4xf32> -> tensor<6xf32>
+// CHECK-NEXT:    %[[M:.*]] = lazy.mul %[[S]], %[[VX2]] : tensor<6xf32>
+// CHECK-NEXT:    func.return %[[M]]
+func.func @pad_add_mul(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<6xf32> {
+  %0 = lazy.add %x, %y : tensor<4xf32>
+  %1 = lazy.mul %0, %x : tensor<4xf32>
+  %2 = lazy.view %1 <[6] strides [1] offset -1 mask [[1, 5]]> : tensor<4xf32> -> tensor<6xf32>
+  func.return %2 : tensor<6xf32>
+}
+
+// -----
+
+// A pad through exp is unsafe (exp(0) = 1 would leak into the padding): the
+// computation is masked instead, where(view(true), exp(view x), 0).
+// CHECK-LABEL: func.func @pad_exp
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NEXT:    %[[V:.*]] = lazy.view %[[X]] <[6] strides [1] offset -1 mask {{\[\[}}1, 5]]> : tensor<4xf32> -> tensor<6xf32>
+// CHECK-NEXT:    %[[E:.*]] = lazy.exp %[[V]] : tensor<6xf32>
+// CHECK-NEXT:    %[[T:.*]] = lazy.const true : tensor<4xi1>
+// CHECK-NEXT:    %[[Z:.*]] = lazy.const 0.0 : tensor<6xf32>
+// CHECK-NEXT:    %[[M:.*]] = lazy.view %[[T]] <[6] strides [1] offset -1 mask {{\[\[}}1, 5]]> : tensor<4xi1> -> tensor<6xi1>
+// CHECK-NEXT:    %[[W:.*]] = lazy.where %[[M]], %[[E]], %[[Z]] : tensor<6xf32>
+// CHECK-NEXT:    func.return %[[W]]
+func.func @pad_exp(%x: tensor<4xf32>) -> tensor<6xf32> {
+  %0 = lazy.exp %x : tensor<4xf32>
+  %1 = lazy.view %0 <[6] strides [1] offset -1 mask [[1, 5]]> : tensor<4xf32> -> tensor<6xf32>
+  func.return %1 : tensor<6xf32>
+}
+
+// -----
+
+// permute of a single-use reduce: the view moves into the reduce's input and
+// the reduced axis 1 becomes axis 2 (out[k, i, 0] = sum_j x[i, j, k]).
+// CHECK-LABEL: func.func @permute_reduce
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x8x16xf32>)
+// CHECK-NEXT:    %[[V:.*]] = lazy.view %[[X]] <[16, 4, 8] strides [1, 128, 16] offset 0> : tensor<4x8x16xf32> -> tensor<16x4x8xf32>
+// CHECK-NEXT:    %[[R:.*]] = lazy.reduce add %[[V]] [2] : tensor<16x4x8xf32> -> tensor<16x4x1xf32>
+// CHECK-NEXT:    func.return %[[R]]
+func.func @permute_reduce(%x: tensor<4x8x16xf32>) -> tensor<16x4x1xf32> {
+  %0 = lazy.reduce add %x [1] : tensor<4x8x16xf32> -> tensor<4x1x16xf32>
+  %1 = lazy.view %0 <[16, 4, 1] strides [1, 16, 0] offset 0> : tensor<4x1x16xf32> -> tensor<16x4x1xf32>
+  func.return %1 : tensor<16x4x1xf32>
+}
+
+// shrink of a reduce (rows 1..2): the input is shrunk to those rows instead.
+// CHECK-LABEL: func.func @shrink_reduce
+// CHECK-NEXT:    %[[V:.*]] = lazy.view %{{.*}} <[2, 8] strides [8, 1] offset 8> : tensor<4x8xf32> -> tensor<2x8xf32>
+// CHECK-NEXT:    %[[R:.*]] = lazy.reduce max %[[V]] [1] : tensor<2x8xf32> -> tensor<2x1xf32>
+// CHECK-NEXT:    func.return %[[R]]
+func.func @shrink_reduce(%x: tensor<4x8xf32>) -> tensor<2x1xf32> {
+  %0 = lazy.reduce max %x [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %1 = lazy.view %0 <[2, 1] strides [1, 0] offset 1> : tensor<4x1xf32> -> tensor<2x1xf32>
+  func.return %1 : tensor<2x1xf32>
+}
+
+// A pad of a kept dim goes into the reduce (a reduce of zeros is 0).
+// CHECK-LABEL: func.func @pad_reduce
+// CHECK-NEXT:    %[[V:.*]] = lazy.view %{{.*}} <[6, 8] strides [8, 1] offset -8 mask {{\[\[}}1, 5], [0, 8]]> : tensor<4x8xf32> -> tensor<6x8xf32>
+// CHECK-NEXT:    %[[R:.*]] = lazy.reduce max %[[V]] [1] : tensor<6x8xf32> -> tensor<6x1xf32>
+// CHECK-NEXT:    func.return %[[R]]
+func.func @pad_reduce(%x: tensor<4x8xf32>) -> tensor<6x1xf32> {
+  %0 = lazy.reduce max %x [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %1 = lazy.view %0 <[6, 1] strides [1, 0] offset -1 mask [[1, 5], [0, 1]]> : tensor<4x1xf32> -> tensor<6x1xf32>
+  func.return %1 : tensor<6x1xf32>
+}
+
+// A pad of the reduced (size-1) dim has nowhere to go: it stays on the reduce.
+// CHECK-LABEL: func.func @pad_reduced_axis
+// CHECK-NEXT:    %[[R:.*]] = lazy.reduce max %{{.*}} [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:    %[[V:.*]] = lazy.view %[[R]] <[4, 3] strides [1, 0] offset 0 mask {{\[\[}}0, 4], [1, 2]]> : tensor<4x1xf32> -> tensor<4x3xf32>
+// CHECK-NEXT:    func.return %[[V]]
+func.func @pad_reduced_axis(%x: tensor<4x8xf32>) -> tensor<4x3xf32> {
+  %0 = lazy.reduce max %x [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %1 = lazy.view %0 <[4, 3] strides [1, 0] offset 0 mask [[0, 4], [1, 2]]> : tensor<4x1xf32> -> tensor<4x3xf32>
+  func.return %1 : tensor<4x3xf32>
+}
+
+// -----
+
+// A permute through exp and then through the reduce below it.
+// CHECK-LABEL: func.func @permute_exp_reduce
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x8x2xf32>)
+// CHECK-NEXT:    %[[V:.*]] = lazy.view %[[X]] <[2, 4, 8] strides [1, 16, 2] offset 0> : tensor<4x8x2xf32> -> tensor<2x4x8xf32>
+// CHECK-NEXT:    %[[R:.*]] = lazy.reduce add %[[V]] [2] : tensor<2x4x8xf32> -> tensor<2x4x1xf32>
+// CHECK-NEXT:    %[[E:.*]] = lazy.exp %[[R]] : tensor<2x4x1xf32>
+// CHECK-NEXT:    func.return %[[E]]
+func.func @permute_exp_reduce(%x: tensor<4x8x2xf32>) -> tensor<2x4x1xf32> {
+  %0 = lazy.reduce add %x [1] : tensor<4x8x2xf32> -> tensor<4x1x2xf32>
+  %1 = lazy.exp %0 : tensor<4x1x2xf32>
+  %2 = lazy.view %1 <[2, 4, 1] strides [1, 2, 0] offset 0> : tensor<4x1x2xf32> -> tensor<2x4x1xf32>
+  func.return %2 : tensor<2x4x1xf32>
+}
+
+// -----
+
+// An expand of a value computed from a reduce stays where it is (pushed down,
+// the epilogue exp would be recomputed per copy); the expand of the cheap
+// neg(y) is pushed onto %y as usual.
+// CHECK-LABEL: func.func @expand_of_reduce
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x8xf32>, %[[Y:.*]]: tensor<4x1xf32>)
+// CHECK-NEXT:    %[[R:.*]] = lazy.reduce add %[[X]] [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:    %[[E:.*]] = lazy.exp %[[R]] : tensor<4x1xf32>
+// CHECK-NEXT:    %[[BE:.*]] = lazy.view %[[E]] <[4, 8] strides [1, 0] offset 0> : tensor<4x1xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    %[[BY:.*]] = lazy.view %[[Y]] <[4, 8] strides [1, 0] offset 0> : tensor<4x1xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    %[[N:.*]] = lazy.neg %[[BY]] : tensor<4x8xf32>
+// CHECK-NEXT:    %[[S:.*]] = lazy.sub %[[BE]], %[[N]] : tensor<4x8xf32>
+// CHECK-NEXT:    func.return %[[S]]
+func.func @expand_of_reduce(%x: tensor<4x8xf32>, %y: tensor<4x1xf32>) -> tensor<4x8xf32> {
+  %0 = lazy.reduce add %x [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %1 = lazy.exp %0 : tensor<4x1xf32>
+  %2 = lazy.view %1 <[4, 8] strides [1, 0] offset 0> : tensor<4x1xf32> -> tensor<4x8xf32>
+  %3 = lazy.neg %y : tensor<4x1xf32>
+  %4 = lazy.view %3 <[4, 8] strides [1, 0] offset 0> : tensor<4x1xf32> -> tensor<4x8xf32>
+  %5 = lazy.sub %2, %4 : tensor<4x8xf32>
+  func.return %5 : tensor<4x8xf32>
+}
+
+// The broadcast-back of a reduce (x - max(x)) stays on the reduce.
+// CHECK-LABEL: func.func @broadcast_back
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK-NEXT:    %[[R:.*]] = lazy.reduce max %[[X]] [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:    %[[B:.*]] = lazy.view %[[R]] <[4, 8] strides [1, 0] offset 0> : tensor<4x1xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    %[[S:.*]] = lazy.sub %[[X]], %[[B]] : tensor<4x8xf32>
+// CHECK-NEXT:    func.return %[[S]]
+func.func @broadcast_back(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = lazy.reduce max %x [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %1 = lazy.view %0 <[4, 8] strides [1, 0] offset 0> : tensor<4x1xf32> -> tensor<4x8xf32>
+  %2 = lazy.sub %x, %1 : tensor<4x8xf32>
+  func.return %2 : tensor<4x8xf32>
+}
+
+// A reduce with two uses is not pushed through (that would compute it twice).
+// CHECK-LABEL: func.func @reduce_two_uses
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK-NEXT:    %[[R:.*]] = lazy.reduce add %[[X]] [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:    %[[V:.*]] = lazy.view %[[R]] <[1, 4] strides [0, 1] offset 0> : tensor<4x1xf32> -> tensor<1x4xf32>
+// CHECK-NEXT:    func.return %[[V]], %[[R]] :
+// CHECK-NOT:     lazy.reduce
+func.func @reduce_two_uses(%x: tensor<4x8xf32>) -> (tensor<1x4xf32>, tensor<4x1xf32>) {
+  %0 = lazy.reduce add %x [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %1 = lazy.view %0 <[1, 4] strides [0, 1] offset 0> : tensor<4x1xf32> -> tensor<1x4xf32>
+  func.return %1, %0 : tensor<1x4xf32>, tensor<4x1xf32>
+}
