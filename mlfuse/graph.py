@@ -266,7 +266,10 @@ def realize(nodes: Sequence[Node]) -> None:
                 snapshots.append((target, target.buffer.copy()))  # type: ignore[union-attr]
     from mlfuse.driver import debug_level
 
-    trace = _trace if debug_level() >= 2 else None
+    trace = None
+    if debug_level() >= 2:
+        items = {it.name: it for it in c.items}  # type: ignore[attr-defined]
+        trace = lambda launch, run: _trace(launch, run, items.get(launch.name))  # noqa: E731
     outs = c.program.run([n.buffer for n in g.args], trace=trace)  # type: ignore[attr-defined]
     for target, old in snapshots:
         target.buffer = old
@@ -274,10 +277,12 @@ def realize(nodes: Sequence[Node]) -> None:
         n.become(buf)
 
 
-def _trace(launch, run) -> None:
+def _trace(launch, run, item) -> None:
+    """MLFUSE_DEBUG=2: each kernel as it runs, with what it does and why it exists."""
     import time
 
     t0 = time.perf_counter()
     run()
     dt = time.perf_counter() - t0
-    print(f"mlfuse: {launch.name} ({launch.kernel.name}) {dt * 1e6:.0f} us", file=sys.stderr)
+    what = str(item) if item is not None else launch.name
+    print(f"mlfuse: {what} | {dt * 1e6:.0f} us", file=sys.stderr)

@@ -9,7 +9,8 @@ dialect conversion, ~10x faster than type-converting rewrite patterns):
   buffers never overlap), ``index`` becomes ``i64``;
 * ``memref.load/store %m[%i]`` become ``getelementptr inbounds`` + load/store;
 * arith/math ops map to llvm ops or intrinsics (``llvm.maximum``,
-  ``llvm.fptosi.sat``, ``llvm.smax`` ...), fast-math flags carried over;
+  ``llvm.fptosi.sat``, ``llvm.smax`` ...); float arithmetic keeps its
+  fast-math flags (intrinsic calls take none in xDSL's translation);
 * ``cf.br/cond_br`` and ``func.return`` map to their llvm twins.
 
 Only functions marked ``mlfuse.kernel`` are converted; the schedule stays.
@@ -219,6 +220,8 @@ class _Converter:
 
     def _arith_cmpf(self, op: arith.CmpfOp) -> SSAValue:
         name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+        if name in ("false", "true"):  # constant predicates: no fcmp needed
+            return self.const(1 if name == "true" else 0, i1)
         return self.emit(llvm.FCmpOp(self.v(op.lhs), self.v(op.rhs), name))  # type: ignore[return-value]
 
     def _arith_select(self, op: arith.SelectOp) -> SSAValue:
