@@ -221,7 +221,12 @@ class _Planner:
         if r in self.reduce_nodes:
             node = self.reduce_nodes[r]
             if node.at != at:
-                raise PlanError(r.result, "reduce read at two index maps")
+                looped = {d for o in self.reduce_nodes.values() for d in o.dims}
+                # needed inside another reduction's loop: that reduction reduces it again
+                why = "reduce of reduce" if (at.domain - node.at.domain) & looped else (
+                    "reduce read at two index maps"
+                )
+                raise PlanError(r.result, why)
             return node
         t_out = lazy.shape_of(r.result)
         t_in = lazy.shape_of(r.input)

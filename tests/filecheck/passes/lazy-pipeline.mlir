@@ -142,7 +142,7 @@ func.func @mlp2(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %b1: tensor<16xf32>,
 // and the second matmul (a third reduce) in one pass. Peak = 128 + 96 bytes.
 // CHECK-LABEL: kernel.func @k0
 // CHECK-SAME:    outs(%{{.*}}: memref<32xf32>) ins(%{{.*}}: memref<24xf32>, %{{.*}}: memref<24xf32>) space [2, 4, 4, 3]
-// CHECK-SAME:    ops = ["mul", "reduce"], reasons = ["reduce read at two index maps"]
+// CHECK-SAME:    ops = ["mul", "reduce"], reasons = ["reduce of reduce"]
 // CHECK:         kernel.load %{{.*}} <[2, 4, 4, 3] strides [12, 3, 0, 1] offset 0> : memref<24xf32>
 // CHECK-NEXT:    kernel.load %{{.*}} <[2, 4, 4, 3] strides [12, 0, 3, 1] offset 0> : memref<24xf32>
 // CHECK:         kernel.store %{{.*}} <[2, 4, 4, 3] strides [16, 4, 1, 0] offset 0>
