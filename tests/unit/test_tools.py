@@ -78,7 +78,11 @@ def test_debug_levels_print_kernels_and_ir():
         "import numpy as np; from mlfuse import Tensor;"
         "x = Tensor(np.ones((33, 17), np.float32)); print((x.exp() - x.max(1, keepdim=True)).sum(1).numpy()[0])"
     )
-    for level, expect in [("1", "scheduled 1 kernel"), ("2", "k0 ("), ("4", "IR after group-reduces")]:
+    for level, expect in [
+        ("1", "scheduled 1 kernel"),
+        ("2", "outputs: output |"),  # the kernel, its reasons and its time
+        ("4", "IR after group-reduces"),
+    ]:
         p = subprocess.run(
             [sys.executable, "-c", prog],
             env={"MLFUSE_DEBUG": level, "PATH": "/usr/bin:/bin"},
