@@ -58,7 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args(argv)
     rows = report()
-    head = f"{'case':22s} {'kernels':>7s} {'target':>6s} {'tinygrad':>8s} {'read B':>9s} {'write B':>9s} {'moved/min':>9s}  boundaries"
+    head = (
+        f"{'case':22s} {'kernels':>7s} {'target':>6s} {'tinygrad':>8s} {'read B':>9s} "
+        f"{'write B':>9s} {'moved/min':>9s}  boundaries"
+    )
     print(head)
     print("-" * len(head))
     for r in rows:
@@ -71,8 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     total_k = sum(r["kernels"] for r in rows)
     total_t = sum(r["tinygrad"] for r in rows)
-    print(f"\n{total_k} kernels in all (tinygrad 0.14: {total_t}); "
-          f"{sum(r['ok'] for r in rows)}/{len(rows)} cases meet their target and match numpy")
+    print(
+        f"\n{total_k} kernels in all (tinygrad 0.14: {total_t}); "
+        f"{sum(r['ok'] for r in rows)}/{len(rows)} cases meet their target and match numpy"
+    )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)

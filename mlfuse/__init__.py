@@ -1,10 +1,10 @@
 """mlfuse: a lazy-tensor compiler on xDSL.
 
-    from mlfuse import Tensor
-    x = Tensor.randn(64, 64, seed=0)
-    y = x.softmax(-1)          # nothing runs yet
-    mlfuse.schedule(y)         # the kernels it would run (one, here)
-    y.numpy()                  # compile, run, read back
+from mlfuse import Tensor
+x = Tensor.randn(64, 64, seed=0)
+y = x.softmax(-1)          # nothing runs yet
+mlfuse.schedule(y)         # the kernels it would run (one, here)
+y.numpy()                  # compile, run, read back
 """
 
 from mlfuse import dtypes

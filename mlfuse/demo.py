@@ -58,7 +58,8 @@ def main(batch: int = 256, d_in: int = 512, hidden: int = 1024, classes: int = 1
     want = reference(*arrays)
     err = float(np.abs(got - want).max())
     ok = err < 1e-5 and np.allclose(got.sum(-1), 1, atol=1e-5)
-    print(f"ran in {t_run * 1e3:.1f} ms; max |mlfuse - numpy| = {err:.2e} -> {'OK' if ok else 'MISMATCH'}")
+    verdict = "OK" if ok else "MISMATCH"
+    print(f"ran in {t_run * 1e3:.1f} ms; max |mlfuse - numpy| = {err:.2e} -> {verdict}")
 
     # the same program on new data: the schedule and the kernels are cached
     arrays[0] = rng.standard_normal((batch, d_in)).astype(np.float32)

@@ -48,8 +48,16 @@ def make_context() -> Context:
 
     ctx = Context()
     for d in (
-        builtin.Builtin, func.Func, arith.Arith, math.Math, scf.Scf, cf.Cf, memref.MemRef,
-        llvm.LLVM, Lazy, Kernel,
+        builtin.Builtin,
+        func.Func,
+        arith.Arith,
+        math.Math,
+        scf.Scf,
+        cf.Cf,
+        memref.MemRef,
+        llvm.LLVM,
+        Lazy,
+        Kernel,
     ):
         ctx.load_dialect(d)
     return ctx
@@ -230,9 +238,7 @@ def compile_kernels(kernels: list[kernel.FuncOp], timings: list[PassTiming] | No
     ir = to_llvm_ir(mod)
     if debug_level() >= 3:
         print(ir, file=sys.stderr)
-    compiled = compile_ir(
-        ir, {u: (n, extents[u], pts) for u, n, pts in names.values()}
-    )
+    compiled = compile_ir(ir, {u: (n, extents[u], pts) for u, n, pts in names.values()})
     for key, (unique, _, _) in names.items():
         _cache[key] = compiled[unique]
     for k in kernels:

@@ -49,8 +49,13 @@ ALL = (bool_, int32, int64, float32, float64)
 default_float = float32
 default_int = int32
 
-_NP_NAMES = {"bool": "bool", "int32": "int32", "int64": "int64", "float32": "float32",
-             "float64": "float64"}
+_NP_NAMES = {
+    "bool": "bool",
+    "int32": "int32",
+    "int64": "int64",
+    "float32": "float32",
+    "float64": "float64",
+}
 _IR = {
     "bool": lambda: IntegerType(1),
     "int32": lambda: IntegerType(32),

@@ -171,7 +171,9 @@ FUSION_CASES: list[Case] = [
     Case("slice_pad_flip", "x[2:10,1:9].pad(((1,1),(2,2))).flip(0) + 1", 1, 1, _slice_pad_flip),
     Case("two_parallel_reduces", "x.sum(1) + x.max(1)", 1, 1, _two_parallel_reduces),
     Case("multi_output", "y = x*2; outputs y+1 and y.sum(0)", 2, 2, _multi_output),
-    Case("unsafe_pad_exp", "x.exp().pad(((1,1),(1,1))): border 0, not exp(0)", 1, 1, _unsafe_pad_exp),
+    Case(
+        "unsafe_pad_exp", "x.exp().pad(((1,1),(1,1))): border 0, not exp(0)", 1, 1, _unsafe_pad_exp
+    ),
     Case("attention", "softmax(q@k^T/4, -1)@v, q,k,v (4,32,16)", 2, 4, _attention),
     Case("conv3x3_views", "3x3 conv, padding 1, as 9 padded windows", 1, 1, _conv3x3_views),
     Case("cast_chain", "(x*10).cast(int32).cast(float32)/10", 1, 1, _cast_chain),

@@ -24,13 +24,43 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from mlfuse import dtypes
 from mlfuse.dtypes import DType
+from mlfuse.utils import postorder
 
 Shape = tuple[int, ...]
 
-UNARY = ("neg", "recip", "sqrt", "exp", "exp2", "log", "log2", "sin", "cos", "abs", "floor",
-         "ceil", "not")
-BINARY = ("add", "sub", "mul", "div", "idiv", "mod", "max", "min", "pow", "and", "or", "xor",
-          "cmplt", "cmple", "cmpeq", "cmpne")
+UNARY = (
+    "neg",
+    "recip",
+    "sqrt",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "sin",
+    "cos",
+    "abs",
+    "floor",
+    "ceil",
+    "not",
+)
+BINARY = (
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "idiv",
+    "mod",
+    "max",
+    "min",
+    "pow",
+    "and",
+    "or",
+    "xor",
+    "cmplt",
+    "cmple",
+    "cmpeq",
+    "cmpne",
+)
 MOVEMENT = ("reshape", "permute", "expand", "pad", "shrink", "flip", "stride")
 
 origin: contextvars.ContextVar[str | None] = contextvars.ContextVar("origin", default=None)
@@ -98,22 +128,7 @@ def unique(op: str, srcs: Sequence[Node], arg: Any, shape: Shape, dtype: DType) 
 
 def toposort(outputs: Sequence[Node]) -> list[Node]:
     """Unrealized nodes feeding ``outputs``, sources first (iterative: deep graphs ok)."""
-    order: list[Node] = []
-    seen: set[int] = set()
-    for out in outputs:
-        stack: list[tuple[Node, bool]] = [(out, False)]
-        while stack:
-            n, done = stack.pop()
-            if done:
-                order.append(n)
-                continue
-            if id(n) in seen:
-                continue
-            seen.add(id(n))
-            stack.append((n, True))
-            if not n.realized:
-                stack.extend((s, False) for s in reversed(n.srcs))
-    return order
+    return postorder(outputs, lambda n: () if n.realized else n.srcs)
 
 
 @dataclass
@@ -215,9 +230,7 @@ def to_module(g: Graph) -> ModuleOp:
         value[id(n)] = op.results[0]
     outs = [value[id(o)] for o in g.outputs]
     block.add_op(func.ReturnOp(*outs))
-    f = func.FuncOp(
-        "main", ([a.type for a in block.args], [v.type for v in outs]), Region(block)
-    )
+    f = func.FuncOp("main", ([a.type for a in block.args], [v.type for v in outs]), Region(block))
     return ModuleOp([f])
 
 

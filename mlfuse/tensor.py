@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -142,12 +141,18 @@ class Tensor:
                 raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
             if want is None:
                 kind = arr.dtype.kind
-                want = {"b": dtypes.bool_, "i": dtypes.default_int, "u": dtypes.default_int,
-                        "f": dtypes.default_float}.get(kind)
+                want = {
+                    "b": dtypes.bool_,
+                    "i": dtypes.default_int,
+                    "u": dtypes.default_int,
+                    "f": dtypes.default_float,
+                }.get(kind)
                 if want is None:
                     raise TypeError(f"cannot make a Tensor from numpy dtype {arr.dtype}")
-                if want.is_int and arr.size and (
-                    arr.min() < np.iinfo(want.np).min or arr.max() > np.iinfo(want.np).max
+                if (
+                    want.is_int
+                    and arr.size
+                    and (arr.min() < np.iinfo(want.np).min or arr.max() > np.iinfo(want.np).max)
                 ):
                     raise OverflowError(
                         f"integers up to {arr.max()} do not fit in {want.name}; pass "
@@ -161,8 +166,11 @@ class Tensor:
     def full(shape, value, dtype=None) -> Tensor:
         shape = _shape_arg((shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))
         if dtype is None:
-            dt = dtypes.bool_ if isinstance(value, bool) else (
-                dtypes.default_int if isinstance(value, int) else dtypes.default_float)
+            dt = (
+                dtypes.bool_
+                if isinstance(value, bool)
+                else (dtypes.default_int if isinstance(value, int) else dtypes.default_float)
+            )
         else:
             dt = dtypes.as_dtype(dtype)
         if dt.is_bool:
@@ -203,7 +211,11 @@ class Tensor:
         if step == 0:
             raise ValueError("arange step must not be 0")
         is_int = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
-        dt = dtypes.as_dtype(dtype) if dtype else (dtypes.default_int if is_int else dtypes.default_float)
+        dt = (
+            dtypes.as_dtype(dtype)
+            if dtype
+            else (dtypes.default_int if is_int else dtypes.default_float)
+        )
         return Tensor(np.arange(start, stop, step).astype(dt.np), dt)
 
     @staticmethod
@@ -306,7 +318,11 @@ class Tensor:
             return self
         if len(shape) < self.ndim:
             raise ValueError(f"cannot broadcast {self.shape} to {shape}")
-        t = self.reshape((1,) * (len(shape) - self.ndim) + self.shape) if self.ndim < len(shape) else self
+        t = (
+            self.reshape((1,) * (len(shape) - self.ndim) + self.shape)
+            if self.ndim < len(shape)
+            else self
+        )
         for s, n in zip(t.shape, shape):
             if s != n and s != 1:
                 raise ValueError(f"cannot broadcast {self.shape} to {shape}")
@@ -664,7 +680,9 @@ class Tensor:
         n = math.prod(self.shape[a] for a in axes)
         x = self._float()
         d = x - x.mean(axis, keepdim=True)
-        return (d * d).sum(axis, keepdim) * (1.0 / max(n - correction, 0) if n > correction else float("nan"))
+        return (d * d).sum(axis, keepdim) * (
+            1.0 / max(n - correction, 0) if n > correction else float("nan")
+        )
 
     @_traced
     def std(self, axis=None, keepdim=False, correction=1):
@@ -687,8 +705,12 @@ class Tensor:
         x = self._float()
         m = x.max(axis, keepdim=True)
         out = (x - m).exp().sum(axis, keepdim=True).log() + m
-        return out if keepdim else out.reshape(
-            tuple(s for d, s in enumerate(x.shape) if d not in _norm_axes(axis, x.ndim))
+        return (
+            out
+            if keepdim
+            else out.reshape(
+                tuple(s for d, s in enumerate(x.shape) if d not in _norm_axes(axis, x.ndim))
+            )
         )
 
     @_traced
@@ -711,9 +733,7 @@ class Tensor:
         a = self.reshape((1,) + self.shape) if self.ndim == 1 else self
         b = other.reshape(other.shape + (1,)) if other.ndim == 1 else other
         if a.shape[-1] != b.shape[-2 if b.ndim > 1 else -1]:
-            raise ValueError(
-                f"matmul: inner dims differ: {self.shape} @ {other.shape}"
-            )
+            raise ValueError(f"matmul: inner dims differ: {self.shape} @ {other.shape}")
         n, k = a.shape[-2], a.shape[-1]
         m = b.shape[-1]
         batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
@@ -771,7 +791,10 @@ class Tensor:
     @_traced
     def permute(self, *order) -> Tensor:
         order = _ints(order, "permute order entries")
-        if sorted(_norm_axis(o, self.ndim) for o in order) != list(range(self.ndim)) or len(order) != self.ndim:
+        if (
+            sorted(_norm_axis(o, self.ndim) for o in order) != list(range(self.ndim))
+            or len(order) != self.ndim
+        ):
             raise ValueError(f"permute order {order} is not a permutation of {self.ndim} dims")
         order = tuple(_norm_axis(o, self.ndim) for o in order)
         if order == tuple(range(self.ndim)):
@@ -814,7 +837,11 @@ class Tensor:
             raise ValueError(f"pad amounts must be non-negative, got {pairs}")
         if all(p == (0, 0) for p in pairs):
             return self
-        v = bool(value) if self.dtype.is_bool else (int(value) if self.dtype.is_int else float(value))
+        v = (
+            bool(value)
+            if self.dtype.is_bool
+            else (int(value) if self.dtype.is_int else float(value))
+        )
         shape = tuple(s + b + e for s, (b, e) in zip(self.shape, pairs))
         return self._movement("pad", (pairs, v), shape)
 
@@ -865,14 +892,18 @@ class Tensor:
         if self.ndim == 0:
             return self.reshape(1)
         s, e = _norm_axis(start_dim, self.ndim, "dim"), _norm_axis(end_dim, self.ndim, "dim")
-        return self.reshape(self.shape[:s] + (math.prod(self.shape[s : e + 1]),) + self.shape[e + 1 :])
+        return self.reshape(
+            self.shape[:s] + (math.prod(self.shape[s : e + 1]),) + self.shape[e + 1 :]
+        )
 
     @_traced
     def __getitem__(self, index) -> Tensor:
         if not isinstance(index, tuple):
             index = (index,)
         for i in index:
-            if not (i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer))) or isinstance(i, bool):
+            if not (
+                i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer))
+            ) or isinstance(i, bool):
                 raise TypeError(
                     f"unsupported index {i!r}: use ints, slices, None or ... (no tensor indexing)"
                 )
@@ -971,7 +1002,3 @@ def lazy_ir(*tensors: Tensor) -> str:
     """The lazy-dialect function ``tensors`` would be compiled from."""
     nodes = [t.node for t in tensors if not t.node.realized]
     return str(graph.to_module(graph.collect(nodes))) if nodes else ""
-
-
-def _unused(_: Sequence) -> None:  # pragma: no cover
-    pass

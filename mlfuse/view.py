@@ -87,9 +87,7 @@ class View:
         # a size-0 dim keeps the other dims' maps: in a kernel space it may be
         # a reduce's dim while the stores still walk the others
         if mask is not None:
-            mask = tuple(
-                (max(0, b), min(s, e)) if s else (0, 0) for (b, e), s in zip(mask, shape)
-            )
+            mask = tuple((max(0, b), min(s, e)) if s else (0, 0) for (b, e), s in zip(mask, shape))
             if any(b >= e for (b, e), s in zip(mask, shape) if s):
                 # nothing is valid: one canonical all-invalid view
                 return View(shape, (0,) * len(shape), 0, ((0, 0),) * len(shape))
@@ -373,15 +371,13 @@ def check_reads_within(stack: ViewStack, size: int, below: str = "a tensor") -> 
     """Raise ViewError unless ``stack`` only reads positions [0, size) of ``below``."""
     rng = stack.views[0].offset_range()
     if rng is not None and (rng[0] < 0 or rng[1] >= size):
-        raise ViewError(
-            f"view reads positions [{rng[0]}, {rng[1]}] of {below} of {size} elements"
-        )
-    for below, above in zip(stack.views, stack.views[1:]):
-        rng = above.offset_range()
-        if rng is not None and (rng[0] < 0 or rng[1] >= below.size):
+        raise ViewError(f"view reads positions [{rng[0]}, {rng[1]}] of {below} of {size} elements")
+    for lower, upper in zip(stack.views, stack.views[1:]):
+        rng = upper.offset_range()
+        if rng is not None and (rng[0] < 0 or rng[1] >= lower.size):
             raise ViewError(
                 f"stacked view reads positions [{rng[0]}, {rng[1]}] of a view of "
-                f"{below.size} elements"
+                f"{lower.size} elements"
             )
 
 
@@ -520,8 +516,10 @@ def _emit(stack: ViewStack, ops: IndexOps[T], idxs: list[T]):
 
     def guard(c: T, clo: int, chi: int, b: int, e: int) -> None:
         nonlocal valid
-        for cond, needed in ((lambda: ops.ge(c, ops.const(b)), b > clo),
-                             (lambda: ops.lt(c, ops.const(e)), e <= chi)):
+        for cond, needed in (
+            (lambda: ops.ge(c, ops.const(b)), b > clo),
+            (lambda: ops.lt(c, ops.const(e)), e <= chi),
+        ):
             if needed:
                 valid = cond() if valid is None else ops.and_(valid, cond())
 

@@ -154,7 +154,9 @@ class FuncOp(IRDLOperation):
         if any(s < 0 for s in self.space_shape):
             raise VerifyException(f"kernel.func: negative extent in space {list(self.space_shape)}")
         for op in self.body.block.ops:
-            if not isinstance(op, (LoadOp, ValidOp, ReduceOp, StoreOp)) and op.dialect_name() not in (
+            if not isinstance(
+                op, (LoadOp, ValidOp, ReduceOp, StoreOp)
+            ) and op.dialect_name() not in (
                 "arith",
                 "math",
             ):
@@ -471,7 +473,9 @@ class LaunchOp(IRDLOperation):
     def kernel(self) -> FuncOp:
         k = SymbolTable.lookup_symbol(self, self.callee)
         if not isinstance(k, FuncOp):
-            raise VerifyException(f"kernel.launch: no kernel.func named @{self.callee.string_value()}")
+            raise VerifyException(
+                f"kernel.launch: no kernel.func named @{self.callee.string_value()}"
+            )
         return k
 
     def verify_(self) -> None:

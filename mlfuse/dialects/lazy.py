@@ -17,7 +17,6 @@ shapes and element types.
 
 from __future__ import annotations
 
-import math
 from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
@@ -301,8 +300,11 @@ def _unary(name: str, accepts: str, zero_preserving: bool, doc: str):
             "ACCEPTS": accepts,
             "ZERO_PRESERVING": zero_preserving,
             "__doc__": doc,
-            "__annotations__": {"KIND": ClassVar[str], "ACCEPTS": ClassVar[str],
-                                "ZERO_PRESERVING": ClassVar[bool]},
+            "__annotations__": {
+                "KIND": ClassVar[str],
+                "ACCEPTS": ClassVar[str],
+                "ZERO_PRESERVING": ClassVar[bool],
+            },
         },
     )
     return irdl_op_definition(cls)
@@ -323,8 +325,19 @@ CeilOp = _unary("ceil", FLOAT, True, "round toward +inf")
 NotOp = _unary("not", BOOL_OR_INT, False, "logical not (bool) / bitwise not (int)")
 
 UNARY_OPS: tuple[type[UnaryOp], ...] = (
-    NegOp, RecipOp, SqrtOp, ExpOp, Exp2Op, LogOp, Log2Op, SinOp, CosOp, AbsOp,
-    FloorOp, CeilOp, NotOp,
+    NegOp,
+    RecipOp,
+    SqrtOp,
+    ExpOp,
+    Exp2Op,
+    LogOp,
+    Log2Op,
+    SinOp,
+    CosOp,
+    AbsOp,
+    FloorOp,
+    CeilOp,
+    NotOp,
 )
 
 
@@ -352,7 +365,9 @@ class BinaryOp(ElementwiseOp, ABC):
         _check_elem(self, et, self.ACCEPTS)
         want = tensor_type(shape_of(self.lhs), IntegerType(1) if self.COMPARES else et)
         if self.result.type != want:
-            raise VerifyException(f"{self.name}: result type must be {want}, got {self.result.type}")
+            raise VerifyException(
+                f"{self.name}: result type must be {want}, got {self.result.type}"
+            )
 
     @classmethod
     def parse(cls, parser: Parser):
@@ -386,8 +401,12 @@ def _binary(name: str, accepts: str, zero_preserving: bool, doc: str, compares=F
             "ZERO_PRESERVING": zero_preserving,
             "COMPARES": compares,
             "__doc__": doc,
-            "__annotations__": {"KIND": ClassVar[str], "ACCEPTS": ClassVar[str],
-                                "ZERO_PRESERVING": ClassVar[bool], "COMPARES": ClassVar[bool]},
+            "__annotations__": {
+                "KIND": ClassVar[str],
+                "ACCEPTS": ClassVar[str],
+                "ZERO_PRESERVING": ClassVar[bool],
+                "COMPARES": ClassVar[bool],
+            },
         },
     )
     return irdl_op_definition(cls)
@@ -411,8 +430,22 @@ CmpeqOp = _binary("cmpeq", ANY, False, "a == b", compares=True)
 CmpneOp = _binary("cmpne", ANY, True, "a != b", compares=True)
 
 BINARY_OPS: tuple[type[BinaryOp], ...] = (
-    AddOp, SubOp, MulOp, DivOp, IdivOp, ModOp, MaxOp, MinOp, PowOp, AndOp, OrOp, XorOp,
-    CmpltOp, CmpleOp, CmpeqOp, CmpneOp,
+    AddOp,
+    SubOp,
+    MulOp,
+    DivOp,
+    IdivOp,
+    ModOp,
+    MaxOp,
+    MinOp,
+    PowOp,
+    AndOp,
+    OrOp,
+    XorOp,
+    CmpltOp,
+    CmpleOp,
+    CmpeqOp,
+    CmpneOp,
 )
 
 
@@ -641,7 +674,9 @@ class ReduceOp(IRDLOperation):
             raise VerifyException("lazy.reduce: cannot reduce bool elements (cast first)")
         want = tensor_type(tuple(1 if d in axes else s for d, s in enumerate(shape)), et)
         if self.result.type != want:
-            raise VerifyException(f"lazy.reduce: result type must be {want}, got {self.result.type}")
+            raise VerifyException(
+                f"lazy.reduce: result type must be {want}, got {self.result.type}"
+            )
 
     @classmethod
     def parse(cls, parser: Parser):
@@ -749,6 +784,10 @@ class MovementOp(IRDLOperation, ABC):
         pass
 
     @classmethod
+    def _finish_props(cls, parser: Parser, props: dict, result_type: Attribute) -> None:
+        """Complete properties that need the result type (parsed after the argument)."""
+
+    @classmethod
     def parse(cls, parser: Parser):
         x = parser.parse_unresolved_operand()
         props = cls._parse_arg(parser)
@@ -757,6 +796,7 @@ class MovementOp(IRDLOperation, ABC):
         t = parser.parse_type()
         parser.parse_punctuation("->")
         rt = parser.parse_type()
+        cls._finish_props(parser, props, rt)
         return cls.create(
             operands=[parser.resolve_operand(x, t)],
             result_types=[rt],
@@ -943,37 +983,28 @@ class PadOp(_PairsMovement):
             not isinstance(v, (FloatAttr, IntegerAttr)) or v.type != element_of(self.result)
         ):
             raise VerifyException(
-                f"lazy.pad: pad value must have the element type {element_of(self.result)}, "
-                f"got {v}"
+                f"lazy.pad: pad value must have the element type {element_of(self.result)}, got {v}"
             )
 
     @classmethod
-    def parse(cls, parser: Parser):
-        x = parser.parse_unresolved_operand()
-        props = cls._parse_arg(parser)
-        value, span = None, None
+    def _parse_arg(cls, parser):
+        props = super()._parse_arg(parser)
         if parser.parse_optional_keyword("value"):
             start = parser.pos
-            value = parse_number(parser)
-            span = (start, parser.pos)
-        attrs = _parse_attrs(parser)
-        parser.parse_punctuation(":")
-        t = parser.parse_type()
-        parser.parse_punctuation("->")
-        rt = parser.parse_type()
-        if value is not None and span is not None:
-            if not isinstance(rt, TensorType):
-                parser.raise_error("lazy.pad needs tensor types")
-            try:
-                props["value"] = scalar_attr(value, rt.element_type)
-            except ValueError as e:
-                parser.raise_error(str(e), *span)
-        return cls.create(
-            operands=[parser.resolve_operand(x, t)],
-            result_types=[rt],
-            properties=props,
-            attributes=attrs,
-        )
+            props["_value"] = (parse_number(parser), start, parser.pos)
+        return props
+
+    @classmethod
+    def _finish_props(cls, parser, props, result_type):
+        if "_value" not in props:
+            return
+        value, start, end = props.pop("_value")
+        if not isinstance(result_type, TensorType):
+            parser.raise_error("lazy.pad needs tensor types")
+        try:
+            props["value"] = scalar_attr(value, result_type.element_type)
+        except ValueError as e:
+            parser.raise_error(str(e), start, end)
 
     def _print_arg(self, printer):
         super()._print_arg(printer)
@@ -1014,7 +1045,14 @@ class ViewOp(MovementOp):
 
 
 MOVEMENT_OPS: tuple[type[MovementOp], ...] = (
-    ReshapeOp, PermuteOp, ExpandOp, PadOp, ShrinkOp, FlipOp, StrideOp, ViewOp,
+    ReshapeOp,
+    PermuteOp,
+    ExpandOp,
+    PadOp,
+    ShrinkOp,
+    FlipOp,
+    StrideOp,
+    ViewOp,
 )
 
 # ---------------------------------------------------------------------------
@@ -1156,7 +1194,12 @@ class AssignOp(IRDLOperation):
 
 
 ELEMENTWISE_OPS: tuple[type[ElementwiseOp], ...] = (
-    *UNARY_OPS, *BINARY_OPS, WhereOp, MulaccOp, CastOp, BitcastOp,
+    *UNARY_OPS,
+    *BINARY_OPS,
+    WhereOp,
+    MulaccOp,
+    CastOp,
+    BitcastOp,
 )
 
 Lazy = Dialect(

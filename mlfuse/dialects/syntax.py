@@ -25,9 +25,7 @@ def parse_int(parser: AttrParser) -> int:
 
 def parse_int_list(parser: AttrParser) -> list[int]:
     """``[1, 2, 3]``"""
-    return parser.parse_comma_separated_list(
-        parser.Delimiter.SQUARE, lambda: parse_int(parser)
-    )
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_int(parser))
 
 
 def print_int_list(printer: Printer, xs: Sequence[int]) -> None:
@@ -109,7 +107,13 @@ def scalar_attr(v: float | int | bool, t: Attribute) -> Attribute:
     if isinstance(t, IntegerType):
         width = t.width.data
         if isinstance(v, float) and (not math.isfinite(v) or v != int(v)):
-            shown = "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf") if math.isinf(v) else repr(v)
+            shown = (
+                "nan"
+                if math.isnan(v)
+                else ("inf" if v > 0 else "-inf")
+                if math.isinf(v)
+                else repr(v)
+            )
             raise ValueError(f"constant {shown} is not an integer of type {t}")
         if width == 1 and not isinstance(v, bool) and v not in (0, 1):
             raise ValueError(f"constant {v} is not a value of type i1 (use true or false)")

@@ -141,7 +141,9 @@ class _Lowering:
         self.reduces = [op for op in ops if isinstance(op, kernel.ReduceOp)]
         self.stores = [op for op in ops if isinstance(op, kernel.StoreOp)]
         self.order = domain_order(self.sizes, [self.dom[r.result] for r in self.reduces])
-        doms = [self.dom[r.result] for r in self.reduces] + [self.store_dims(s) for s in self.stores]
+        doms = [self.dom[r.result] for r in self.reduces] + [
+            self.store_dims(s) for s in self.stores
+        ]
         par = frozenset.intersection(*doms) if doms else frozenset()
         for r in self.reduces:
             par -= set(r.reduce_axes)
@@ -193,7 +195,11 @@ class _Lowering:
         types = [v.type for v in iter_args]
         body = Block(arg_types=[index, *types])
         loop = scf.ForOp(
-            self.index_const(0), self.index_const(self.sizes[d]), self.index_const(1), iter_args, body
+            self.index_const(0),
+            self.index_const(self.sizes[d]),
+            self.index_const(1),
+            iter_args,
+            body,
         )
         s.insert(loop)
         child = _Scope(s, s.ctx | {d}, {**s.idx, d: body.args[0]}, body, restore=s.anchor)
@@ -211,9 +217,11 @@ class _Lowering:
         while i < len(self.stores):
             extra = [d for d in self.order if d in self.store_dims(self.stores[i]) - root.ctx]
             j = i
-            while j < len(self.stores) and [
-                d for d in self.order if d in self.store_dims(self.stores[j]) - root.ctx
-            ] == extra:
+            while (
+                j < len(self.stores)
+                and [d for d in self.order if d in self.store_dims(self.stores[j]) - root.ctx]
+                == extra
+            ):
                 j += 1
             scope, opened = root, []
             for d in extra:

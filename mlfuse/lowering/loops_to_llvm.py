@@ -232,9 +232,7 @@ class _Converter:
         rt = op.result.type
         if not (isinstance(src, IntegerType) and src.width.data == 1):
             raise DiagnosticException("convert-loops-to-llvm: uitofp is only lowered from i1")
-        return self.emit(
-            llvm.SelectOp(self.v(op.input), self.const(1.0, rt), self.const(0.0, rt))
-        )  # type: ignore[return-value]
+        return self.emit(llvm.SelectOp(self.v(op.input), self.const(1.0, rt), self.const(0.0, rt)))  # type: ignore[return-value]
 
     def _arith_fptosi(self, op: arith.FPToSIOp) -> SSAValue:
         rt = op.result.type

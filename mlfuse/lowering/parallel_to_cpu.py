@@ -49,7 +49,9 @@ def lower_parallel(f: func.FuncOp) -> None:
     hi = entry.insert_arg(index, len(entry.args))
     lo.name_hint, hi.name_hint = "lo", "hi"
     ft = f.function_type
-    f.function_type = FunctionType.from_lists([*ft.inputs.data, index, index], list(ft.outputs.data))
+    f.function_type = FunctionType.from_lists(
+        [*ft.inputs.data, index, index], list(ft.outputs.data)
+    )
 
     body = par.body.block
     ivs = list(body.args)
@@ -114,4 +116,3 @@ class ConvertParallelToCpu(ModulePass):
         for f in op.ops:
             if isinstance(f, func.FuncOp) and KERNEL_ATTR in f.attributes:
                 lower_parallel(f)
-

@@ -105,6 +105,4 @@ def get_pass(name: str) -> type[ModulePass]:
     xdsl_passes = get_all_passes()
     if name in xdsl_passes:
         return xdsl_passes[name]()
-    raise KeyError(
-        f"unknown pass '{name}'; mlfuse passes: {', '.join(PASSES)} (and xDSL's passes)"
-    )
+    raise KeyError(f"unknown pass '{name}'; mlfuse passes: {', '.join(PASSES)} (and xDSL's passes)")

@@ -307,4 +307,3 @@ def _assign(g: _Groups) -> None:
 def group_of(op: Operation) -> int | None:
     a = op.attributes.get(GROUP)
     return a.value.data if isinstance(a, IntegerAttr) else None
-

@@ -79,6 +79,14 @@ class Affine:
         return Affine.of(v.offset, dict(enumerate(v.strides)))
 
 
+def _axis_of(stride: int, shape: Sequence[int], rm: Sequence[int]) -> int | None:
+    """The axis of ``shape`` whose index one step of ``stride`` advances (None: none)."""
+    for b, (n, r) in enumerate(zip(shape, rm)):
+        if n > 1 and stride % r == 0 and stride // r < n:
+            return b
+    return None
+
+
 def row_major(shape: Sequence[int]) -> list[int]:
     rm = [1] * len(shape)
     for d in range(len(shape) - 2, -1, -1):
@@ -114,7 +122,6 @@ class Plan:
     sizes: tuple[int, ...]
     roots: list[tuple[Operation, Node, Affine]]  # realized op, node computing it, its own map
     reduces: list[Node]
-
 
 
 # ---------------------------------------------------------------------------
@@ -223,8 +230,10 @@ class _Planner:
             if node.at != at:
                 looped = {d for o in self.reduce_nodes.values() for d in o.dims}
                 # needed inside another reduction's loop: that reduction reduces it again
-                why = "reduce of reduce" if (at.domain - node.at.domain) & looped else (
-                    "reduce read at two index maps"
+                why = (
+                    "reduce of reduce"
+                    if (at.domain - node.at.domain) & looped
+                    else ("reduce read at two index maps")
                 )
                 raise PlanError(r.result, why)
             return node
@@ -279,11 +288,7 @@ class _Planner:
             n = self.sizes[d]
             if st < 0:
                 raise PlanError(r.result, "view of reduce")
-            axis = next(
-                (b for b in range(len(t_out)) if t_out[b] > 1 and st % rm_out[b] == 0
-                 and st // rm_out[b] < t_out[b]),
-                None,
-            )
+            axis = _axis_of(st, t_out, rm_out)
             if axis is None:
                 raise PlanError(r.result, "view of reduce")
             k = st // rm_out[axis]
@@ -299,11 +304,7 @@ class _Planner:
         factors: list[int] = []
         s, remaining = st, self.sizes[d]
         while remaining > 1:
-            b = next(
-                (b for b in range(len(t_out)) if t_out[b] > 1 and s % rm_out[b] == 0
-                 and s // rm_out[b] < t_out[b]),
-                None,
-            )
+            b = _axis_of(s, t_out, rm_out)
             if b is None:
                 raise PlanError(r.result, "view of reduce")
             k = s // rm_out[b]

@@ -41,7 +41,9 @@ class PadWithValue(RewritePattern):
             return
         stack = op.apply(ViewStack.from_shape(lazy.shape_of(op.input)))
         in_t = op.input.type
-        true = with_loc(lazy.ConstOp(True, lazy.tensor_type(lazy.shape_of(in_t), IntegerType(1))), op)
+        true = with_loc(
+            lazy.ConstOp(True, lazy.tensor_type(lazy.shape_of(in_t), IntegerType(1))), op
+        )
         rewriter.insert(true)
         valid = make_view(rewriter, true.result, stack, op)
         inner = make_view(rewriter, op.input, stack, op)

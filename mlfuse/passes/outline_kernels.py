@@ -35,6 +35,7 @@ from mlfuse.passes.kernel_plan import Node, Plan, PlanError, is_empty, plan_kern
 from mlfuse.passes.mark_realize import realize_reason
 from mlfuse.passes.scalar import ScalarEmitter, constant
 from mlfuse.passes.utils import lazy_funcs, origin_of
+from mlfuse.utils import postorder
 from mlfuse.view import ViewStack
 
 
@@ -102,6 +103,7 @@ class _KernelBuilder:
         # buffers: outputs first, then inputs in first-use order
         self.out_values = [_assign_target(r) or r.results[0] for r in g.roots]
         self.in_values: list[SSAValue] = []
+        self._order: list[Node] | None = None
         self._collect_inputs()
         outs = [buffer_of_type(v.type) for v in self.out_values]
         ins = [buffer_of_type(v.type) for v in self.in_values]
@@ -120,21 +122,11 @@ class _KernelBuilder:
         self.emitted: dict[int, SSAValue] = {}
 
     def _nodes(self) -> list[Node]:
-        """Post-order over the planned graph (operands before users)."""
-        order: list[Node] = []
-        seen: set[int] = set()
-        stack: list[tuple[Node, bool]] = [(n, False) for _, n, _ in reversed(self.plan.roots)]
-        while stack:
-            n, done = stack.pop()
-            if done:
-                order.append(n)
-                continue
-            if id(n) in seen:
-                continue
-            seen.add(id(n))
-            stack.append((n, True))
-            stack.extend((a, False) for a in reversed(n.args))
-        return order
+        """The planned graph, operands before users (computed once)."""
+        if self._order is None:
+            roots = [n for _, n, _ in self.plan.roots]
+            self._order = postorder(roots, lambda n: n.args)
+        return self._order
 
     def _collect_inputs(self) -> None:
         targets = {v for v in self.out_values}
@@ -154,7 +146,11 @@ class _KernelBuilder:
             o = origin_of(op)
             if o is not None and o not in origins:
                 origins.append(o)
-        ops = [o.name.removeprefix("lazy.") for o in self.g.ops if not isinstance(o, (lazy.ViewOp, lazy.ConstOp))]
+        ops = [
+            o.name.removeprefix("lazy.")
+            for o in self.g.ops
+            if not isinstance(o, (lazy.ViewOp, lazy.ConstOp))
+        ]
         self.func.attributes["origin"] = ArrayAttr([StringAttr(o) for o in origins])
         self.func.attributes["ops"] = ArrayAttr([StringAttr(o) for o in ops])
         self.func.attributes["reasons"] = ArrayAttr(
@@ -166,7 +162,9 @@ class _KernelBuilder:
         args = [self.emitted[id(a)] for a in n.args]
         match n.kind:
             case "load":
-                return self.b.insert(kernel.LoadOp(self.arg_of[n.value], n.stack(self.sizes))).result
+                return self.b.insert(
+                    kernel.LoadOp(self.arg_of[n.value], n.stack(self.sizes))
+                ).result
             case "const":
                 assert isinstance(n.op, lazy.ConstOp)
                 et = lazy.element_of(n.value)

@@ -113,4 +113,3 @@ class PlanMemory(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in schedules(op):
             plan_schedule(f, self.reuse)
-

@@ -121,11 +121,7 @@ def reduce_input_view(r: lazy.ReduceOp, stack: ViewStack) -> tuple[ViewStack, li
     w = merge_views(embed, v)
     if w is None:
         return None
-    hosts = [
-        d
-        for d, s in enumerate(w.shape)
-        if s == 1 and (w.mask is None or w.mask[d] == (0, 1))
-    ]
+    hosts = [d for d, s in enumerate(w.shape) if s == 1 and (w.mask is None or w.mask[d] == (0, 1))]
     if len(hosts) < len(axes):
         return None
     hosts = hosts[: len(axes)]
@@ -173,4 +169,3 @@ class PushViews(ModulePass):
                 FoldViewOfConst(),
             ],
         )
-

@@ -74,7 +74,9 @@ def is_bool_tensor(v: SSAValue) -> bool:
     return isinstance(et, IntegerType) and et.width.data == 1
 
 
-def make_view(rewriter: PatternRewriter, x: SSAValue, stack: ViewStack, like: Operation) -> SSAValue:
+def make_view(
+    rewriter: PatternRewriter, x: SSAValue, stack: ViewStack, like: Operation
+) -> SSAValue:
     """Insert ``lazy.view x`` (or return ``x`` if ``stack`` is its identity)."""
     if stack == ViewStack.from_shape(lazy.shape_of(x)):
         return x

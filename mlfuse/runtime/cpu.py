@@ -94,7 +94,9 @@ def compile_ir(ir: str, kernels: dict[str, tuple[int, int, int]]) -> dict[str, C
         out = {}
         for name, (nbuf, extent, points) in kernels.items():
             addr = engine.get_function_address(name)
-            proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * nbuf), ctypes.c_int64, ctypes.c_int64)
+            proto = ctypes.CFUNCTYPE(
+                None, *([ctypes.c_void_p] * nbuf), ctypes.c_int64, ctypes.c_int64
+            )
             out[name] = CompiledKernel(name, proto(addr), nbuf, extent, points, engine)
         return out
 

@@ -88,7 +88,7 @@ class Program:
                 launch: Launch = step[1]
                 ptrs = [bufs[s].__array_interface__["data"][0] for s in launch.args]  # type: ignore[union-attr]
                 if trace is not None:
-                    trace(launch, lambda: launch.kernel(ptrs))
+                    trace(launch, lambda k=launch.kernel, p=ptrs: k(p))
                 else:
                     launch.kernel(ptrs)
             else:

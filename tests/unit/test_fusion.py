@@ -111,7 +111,9 @@ def test_permute_of_a_reduce_is_pushed_into_it():
     x = rnd(8, 10, 12)
     out = Tensor(x).sum(1, keepdim=True).permute(2, 1, 0) + 1
     assert len(mlfuse.schedule(out)) == 1
-    np.testing.assert_allclose(out.numpy(), x.sum(1, keepdims=True).transpose(2, 1, 0) + 1, rtol=1e-5)
+    np.testing.assert_allclose(
+        out.numpy(), x.sum(1, keepdims=True).transpose(2, 1, 0) + 1, rtol=1e-5
+    )
 
 
 def test_contiguous_splits_the_kernel():
@@ -173,8 +175,12 @@ def test_value_read_by_two_kernels_is_realized_once():
     assert len(items) == 3
     assert any(r.startswith("read by 2 kernels") for i in items for r in i.reasons)
     mlfuse.realize(a, b)
-    np.testing.assert_allclose(a.numpy(), (x - x.max(1, keepdims=True)).sum(1), rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(b.numpy(), (x - x.max(1, keepdims=True)).sum(0), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        a.numpy(), (x - x.max(1, keepdims=True)).sum(1), rtol=1e-4, atol=1e-5
+    )
+    np.testing.assert_allclose(
+        b.numpy(), (x - x.max(1, keepdims=True)).sum(0), rtol=1e-4, atol=1e-5
+    )
 
 
 def test_zero_size_outputs_need_no_kernel():

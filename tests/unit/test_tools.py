@@ -60,8 +60,13 @@ def test_pass_options(capsys):
     try:
         f.write_text(src)
         one = opt(capsys, str(f), "-p", ",".join(LAZY_PIPELINE[:5]))
-        two = opt(capsys, str(f), "-p", "lazy-canonicalize,push-views,mark-realize,"
-                  "group-reduces{horizontal=false},outline-kernels")
+        two = opt(
+            capsys,
+            str(f),
+            "-p",
+            "lazy-canonicalize,push-views,mark-realize,"
+            "group-reduces{horizontal=false},outline-kernels",
+        )
     finally:
         f.unlink()
     assert one.count("kernel.func") == 1 and two.count("kernel.func") == 2
@@ -76,7 +81,8 @@ def test_unknown_pass_is_a_clear_error(capsys):
 def test_debug_levels_print_kernels_and_ir():
     prog = (
         "import numpy as np; from mlfuse import Tensor;"
-        "x = Tensor(np.ones((33, 17), np.float32)); print((x.exp() - x.max(1, keepdim=True)).sum(1).numpy()[0])"
+        "x = Tensor(np.ones((33, 17), np.float32));"
+        "print((x.exp() - x.max(1, keepdim=True)).sum(1).numpy()[0])"
     )
     for level, expect in [
         ("1", "scheduled 1 kernel"),

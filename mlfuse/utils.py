@@ -1,0 +1,31 @@
+"""Small helpers shared across the package."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def postorder(roots: Iterable[T], children: Callable[[T], Iterable[T]]) -> list[T]:
+    """Every node reachable from ``roots``, children before parents, each once.
+
+    Iterative, so deep graphs do not hit Python's recursion limit; nodes are
+    told apart by identity.
+    """
+    order: list[T] = []
+    seen: set[int] = set()
+    for root in roots:
+        stack: list[tuple[T, bool]] = [(root, False)]
+        while stack:
+            n, done = stack.pop()
+            if done:
+                order.append(n)
+                continue
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+            stack.append((n, True))
+            stack.extend((c, False) for c in reversed(list(children(n))))
+    return order
