@@ -209,3 +209,16 @@ def test_not_fused_log_explains_refused_merges():
     a, b = y + 1, y.sum(0)
     module = mlfuse.schedule_ir(a, b)
     assert "not_fused" in module and "parallel extent would drop from 4096 to 64" in module
+
+
+def test_elementwise_chain_and_reduce_of_product_are_one_kernel_each():
+    rng = np.random.default_rng(3)
+    a, b, c = (rng.standard_normal((37, 53)).astype(np.float32) for _ in range(3))
+    A, B, C = Tensor(a), Tensor(b), Tensor(c)
+    fused = A * B + C
+    assert len(mlfuse.schedule(fused)) == 1
+    np.testing.assert_allclose(fused.numpy(), a * b + c, rtol=1e-6)
+    rows = (A * B).sum(axis=1)
+    assert len(mlfuse.schedule(rows)) == 1
+    want = (a.astype(np.float64) * b).sum(axis=1)
+    np.testing.assert_allclose(rows.numpy(), want, rtol=1e-5, atol=1e-5)
