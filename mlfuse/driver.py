@@ -210,16 +210,13 @@ def compile_kernels(kernels: list[kernel.FuncOp], timings: list[PassTiming] | No
     from mlfuse.lowering.parallel_to_cpu import EXTENT_ATTR
     from mlfuse.runtime.cpu import compile_ir
 
-    out = {}
+    keys = {k.sym_name.data: kernel_key(k) for k in kernels}
     todo: dict[str, kernel.FuncOp] = {}
     for k in kernels:
-        key = kernel_key(k)
-        if key in _cache:
-            out[k.sym_name.data] = _cache[key]
-        else:
-            todo.setdefault(key, k)
+        if keys[k.sym_name.data] not in _cache:
+            todo.setdefault(keys[k.sym_name.data], k)
     if not todo:
-        return out
+        return {name: _cache[key] for name, key in keys.items()}
     clones, names = [], {}
     for key, k in todo.items():
         c = k.clone()
@@ -241,9 +238,7 @@ def compile_kernels(kernels: list[kernel.FuncOp], timings: list[PassTiming] | No
     compiled = compile_ir(ir, {u: (n, extents[u], pts) for u, n, pts in names.values()})
     for key, (unique, _, _) in names.items():
         _cache[key] = compiled[unique]
-    for k in kernels:
-        out[k.sym_name.data] = _cache[kernel_key(k)]
-    return out
+    return {name: _cache[key] for name, key in keys.items()}
 
 
 def compile_module(module: ModuleOp) -> Compiled:
@@ -255,15 +250,14 @@ def compile_module(module: ModuleOp) -> Compiled:
     run_passes(module, LAZY_PIPELINE, timings=timings)
     kernels = [op for op in module.ops if isinstance(op, kernel.FuncOp)]
     compiled = compile_kernels(kernels, timings)
-    program = Program(schedule_of(module), compiled)
-    items = explain(module)
+    result = Compiled(module, Program(schedule_of(module), compiled), explain(module), timings)
     if debug_level() >= 1:
         total = time.perf_counter() - t0
         print(
-            f"mlfuse: scheduled {len(items)} kernel(s) in {total * 1e3:.1f} ms "
-            f"(peak {Compiled(module, program, items, timings).peak_bytes} B)",
+            f"mlfuse: scheduled {len(result.items)} kernel(s) in {total * 1e3:.1f} ms "
+            f"(peak {result.peak_bytes} B)",
             file=sys.stderr,
         )
     if debug_level() >= 3:
         print(module, file=sys.stderr)
-    return Compiled(module, program, items, timings)
+    return result

@@ -90,6 +90,8 @@ class _Groups:
         self.roots = [op for op in self.ops if op in self.realized]
         self.members = {r: upstream(r, self.realized) for r in self.roots}
         self.parent = {r: r for r in self.roots}
+        # plans depend only on the ops and their realize marks, fixed for this object
+        self._plans: dict[tuple[Operation, ...], Plan | PlanError] = {}
 
     def find(self, r: Operation) -> Operation:
         while self.parent[r] is not r:
@@ -114,10 +116,19 @@ class _Groups:
         return set().union(*(self.members[r] for r in roots))
 
     def plan(self, roots: list[Operation]) -> Plan:
-        ordered = sorted(
-            roots, key=lambda r: (-math.prod(lazy.shape_of(r.results[0])), self.pos[r])
+        """The kernel computing ``roots`` (memoized); raises PlanError if there is none."""
+        ordered = tuple(
+            sorted(roots, key=lambda r: (-math.prod(lazy.shape_of(r.results[0])), self.pos[r]))
         )
-        return plan_kernel(ordered, self.group_members(roots))
+        if ordered not in self._plans:
+            try:
+                self._plans[ordered] = plan_kernel(ordered, self.group_members(list(ordered)))
+            except PlanError as e:
+                self._plans[ordered] = e
+        found = self._plans[ordered]
+        if isinstance(found, PlanError):
+            raise found
+        return found
 
     def depends(self) -> dict[Operation, set[Operation]]:
         """Group leader -> leaders of the groups it reads from (transitively)."""
@@ -263,6 +274,8 @@ class GroupReduces(ModulePass):
                     if not self._can_merge(g, [a, b], why):
                         log.append(f"{name}: {why[0]}")
                         continue
+                    if is_empty(groups[a]) or is_empty(groups[b]):
+                        continue  # nothing to share: an empty kernel is not launched
                     pa, pb = parallel_extent(g.plan(groups[a])), parallel_extent(g.plan(groups[b]))
                     pm = parallel_extent(g.plan(groups[a] + groups[b]))
                     if pm < max(pa, pb):
