@@ -175,21 +175,11 @@ def _op(n: Node, v: list[SSAValue]) -> Operation:
         case "reduce":
             kind, axes = n.arg
             return lazy.ReduceOp(kind, v[0], axes)
-        case "reshape":
-            return lazy.ReshapeOp.build(v[0], n.shape)
-        case "expand":
-            return lazy.ExpandOp.build(v[0], n.shape)
-        case "permute":
-            return lazy.PermuteOp.build(v[0], n.arg)
         case "pad":
             pairs, value = n.arg
             return lazy.PadOp.build(v[0], pairs, value=value)
-        case "shrink":
-            return lazy.ShrinkOp.build(v[0], n.arg)
-        case "flip":
-            return lazy.FlipOp.build(v[0], n.arg)
-        case "stride":
-            return lazy.StrideOp.build(v[0], n.arg)
+        case op if op in MOVEMENT:  # each movement op's argument is the node's
+            return _MOVEMENT[op].build(v[0], n.arg)
         case "contiguous":
             return lazy.ContiguousOp(v[0])
         case "copy":
@@ -205,10 +195,11 @@ def _tables():
     return (
         {c.KIND: c for c in lazy.UNARY_OPS},
         {c.KIND: c for c in lazy.BINARY_OPS},
+        {c.name.removeprefix("lazy."): c for c in lazy.MOVEMENT_OPS},
     )
 
 
-_UNARY, _BINARY = _tables()
+_UNARY, _BINARY, _MOVEMENT = _tables()
 
 
 def to_module(g: Graph) -> ModuleOp:
