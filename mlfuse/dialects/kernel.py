@@ -5,13 +5,19 @@ iteration *space* (a static shape). Its body is a dataflow program evaluated
 at every point of the space: ``kernel.load`` reads a buffer through a view of
 the space, ``arith``/``math`` ops compute on scalars, ``kernel.reduce``
 combines a value over some axes of the space (its result no longer varies
-along them), and ``kernel.store`` writes through a view::
+along them), and ``kernel.store`` writes through a view. Its *plan* gives the
+loops that run the space: which dims form the parallel loop, and the order of
+the serial ones (see :mod:`mlfuse.loop_nest`)::
 
-    kernel.func @k0 outs(%out: memref<64xf32>) ins(%x: memref<4096xf32>) space [64, 64] {
+    kernel.func @k0 outs(%out: memref<64xf32>) ins(%x: memref<4096xf32>) space [64, 64]
+        plan [parallel 0, serial 1] {
       %0 = kernel.load %x <[64, 64] strides [64, 1] offset 0> : memref<4096xf32>
       %1 = kernel.reduce add %0 [1] : f32
       kernel.store %out <[64, 64] strides [1, 0] offset 0>, %1 : memref<64xf32>
     }
+
+Outlining writes the plan; loop optimizations rewrite it; the lowering only
+reads it. A kernel parsed without a plan gets the default one of its body.
 
 The schedule is a ``func.func`` of ``kernel.alloc`` / ``kernel.launch`` /
 ``kernel.free`` in execution order; it returns the output buffers.
@@ -32,18 +38,20 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
 )
-from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.ir import Attribute, Block, Data, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import Parser
+from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
     IsolatedFromAbove,
@@ -56,6 +64,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from mlfuse.dialects.lazy import REDUCE_KINDS, ViewAttr
 from mlfuse.dialects.syntax import array_ints, i64_array, parse_int_list, print_int_list
+from mlfuse.loop_nest import LOOP_KINDS, Item, Loop, LoopPlan, StoreItem, default_plan
 from mlfuse.view import ViewStack
 
 
@@ -94,15 +103,49 @@ def _check_view(op: IRDLOperation, view: ViewAttr, buf: SSAValue | None) -> None
         )
 
 
+@irdl_attr_definition
+class PlanAttr(Data[LoopPlan]):
+    """A kernel's loops, outermost first: ``#kernel.plan<[parallel 0, serial 1]>``
+    (printed inline on ``kernel.func`` as ``plan [parallel 0, serial 1]``)."""
+
+    name = "kernel.plan"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> LoopPlan:
+        with parser.in_angle_brackets():
+            return parse_plan(parser)
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.data}>")
+
+    @property
+    def plan(self) -> LoopPlan:
+        return self.data
+
+
+def parse_plan(parser: AttrParser) -> LoopPlan:
+    """``[parallel 0, serial 1]``."""
+
+    def loop() -> Loop:
+        kind = parser.parse_identifier()
+        if kind not in LOOP_KINDS:
+            parser.raise_error(f"unknown loop kind '{kind}' (known: {', '.join(LOOP_KINDS)})")
+        return Loop(parser.parse_integer(allow_negative=False, allow_boolean=False), kind)
+
+    return LoopPlan(tuple(parser.parse_comma_separated_list(parser.Delimiter.SQUARE, loop)))
+
+
 @irdl_op_definition
 class FuncOp(IRDLOperation):
-    """An outlined kernel: buffers ``outs`` then ``ins``, an iteration space, a body."""
+    """An outlined kernel: buffers ``outs`` then ``ins``, an iteration space, its
+    loop plan and a body."""
 
     name = "kernel.func"
     sym_name = prop_def(StringAttr)
     function_type = prop_def(FunctionType)
     num_outputs = prop_def(IntAttr)
     space = prop_def(DenseArrayBase)
+    plan = opt_prop_def(PlanAttr)
     body = region_def("single_block")
     traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
 
@@ -114,24 +157,34 @@ class FuncOp(IRDLOperation):
         space: Sequence[int],
         body: Region | None = None,
         attributes: dict[str, Attribute] | None = None,
+        plan: LoopPlan | None = None,
     ):
         types = [*outs, *ins]
         if body is None:
             body = Region(Block(arg_types=types))
-        super().__init__(
-            properties={
-                "sym_name": StringAttr(name),
-                "function_type": FunctionType.from_lists(types, []),
-                "num_outputs": IntAttr(len(outs)),
-                "space": i64_array(space),
-            },
-            regions=[body],
-            attributes=attributes,
-        )
+        props: dict[str, Attribute] = {
+            "sym_name": StringAttr(name),
+            "function_type": FunctionType.from_lists(types, []),
+            "num_outputs": IntAttr(len(outs)),
+            "space": i64_array(space),
+        }
+        if plan is not None:
+            props["plan"] = PlanAttr(plan)
+        super().__init__(properties=props, regions=[body], attributes=attributes)
 
     @property
     def space_shape(self) -> tuple[int, ...]:
         return array_ints(self.space)
+
+    @property
+    def loop_plan(self) -> LoopPlan:
+        if self.plan is None:
+            raise VerifyException(f"kernel.func @{self.sym_name.data} has no loop plan")
+        return self.plan.data
+
+    def set_default_plan(self) -> None:
+        """Give the kernel the plan outlining would give its body."""
+        self.plan = PlanAttr(default_plan_of(self))
 
     @property
     def outputs(self) -> tuple[SSAValue, ...]:
@@ -153,7 +206,16 @@ class FuncOp(IRDLOperation):
             _check_buffer(self, a.type, "every argument")
         if any(s < 0 for s in self.space_shape):
             raise VerifyException(f"kernel.func: negative extent in space {list(self.space_shape)}")
+        defined: set[SSAValue] = set(args)
         for op in self.body.block.ops:
+            for v in op.operands:
+                if v not in defined:
+                    where = "later in the kernel" if v.owner in self.body.block.ops else "outside it"
+                    raise VerifyException(
+                        f"kernel.func @{self.sym_name.data}: '{op.name}' uses a value defined "
+                        f"{where} (operands must be defined before their use)"
+                    )
+            defined.update(op.results)
             if not isinstance(
                 op, (LoadOp, ValidOp, ReduceOp, StoreOp)
             ) and op.dialect_name() not in (
@@ -167,6 +229,16 @@ class FuncOp(IRDLOperation):
             for r in op.results:
                 if isinstance(r.type, (MemRefType,)):
                     raise VerifyException(f"kernel.func: '{op.name}' must produce scalars")
+            if not isinstance(op, StoreOp) and len(op.results) != 1:
+                raise VerifyException(f"kernel.func: '{op.name}' must produce one scalar")
+        if self.plan is None:
+            raise VerifyException(f"kernel.func @{self.sym_name.data} has no loop plan")
+        reduce_dims = [
+            op.reduce_axes for op in self.body.block.ops if isinstance(op, ReduceOp)
+        ]
+        why = self.loop_plan.problems(len(self.space_shape), reduce_dims)
+        if why is not None:
+            raise VerifyException(f"kernel.func @{self.sym_name.data}: bad plan {self.plan.data}: {why}")
 
     @classmethod
     def parse(cls, parser: Parser) -> FuncOp:
@@ -182,6 +254,7 @@ class FuncOp(IRDLOperation):
         ins = arglist("ins")
         parser.parse_keyword("space")
         space = parse_int_list(parser)
+        plan = parse_plan(parser) if parser.parse_optional_keyword("plan") else None
         attrs = parser.parse_optional_attr_dict_with_keyword()
         body = parser.parse_region([*outs, *ins])
         op = cls(
@@ -191,7 +264,13 @@ class FuncOp(IRDLOperation):
             space,
             body,
             dict(attrs.data) if attrs else None,
+            plan,
         )
+        if plan is None:
+            try:
+                op.set_default_plan()
+            except Exception:  # a malformed body: the verifier names the problem
+                pass
         return op
 
     def print(self, printer: Printer) -> None:
@@ -203,6 +282,8 @@ class FuncOp(IRDLOperation):
             printer.print_string(")")
         printer.print_string(" space ")
         print_int_list(printer, self.space_shape)
+        if self.plan is not None:
+            printer.print_string(f" plan {self.plan.data}")
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
@@ -538,6 +619,61 @@ class LaunchOp(IRDLOperation):
             printer.print_string(")")
 
 
+# ---------------------------------------------------------------------------
+# the body as a loop nest (shared by the default plan and the lowering)
+# ---------------------------------------------------------------------------
+
+
+def body_items(k: FuncOp) -> tuple[list[Operation], list[Item], list[StoreOp], list[StoreItem]]:
+    """The kernel body for :mod:`mlfuse.loop_nest`: value ops and their items
+    (numbered in program order), stores and theirs.
+
+    Domains: a load or ``kernel.valid`` varies along the dims its view reads;
+    a reduce along its input's dims minus its axes; any other op along the
+    union of its operands'.
+    """
+    ops: list[Operation] = []
+    items: list[Item] = []
+    stores: list[StoreOp] = []
+    store_items: list[StoreItem] = []
+    index: dict[SSAValue, int] = {}
+    rank = len(k.space_shape)
+    for op in k.body.block.ops:
+        if isinstance(op, StoreOp):
+            v = index.get(op.value)
+            if v is None:
+                raise VerifyException(f"kernel.store in @{k.sym_name.data} stores a non-scalar")
+            top = op.view.stack.top
+            view_dims = frozenset(d for d in range(rank) if top.depends_on(d))
+            stores.append(op)
+            store_items.append(StoreItem(v, items[v].domain | view_dims))
+            continue
+        operands = tuple(index[x] for x in op.operands if x in index)
+        match op:
+            case LoadOp() | ValidOp():
+                top = op.view.stack.top
+                item = Item(frozenset(d for d in range(rank) if top.depends_on(d)), computes=False)
+            case ReduceOp():
+                dom = items[operands[0]].domain - set(op.reduce_axes)
+                item = Item(dom, operands, tuple(op.reduce_axes))
+            case _:
+                dom: frozenset[int] = frozenset()
+                for o in operands:
+                    dom |= items[o].domain
+                item = Item(dom, operands, computes=bool(operands))
+        index[op.results[0]] = len(items)
+        ops.append(op)
+        items.append(item)
+    return ops, items, stores, store_items
+
+
+def default_plan_of(k: FuncOp) -> LoopPlan:
+    """The plan outlining gives a kernel with this body."""
+    _, items, _, stores = body_items(k)
+    reduces = [(it.domain, it.reduce_dims) for it in items if it.reduce_dims is not None]
+    return default_plan(len(k.space_shape), reduces, [st.dims for st in stores])
+
+
 def written_args(k: FuncOp) -> set[int]:
     """Indices of the kernel arguments its body stores to."""
     args = list(k.body.block.args)
@@ -549,5 +685,5 @@ SCALAR_DIALECTS = (arith.Arith, math.Math)
 Kernel = Dialect(
     "kernel",
     [FuncOp, LoadOp, ValidOp, ReduceOp, StoreOp, AllocOp, FreeOp, LaunchOp],
-    [],
+    [PlanAttr],
 )

@@ -1,45 +1,39 @@
 """convert-kernel-to-loops: ``kernel.func`` -> ``func.func`` of scf loops over memrefs.
 
-The kernel body is a dataflow program over the space; this pass gives it
-loops. The algorithm:
+The kernel body is a dataflow program over the space; its plan says how the
+space is looped over. This pass only reads the plan:
 
-1. Domains: the dims each value varies along (a load's view, the union of
-   an op's operands, a reduce's input minus its axes; a store walks its value's
-   and its view's dims).
-2. Loop order: the reduce domains nest (the planner guarantees it); dims of
-   the smallest come first. The parallel dims are those every reduce and store
-   varies along, outside every reduce: one ``scf.parallel`` over them.
-3. Stores run in program order, inside ``scf.for`` loops over the dims they
-   walk beyond the parallel ones (one loop per dim, consecutive stores with the
-   same dims share the nest).
-4. Every value is emitted once per scope, in the outermost loop whose dims
-   cover its domain: loop-invariant work is hoisted, and a reduce is computed
-   once where its result is first needed, as ``scf.for`` loops carrying the
-   accumulator over its axes.
-5. Loads compute the view's offset with index arithmetic; masked views guard
-   the access (``select(valid, offset, 0)``) and read 0 outside the mask.
+1. The plan's parallel dims become one ``scf.parallel`` (a one-iteration loop
+   when there are none).
+2. The body and the plan give the scope tree (:func:`mlfuse.loop_nest.schedule_scopes`):
+   every store group gets ``scf.for`` loops over the dims it walks beyond the
+   parallel ones, every reduce ``scf.for`` loops over its axes carrying the
+   accumulator, serial loops nest in plan order, and every value is computed
+   once per scope, in the outermost loop covering its domain (loop-invariant
+   work is hoisted; a reduce is computed where its result is first needed).
+3. The tree is emitted in order, with a worklist: each scope's values, loops
+   and stores. Loads compute the view's offset with index arithmetic; masked
+   views guard the access (``select(valid, offset, 0)``) and read 0 outside
+   the mask. Float accumulations carry ``fastmath<reassoc>`` so LLVM may
+   vectorize them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.arith import FastMathFlagsAttr
-from xdsl.dialects.builtin import (
-    IndexType,
-    IntegerAttr,
-    ModuleOp,
-    UnitAttr,
-)
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import DiagnosticException
 
 from mlfuse.dialects import kernel
 from mlfuse.dialects.lazy import is_float
-from mlfuse.passes.kernel_plan import domain_order
+from mlfuse.loop_nest import Scope, hoist, schedule_scopes
 from mlfuse.passes.scalar import REDUCE_IDENTITY, combine, constant_op
 from mlfuse.view import ViewStack
 
@@ -49,41 +43,15 @@ KERNEL_ATTR = "mlfuse.kernel"
 index = IndexType()
 
 
-@dataclass(eq=False)
-class _Scope:
-    """A loop body being filled: the dims bound there and the values computed."""
-
-    parent: _Scope | None
-    ctx: frozenset[int]
-    idx: dict[int, SSAValue]
-    block: Block
-    memo: dict[SSAValue, SSAValue] = field(default_factory=dict)
-    anchor: Operation | None = None  # an open child loop: hoisted ops go before it
-    restore: Operation | None = None  # the parent's anchor before this loop opened
-
-    def insert(self, op: Operation) -> Operation:
-        if self.anchor is not None:
-            self.block.insert_op_before(op, self.anchor)
-        else:
-            self.block.add_op(op)
-        return op
-
-    def chain(self) -> list[_Scope]:
-        out, s = [], self
-        while s is not None:
-            out.append(s)
-            s = s.parent
-        return out[::-1]
-
-
 class _IndexOps:
-    """Index arithmetic for view offsets, emitted into one scope."""
+    """Index arithmetic for view offsets, appended to one block."""
 
-    def __init__(self, low: _Lowering, scope: _Scope):
-        self.low, self.s = low, scope
+    def __init__(self, low: _Lowering, block: Block):
+        self.low, self.block = low, block
 
     def _op(self, o: Operation) -> SSAValue:
-        return self.s.insert(o).results[0]
+        self.block.add_op(o)
+        return o.results[0]
 
     def const(self, v: int) -> SSAValue:
         return self.low.index_const(v)
@@ -110,44 +78,21 @@ class _IndexOps:
         return self._op(arith.AndIOp(a, b))
 
 
-def kernel_domains(k: kernel.FuncOp) -> dict[SSAValue, frozenset[int]]:
-    """Step 1: the dims each value of the kernel body varies along."""
-    dom: dict[SSAValue, frozenset[int]] = {}
-    n = len(k.space_shape)
-    for op in k.body.block.ops:
-        match op:
-            case kernel.LoadOp() | kernel.ValidOp():
-                top = op.view.stack.top
-                dom[op.results[0]] = frozenset(d for d in range(n) if top.depends_on(d))
-            case kernel.ReduceOp():
-                dom[op.result] = dom[op.input] - set(op.reduce_axes)
-            case kernel.StoreOp():
-                pass
-            case _:
-                d: frozenset[int] = frozenset()
-                for v in op.operands:
-                    d |= dom.get(v, frozenset())
-                for r in op.results:
-                    dom[r] = d
-    return dom
+@dataclass(eq=False)
+class _Open:
+    """An emitted loop: its op, its body block, the index of each dim there."""
+
+    op: Operation | None
+    block: Block
+    idx: dict[int, SSAValue]
 
 
 class _Lowering:
     def __init__(self, k: kernel.FuncOp):
         self.k = k
         self.sizes = k.space_shape
-        self.dom = kernel_domains(k)
-        ops = list(k.body.block.ops)
-        self.reduces = [op for op in ops if isinstance(op, kernel.ReduceOp)]
-        self.stores = [op for op in ops if isinstance(op, kernel.StoreOp)]
-        self.order = domain_order(self.sizes, [self.dom[r.result] for r in self.reduces])
-        doms = [self.dom[r.result] for r in self.reduces] + [
-            self.store_dims(s) for s in self.stores
-        ]
-        par = frozenset.intersection(*doms) if doms else frozenset()
-        for r in self.reduces:
-            par -= set(r.reduce_axes)
-        self.parallel = [d for d in self.order if d in par]
+        self.plan = k.loop_plan
+        self.ops, self.items, self.stores, self.store_items = kernel.body_items(k)
         types = list(k.function_type.inputs.data)
         self.func = func.FuncOp(k.sym_name.data, (types, []))
         self.func.attributes[KERNEL_ATTR] = UnitAttr()
@@ -156,10 +101,8 @@ class _Lowering:
             na.name_hint = a.name_hint
         self.args = dict(zip(k.body.block.args, self.entry.args))
         self.consts: dict[tuple, SSAValue] = {}
-
-    def store_dims(self, s: kernel.StoreOp) -> frozenset[int]:
-        top = s.view.stack.top
-        return self.dom[s.value] | {d for d in range(len(self.sizes)) if top.depends_on(d)}
+        self.open: dict[int, _Open] = {}  # scope id -> its loop
+        self.val: dict[tuple[int, int], SSAValue] = {}  # (item, scope id) -> value
 
     # -- constants are emitted once, at the top of the function -------------
     def _entry_const(self, key, make) -> SSAValue:
@@ -175,9 +118,12 @@ class _Lowering:
     def index_const(self, v: int) -> SSAValue:
         return self._entry_const(("index", v), lambda: arith.ConstantOp(IntegerAttr(v, index)))
 
+    def scalar_const(self, value, t) -> SSAValue:
+        return self._entry_const(("s", value, t), lambda: constant_op(value, t))
+
     # -- the function -------------------------------------------------------
     def build(self) -> func.FuncOp:
-        dims = self.parallel or []
+        dims = list(self.plan.parallel)
         n = max(len(dims), 1)
         body = Block(arg_types=[index] * n)
         ubs = [self.index_const(self.sizes[d]) for d in dims] or [self.index_const(1)]
@@ -186,127 +132,143 @@ class _Lowering:
         )
         self.entry.add_op(par)
         self.entry.add_op(func.ReturnOp())
-        root = _Scope(None, frozenset(dims), dict(zip(dims, body.args)), body)
-        self.emit_stores(root)
+        root = schedule_scopes(self.items, self.store_items, self.plan)
+        self.open[id(root)] = _Open(par, body, dict(zip(dims, body.args)))
+        self.emit(root)
         body.add_op(scf.ReduceOp())
         return self.func
 
-    def open_loop(self, s: _Scope, d: int, iter_args: list[SSAValue]) -> tuple[scf.ForOp, _Scope]:
-        types = [v.type for v in iter_args]
-        body = Block(arg_types=[index, *types])
+    def emit(self, root: Scope) -> None:
+        """Emit the scope tree depth-first, with a worklist."""
+        stack: list[tuple[Scope, int]] = [(root, 0)]
+        while stack:
+            scope, pos = stack.pop()
+            if pos == len(scope.contents):
+                if scope is not root:
+                    self.close_loop(scope)
+                continue
+            stack.append((scope, pos + 1))
+            kind, what = scope.contents[pos]
+            if kind == "value":
+                self.emit_value(what, scope)
+            elif kind == "store":
+                self.emit_store(what, scope)
+            else:
+                self.open_loop(scope, what)
+                stack.append((what, 0))
+
+    def open_loop(self, parent: Scope, s: Scope) -> None:
+        assert s.dim is not None
+        outer = self.open[id(parent)]
+        iter_args: list[SSAValue] = []
+        if s.reduce is not None:
+            t = self.ops[s.reduce].results[0].type
+            if parent.reduce == s.reduce:  # the next loop of the same reduce
+                iter_args = [outer.block.args[1]]
+            else:
+                kind = self.ops[s.reduce].reduce_kind  # type: ignore[attr-defined]
+                iter_args = [self.scalar_const(REDUCE_IDENTITY[kind](t), t)]
+        body = Block(arg_types=[index, *(v.type for v in iter_args)])
         loop = scf.ForOp(
             self.index_const(0),
-            self.index_const(self.sizes[d]),
+            self.index_const(self.sizes[s.dim]),
             self.index_const(1),
             iter_args,
             body,
         )
-        s.insert(loop)
-        child = _Scope(s, s.ctx | {d}, {**s.idx, d: body.args[0]}, body, restore=s.anchor)
-        s.anchor = loop
-        return loop, child
+        outer.block.add_op(loop)
+        self.open[id(s)] = _Open(loop, body, {**outer.idx, s.dim: body.args[0]})
 
-    @staticmethod
-    def close_loop(child: _Scope, *yielded: SSAValue) -> None:
-        child.block.add_op(scf.YieldOp(*yielded))
-        assert child.parent is not None
-        child.parent.anchor = child.restore
-
-    def emit_stores(self, root: _Scope) -> None:
-        i = 0
-        while i < len(self.stores):
-            extra = [d for d in self.order if d in self.store_dims(self.stores[i]) - root.ctx]
-            j = i
-            while (
-                j < len(self.stores)
-                and [d for d in self.order if d in self.store_dims(self.stores[j]) - root.ctx]
-                == extra
-            ):
-                j += 1
-            scope, opened = root, []
-            for d in extra:
-                loop, scope = self.open_loop(scope, d, [])
-                opened.append(scope)
-            for st in self.stores[i:j]:
-                v = self.value(st.value, scope)
-                off = self.offset(st.view.stack, scope)[0]
-                scope.insert(memref.StoreOp.get(v, self.args[st.buffer], [off]))
-            for sc in reversed(opened):
-                self.close_loop(sc)
-            i = j
+    def close_loop(self, s: Scope) -> None:
+        here = self.open[id(s)]
+        if s.reduce is None:
+            here.block.add_op(scf.YieldOp())
+            return
+        r = self.ops[s.reduce]
+        assert isinstance(r, kernel.ReduceOp)
+        inner = next(
+            (c for kind, c in s.contents if kind == "loop" and c.reduce == s.reduce), None
+        )
+        if inner is not None:  # an outer loop of the reduce yields its inner loop's result
+            result = self.open[id(inner)].op.results[0]  # type: ignore[union-attr]
+        else:  # the innermost loop combines the input
+            x = self.value(self.items[s.reduce].operands[0], s)
+            acc = here.block.args[1]
+            result = combine(_BlockBuilder(here.block), r.reduce_kind, acc, x)
+            if is_float(acc.type):
+                # let LLVM reassociate (and so vectorize) the accumulation
+                result.owner.properties["fastmath"] = FastMathFlagsAttr(["reassoc"])  # type: ignore[union-attr]
+        here.block.add_op(scf.YieldOp(result))
+        parent = s.parent
+        assert parent is not None
+        if parent.reduce != s.reduce:  # the outermost loop: the reduce's value here
+            self.val[(s.reduce, id(parent))] = here.op.results[0]  # type: ignore[union-attr]
 
     # -- values ---------------------------------------------------------------
-    def value(self, v: SSAValue, at: _Scope) -> SSAValue:
-        d = self.dom.get(v, frozenset())
-        target = next(s for s in at.chain() if d <= s.ctx)
-        if v not in target.memo:
-            target.memo[v] = self.compute(v, target)
-        return target.memo[v]
+    def value(self, i: int, at: Scope) -> SSAValue:
+        """Item ``i`` as needed in scope ``at`` (computed where the tree placed it)."""
+        p = hoist(at, self.items[i].domain)
+        found = self.val.get((i, id(p)))
+        if found is None:
+            raise DiagnosticException(
+                f"convert-kernel-to-loops: @{self.k.sym_name.data}: "
+                f"'{self.ops[i].name}' is used where it is not computed"
+            )
+        return found
 
-    def offset(self, stack: ViewStack, s: _Scope) -> tuple[SSAValue, SSAValue | None]:
-        idxs = [s.idx.get(d) or self.index_const(0) for d in range(len(self.sizes))]
-        return stack.emit(_IndexOps(self, s), idxs)
+    def offset(self, stack: ViewStack, s: Scope) -> tuple[SSAValue, SSAValue | None]:
+        here = self.open[id(s)]
+        idxs = [here.idx.get(d) or self.index_const(0) for d in range(len(self.sizes))]
+        return stack.emit(_IndexOps(self, here.block), idxs)
 
-    def compute(self, v: SSAValue, s: _Scope) -> SSAValue:
-        op = v.owner
-        assert isinstance(op, Operation)
+    def emit_value(self, i: int, s: Scope) -> None:
+        op = self.ops[i]
+        block = self.open[id(s)].block
         match op:
             case kernel.LoadOp():
                 off, valid = self.offset(op.view.stack, s)
                 buf = self.args[op.buffer]
                 if valid is None:
-                    return s.insert(memref.LoadOp.get(buf, [off])).results[0]
-                safe = s.insert(arith.SelectOp(valid, off, self.index_const(0))).results[0]
-                x = s.insert(memref.LoadOp.get(buf, [safe])).results[0]
-                zero = self.scalar_const(0, x.type)
-                return s.insert(arith.SelectOp(valid, x, zero)).results[0]
+                    load = memref.LoadOp.get(buf, [off])
+                    block.add_op(load)
+                    out = load.results[0]
+                else:
+                    safe = arith.SelectOp(valid, off, self.index_const(0))
+                    load = memref.LoadOp.get(buf, [safe.result])
+                    zero = self.scalar_const(0, load.results[0].type)
+                    sel = arith.SelectOp(valid, load.results[0], zero)
+                    block.add_ops([safe, load, sel])
+                    out = sel.result
             case kernel.ValidOp():
                 valid = self.offset(op.view.stack, s)[1]
-                return valid if valid is not None else self.scalar_const(True, op.result.type)
-            case kernel.ReduceOp():
-                return self.reduce(op, s)
+                out = valid if valid is not None else self.scalar_const(True, op.result.type)
+            case kernel.ReduceOp():  # over no dims: the input itself
+                out = self.value(self.items[i].operands[0], s)
             case arith.ConstantOp():
-                return self._entry_const(("c", op.value), lambda: op.clone())
+                out = self._entry_const(("c", op.value), lambda: op.clone())
             case _:
-                mapping = {o: self.value(o, s) for o in op.operands}
+                mapping = {o: self.value(j, s) for o, j in zip(op.operands, self.items[i].operands)}
                 new = op.clone(value_mapper=mapping)
-                s.insert(new)
-                return new.results[op.results.index(v)]
+                block.add_op(new)
+                out = new.results[0]
+        self.val[(i, id(s))] = out
 
-    def scalar_const(self, value, t) -> SSAValue:
-        return self._entry_const(("s", value, t), lambda: constant_op(value, t))
-
-    def reduce(self, r: kernel.ReduceOp, s: _Scope) -> SSAValue:
-        t = r.result.type
-        init = self.scalar_const(REDUCE_IDENTITY[r.reduce_kind](t), t)
-        axes = [d for d in self.order if d in r.reduce_axes]
-        if not axes:
-            return self.value(r.input, s)
-        loops: list[tuple[scf.ForOp, _Scope]] = []
-        scope, acc = s, init
-        for d in axes:
-            loop, scope = self.open_loop(scope, d, [acc])
-            loops.append((loop, scope))
-            acc = scope.block.args[1]
-        x = self.value(r.input, scope)
-        new = combine(_ScopeBuilder(scope), r.reduce_kind, acc, x)
-        if is_float(t):
-            # let LLVM reassociate (and so vectorize) the accumulation
-            new.owner.properties["fastmath"] = FastMathFlagsAttr(["reassoc"])  # type: ignore[union-attr]
-        for loop, body in reversed(loops):  # inner to outer, each yields its accumulator
-            self.close_loop(body, new)
-            new = loop.results[0]
-        return new
+    def emit_store(self, i: int, s: Scope) -> None:
+        st = self.stores[i]
+        v = self.value(self.store_items[i].value, s)
+        off = self.offset(st.view.stack, s)[0]
+        self.open[id(s)].block.add_op(memref.StoreOp.get(v, self.args[st.buffer], [off]))
 
 
-class _ScopeBuilder:
-    """The small Builder surface ``combine`` needs, inserting into a scope."""
+class _BlockBuilder:
+    """The small Builder surface ``combine`` needs, appending to a block."""
 
-    def __init__(self, s: _Scope):
-        self.s = s
+    def __init__(self, block: Block):
+        self.block = block
 
     def insert(self, op: Operation) -> Operation:
-        return self.s.insert(op)
+        self.block.add_op(op)
+        return op
 
 
 def lower_kernel(k: kernel.FuncOp) -> func.FuncOp:
@@ -315,7 +277,7 @@ def lower_kernel(k: kernel.FuncOp) -> func.FuncOp:
 
 @dataclass(frozen=True)
 class ConvertKernelToLoops(ModulePass):
-    """Lower every kernel.func to a func.func of scf loops over memrefs."""
+    """Lower every kernel.func to a func.func of scf loops over memrefs, as its plan says."""
 
     name = "convert-kernel-to-loops"
 

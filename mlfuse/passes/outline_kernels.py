@@ -156,6 +156,7 @@ class _KernelBuilder:
         self.func.attributes["reasons"] = ArrayAttr(
             [StringAttr(realize_reason(r) or "") for r in self.g.roots]
         )
+        self.func.set_default_plan()
         return self.func
 
     def _emit(self, n: Node) -> SSAValue:

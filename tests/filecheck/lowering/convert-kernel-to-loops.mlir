@@ -1,10 +1,13 @@
 // RUN: mlfuse-opt %s --split-input-file --verify-diagnostics -p convert-kernel-to-loops | filecheck %s --enable-var-scope
 
-// convert-kernel-to-loops gives each kernel.func its loops: one scf.parallel
-// over the dims every reduce and store varies along, scf.for loops carrying
-// the accumulator of each reduce, scf.for store loops over the remaining dims.
-// Every value is emitted once, in the outermost loop covering its domain.
-// Constants go to the top of the function (in no promised order: CHECK-DAG).
+// convert-kernel-to-loops gives each kernel.func the loops its plan says: one
+// scf.parallel over the plan's parallel dims, scf.for loops carrying the
+// accumulator of each reduce, scf.for store loops over the remaining dims,
+// serial loops nested in plan order. Kernels written here without a plan get
+// the default one (parallel over the dims every reduce and store varies
+// along). Every value is emitted once per loop that needs it, in the
+// outermost loop covering its domain. Constants go to the top of the function
+// (in no promised order: CHECK-DAG).
 
 // An elementwise kernel: one 2-D scf.parallel, loads and the store at
 // offset i*8 + j. The schedule is not a kernel and stays as it is.
@@ -517,4 +520,104 @@ kernel.func @bool_any outs(%out: memref<4xi1>) ins(%x: memref<32xi1>) space [4, 
   %0 = kernel.load %x <[4, 8] strides [8, 1] offset 0> : memref<32xi1>
   %1 = kernel.reduce max %0 [1] : i1
   kernel.store %out <[4, 8] strides [1, 0] offset 0>, %1 : memref<4xi1>
+}
+
+// -----
+
+// The lowering only reads the plan. The elementwise kernel @ew above gets
+// the default plan [parallel 0, parallel 1]; written by hand as
+// [parallel 1, serial 0], the same body runs the columns in parallel and the
+// rows in a serial loop inside.
+
+// CHECK-LABEL: func.func @cols_parallel(%out: memref<32xf32>, %a: memref<32xf32>) attributes {mlfuse.kernel} {
+// CHECK-DAG:     [[C0:%.*]] = arith.constant 0 : index
+// CHECK-DAG:     [[C1:%.*]] = arith.constant 1 : index
+// CHECK-DAG:     [[C4:%.*]] = arith.constant 4 : index
+// CHECK-DAG:     [[C8:%.*]] = arith.constant 8 : index
+// CHECK:         "scf.parallel"([[C0]], [[C8]], [[C1]]) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+// CHECK-NEXT:    ^bb0([[J:%.*]]: index):
+// CHECK-NEXT:      scf.for [[I:%.*]] = [[C0]] to [[C4]] step [[C1]] {
+// CHECK-NEXT:        [[R:%.*]] = arith.muli [[I]], [[C8]] : index
+// CHECK-NEXT:        [[OFF:%.*]] = arith.addi [[R]], [[J]] : index
+// CHECK-NEXT:        [[A:%.*]] = memref.load %a{{\[}}[[OFF]]] : memref<32xf32>
+// CHECK-NEXT:        [[E:%.*]] = math.exp [[A]] : f32
+// CHECK:             memref.store [[E]], %out
+// CHECK-NEXT:      }
+// CHECK-NEXT:      scf.reduce
+kernel.func @cols_parallel outs(%out: memref<32xf32>) ins(%a: memref<32xf32>) space [4, 8] plan [parallel 1, serial 0] {
+  %0 = kernel.load %a <[4, 8] strides [8, 1] offset 0> : memref<32xf32>
+  %1 = math.exp %0 : f32
+  kernel.store %out <[4, 8] strides [8, 1] offset 0>, %1 : memref<32xf32>
+}
+
+// -----
+
+// No parallel dim: a one-iteration parallel loop; the serial loops nest in
+// plan order, here column-major (dim 1 outside dim 0).
+
+// CHECK-LABEL: func.func @all_serial_swapped
+// CHECK-DAG:     [[C0:%.*]] = arith.constant 0 : index
+// CHECK-DAG:     [[C1:%.*]] = arith.constant 1 : index
+// CHECK-DAG:     [[C4:%.*]] = arith.constant 4 : index
+// CHECK-DAG:     [[C8:%.*]] = arith.constant 8 : index
+// CHECK:         "scf.parallel"([[C0]], [[C1]], [[C1]])
+// CHECK-NEXT:    ^bb0({{%.*}}: index):
+// CHECK-NEXT:      scf.for [[J:%.*]] = [[C0]] to [[C8]] step [[C1]] {
+// CHECK-NEXT:        scf.for [[I:%.*]] = [[C0]] to [[C4]] step [[C1]] {
+// CHECK-NEXT:          [[R:%.*]] = arith.muli [[I]], [[C8]] : index
+// CHECK-NEXT:          [[OFF:%.*]] = arith.addi [[R]], [[J]] : index
+// CHECK-NEXT:          memref.load %a{{\[}}[[OFF]]]
+kernel.func @all_serial_swapped outs(%out: memref<32xf32>) ins(%a: memref<32xf32>) space [4, 8] plan [serial 1, serial 0] {
+  %0 = kernel.load %a <[4, 8] strides [8, 1] offset 0> : memref<32xf32>
+  kernel.store %out <[4, 8] strides [8, 1] offset 0>, %0 : memref<32xf32>
+}
+
+// -----
+
+// A reduce over two axes nests its loops in plan order: @reduce_two_axes
+// above runs dim 0 outside dim 2; with the plan [parallel 1, serial 2,
+// serial 0] dim 2 is the outer loop.
+
+// CHECK-LABEL: func.func @reduce_order
+// CHECK-DAG:     [[C2:%.*]] = arith.constant 2 : index
+// CHECK-DAG:     [[C4:%.*]] = arith.constant 4 : index
+// CHECK:         ^bb0([[J:%.*]]: index):
+// CHECK-NEXT:      [[RES:%.*]] = scf.for [[K:%.*]] = {{%.*}} to [[C4]] step {{%.*}} iter_args([[A0:%.*]] = {{%.*}}) -> (f32) {
+// CHECK-NEXT:        [[IN:%.*]] = scf.for [[I:%.*]] = {{%.*}} to [[C2]] step {{%.*}} iter_args([[A1:%.*]] = [[A0]]) -> (f32) {
+// CHECK:               arith.addf [[A1]], {{%.*}} fastmath<reassoc> : f32
+// CHECK:             scf.yield [[IN]] : f32
+// CHECK-NEXT:      }
+// CHECK-NEXT:      memref.store [[RES]], %out{{\[}}[[J]]] : memref<3xf32>
+kernel.func @reduce_order outs(%out: memref<3xf32>) ins(%x: memref<24xf32>) space [2, 3, 4] plan [parallel 1, serial 2, serial 0] {
+  %0 = kernel.load %x <[2, 3, 4] strides [12, 4, 1] offset 0> : memref<24xf32>
+  %1 = kernel.reduce add %0 [0, 2] : f32
+  kernel.store %out <[2, 3, 4] strides [0, 1, 0] offset 0>, %1 : memref<3xf32>
+}
+
+// -----
+
+// A reduce inside another reduce's loop (x.sum(2).relu().sum(1)): the inner
+// sum varies along dim 1, which the outer sum loops over, so it is computed
+// once per iteration of that loop, inside it: one kernel, each sum once.
+
+// CHECK-LABEL: func.func @multistage
+// CHECK:         ^bb0([[B:%.*]]: index):
+// CHECK-NEXT:      [[OUTER:%.*]] = scf.for [[I:%.*]] = {{.*}} iter_args([[ACC:%.*]] = {{%.*}}) -> (f32) {
+// CHECK-NEXT:        [[INNER:%.*]] = scf.for [[J:%.*]] = {{.*}} iter_args([[ACC2:%.*]] = {{%.*}}) -> (f32) {
+// CHECK:               memref.load %x
+// CHECK-NEXT:          [[S:%.*]] = arith.addf [[ACC2]], {{%.*}} fastmath<reassoc> : f32
+// CHECK-NEXT:          scf.yield [[S]] : f32
+// CHECK-NEXT:        }
+// CHECK-NEXT:        [[RELU:%.*]] = arith.maximumf [[INNER]], %c : f32
+// CHECK-NEXT:        [[T:%.*]] = arith.addf [[ACC]], [[RELU]] fastmath<reassoc> : f32
+// CHECK-NEXT:        scf.yield [[T]] : f32
+// CHECK-NEXT:      }
+// CHECK-NEXT:      memref.store [[OUTER]], %out{{\[}}[[B]]] : memref<2xf32>
+kernel.func @multistage outs(%out: memref<2xf32>) ins(%x: memref<24xf32>) space [2, 3, 4] {
+  %0 = kernel.load %x <[2, 3, 4] strides [12, 4, 1] offset 0> : memref<24xf32>
+  %1 = kernel.reduce add %0 [2] : f32
+  %c = arith.constant 0.0 : f32
+  %2 = arith.maximumf %1, %c : f32
+  %3 = kernel.reduce add %2 [1] : f32
+  kernel.store %out <[2, 3, 4] strides [1, 0, 0] offset 0>, %3 : memref<2xf32>
 }

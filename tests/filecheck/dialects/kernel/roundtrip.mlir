@@ -5,9 +5,11 @@
 // RUN: mlfuse-opt %s --print-op-generic | mlfuse-opt | filecheck %s
 // RUN: mlfuse-opt %s | mlfuse-opt | filecheck %s
 
-// A row sum: the store view has stride 0 along the reduced axis.
+// A row sum: the store view has stride 0 along the reduced axis. Parsed
+// without a plan, the kernel gets the default one: rows in parallel, the
+// reduced axis serial.
 // CHECK-LABEL: kernel.func @row_sum
-// CHECK-SAME: outs(%out: memref<64xf32>) ins(%x: memref<4096xf32>) space [64, 64] {
+// CHECK-SAME: outs(%out: memref<64xf32>) ins(%x: memref<4096xf32>) space [64, 64] plan [parallel 0, serial 1] {
 kernel.func @row_sum outs(%out: memref<64xf32>) ins(%x: memref<4096xf32>) space [64, 64] {
   // CHECK-NEXT: [[V:%.*]] = kernel.load %x <[64, 64] strides [64, 1] offset 0> : memref<4096xf32>
   // CHECK-NEXT: [[S:%.*]] = kernel.reduce add [[V]] [1] : f32
@@ -21,7 +23,7 @@ kernel.func @row_sum outs(%out: memref<64xf32>) ins(%x: memref<4096xf32>) space 
 // Two outputs, two inputs, attributes; a masked load (a pad) with its
 // validity, arith/math scalar ops, a stacked load view, max and mul reduces.
 // CHECK-LABEL: kernel.func @padded
-// CHECK-SAME: outs(%o: memref<36xf32>, %o2: memref<36xi32>) ins(%x: memref<16xf32>, %y: memref<16xi32>) space [6, 6] attributes {reason = "pad"} {
+// CHECK-SAME: outs(%o: memref<36xf32>, %o2: memref<36xi32>) ins(%x: memref<16xf32>, %y: memref<16xi32>) space [6, 6] plan [serial 0, serial 1] attributes {reason = "pad"} {
 kernel.func @padded outs(%o: memref<36xf32>, %o2: memref<36xi32>) ins(%x: memref<16xf32>, %y: memref<16xi32>) space [6, 6] attributes {reason = "pad"} {
   // CHECK-NEXT: [[L:%.*]] = kernel.load %x <[6, 6] strides [4, 1] offset -5 mask {{\[\[}}1, 5], [1, 5]]> : memref<16xf32>
   // CHECK-NEXT: [[OK:%.*]] = kernel.valid <[6, 6] strides [4, 1] offset -5 mask {{\[\[}}1, 5], [1, 5]]>
@@ -48,13 +50,22 @@ kernel.func @padded outs(%o: memref<36xf32>, %o2: memref<36xi32>) ins(%x: memref
 
 // A 0-d space and a kernel with no inputs.
 // CHECK-LABEL: kernel.func @scalar
-// CHECK-SAME: outs(%s: memref<1xf32>) ins() space [] {
+// CHECK-SAME: outs(%s: memref<1xf32>) ins() space [] plan [] {
 kernel.func @scalar outs(%s: memref<1xf32>) ins() space [] {
   // CHECK-NEXT: [[C:%.*]] = arith.constant 2.500000e+00 : f32
   // CHECK-NEXT: kernel.store %s <[] strides [] offset 0>, [[C]] : memref<1xf32>
   // CHECK-NEXT: }
   %0 = arith.constant 2.5 : f32
   kernel.store %s <[] strides [] offset 0>, %0 : memref<1xf32>
+}
+
+// A plan written by hand is kept as written: here the columns run in
+// parallel and the rows in a serial loop.
+// CHECK-LABEL: kernel.func @by_hand
+// CHECK-SAME: space [4, 8] plan [parallel 1, serial 0] {
+kernel.func @by_hand outs(%o: memref<32xf32>) ins(%x: memref<32xf32>) space [4, 8] plan [parallel 1, serial 0] {
+  %0 = kernel.load %x <[4, 8] strides [8, 1] offset 0> : memref<32xf32>
+  kernel.store %o <[4, 8] strides [8, 1] offset 0>, %0 : memref<32xf32>
 }
 
 // The schedule: a func.func of alloc / launch / free in execution order.
@@ -93,7 +104,7 @@ func.func @schedule(%in: memref<4096xf32>, %y: memref<16xi32>) -> memref<64xf32>
 // printed an entry block header `^bb0(%o: memref<4xf32>):` repeating the
 // arguments, which the parser rejects).
 // CHECK-LABEL: kernel.func @empty
-// CHECK-SAME: outs(%o: memref<4xf32>) ins() space [4] {
+// CHECK-SAME: outs(%o: memref<4xf32>) ins() space [4] plan [serial 0] {
 // CHECK-NEXT: }
 kernel.func @empty outs(%o: memref<4xf32>) ins() space [4] {
 }
