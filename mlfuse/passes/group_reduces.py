@@ -1,22 +1,31 @@
 """group-reduces: decide which ops share a kernel.
 
-Every materialized value (``realize``, from mark-realize) is the output of
-one kernel; the kernel computes it from everything upstream that is not
-materialized. The algorithm, to a fixpoint:
+Every materialized value (``realize``, from mark-realize) is the output of one
+kernel; the kernel computes it from everything upstream that is not
+materialized. The algorithm repeats these rounds until nothing changes:
 
 1. Form one group per realized op: the op and its non-realized upstream.
-2. A value with a reduce in it that two groups need is computed once: the
-   groups merge if one kernel can compute both (legality below), otherwise
-   the value is realized ("read by N kernels"). Cheap elementwise values are
+2. Legality: plan every group whose members changed (kernel_plan). A plan
+   names every value that must be materialized so that no reduction is
+   computed twice and cheap work is not recomputed in too many loops
+   ("expand of reduce", "reduce of reduce", ...); all of them are
+   materialized at once, and the round ends.
+3. Sharing, in one sweep from the outputs up: a value with a reduce in it that
+   several groups need is computed once. The groups merge if one kernel can
+   compute them all (legal and keeping the parallel extent), otherwise the
+   value is materialized ("read by N kernels"). Cheap elementwise values are
    recomputed by each group instead (step 5 clones them).
-3. Each group must plan as one kernel (kernel_plan): no reduction may be
-   recomputed. If it cannot, the planner names the value to realize
-   ("expand of reduce", "reduce of reduce", ...).
-4. Profitability, apart from legality: independent groups that read the same
-   buffers merge when the merged kernel plans, keeps each part's parallel
-   extent and stays within ``max-buffers``. Refusals are logged on the
-   function as ``not_fused`` (these are heuristics, not needed for correctness).
+4. Profitability, apart from legality: groups that read the same buffer merge
+   when the merged kernel plans, keeps each part's parallel extent and stays
+   within ``max-buffers``.
 5. Each op gets ``{group = N}``; ops needed by several groups are cloned.
+
+Every refused merge, for legality or profitability, goes through
+:func:`why_not_fused`; the function records them as ``not_fused`` entries
+naming both groups and the reason (outline-kernels turns them into lines about
+kernels and the front-end ops they come from). Each round costs time linear in the
+function (plans are memoized by group), and rounds are few: a plan reports all
+of its problems at once.
 """
 
 from __future__ import annotations
@@ -26,17 +35,31 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import DiagnosticException
 
 from mlfuse.dialects import lazy
+from mlfuse.dialects.syntax import i64_array
+from mlfuse.loop_nest import parallel_extent as loops_extent
 from mlfuse.passes.kernel_plan import Plan, PlanError, is_empty, plan_kernel
 from mlfuse.passes.mark_realize import mark, realize_reason
 from mlfuse.passes.utils import GROUP, lazy_funcs
 
 NOT_FUSED = "not_fused"
+
+MERGE_CANDIDATES = 8
+"""Groups reading a buffer try to merge with at most this many earlier readers."""
 
 
 def upstream(root: Operation, realized: set[Operation]) -> set[Operation]:
@@ -65,12 +88,8 @@ def group_inputs(members: set[Operation]) -> set[SSAValue]:
 
 
 def parallel_extent(plan: Plan) -> int:
-    """Points of the dims every reduce and output varies along (the parallel loop)."""
-    doms = [n.at.domain for n in plan.reduces] + [at.domain for _, _, at in plan.roots]
-    common = frozenset.intersection(*doms) if doms else frozenset()
-    for r in plan.reduces:
-        common -= set(r.dims)
-    return math.prod(plan.sizes[d] for d in common)
+    """Points of the kernel's parallel loop."""
+    return loops_extent(plan.loops, plan.sizes)
 
 
 def nbytes(v: SSAValue) -> int:
@@ -80,18 +99,66 @@ def nbytes(v: SSAValue) -> int:
     return math.prod(lazy.shape_of(t)) * from_ir(lazy.element_of(t)).itemsize
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """Two kernels that are not one: ``first`` and ``second`` are ops of each.
+    ``stored``: a value between them is materialized (first computes it, second
+    reads it); otherwise they are independent kernels that were not merged."""
+
+    first: Operation
+    second: Operation
+    reason: str
+    heuristic: bool = False
+    stored: bool = False
+
+
+HEURISTIC = " (heuristic, not needed for correctness)"
+
+
+def why_not_fused(log: list[Refusal], first: Operation, second: Operation, reason: str) -> None:
+    """The one place a refused merge is recorded. A reason ending in
+    :data:`HEURISTIC` is a profitability refusal."""
+    heuristic = reason.endswith(HEURISTIC)
+    log.append(Refusal(first, second, reason.removesuffix(HEURISTIC), heuristic, False))
+
+
+def why_stored(log: list[Refusal], value: Operation, reader: Operation, reason: str) -> None:
+    """``value`` is materialized between its kernel and ``reader``'s, for ``reason``."""
+    log.append(Refusal(value, reader, reason, False, True))
+
+
+def refusals_attr(log: list[Refusal]) -> ArrayAttr:
+    """The refusals between the final groups, as ``not_fused`` entries:
+    ``{groups = array<i64: a, b>, reason = "...", stored}`` (``heuristic`` for
+    profitability refusals)."""
+    out: list[DictionaryAttr] = []
+    seen: set[tuple] = set()
+    for r in log:
+        ga, gb = group_of(r.first), group_of(r.second)
+        key = (ga, gb, r.stored)  # the first reason found for a pair is kept
+        if ga is None or gb is None or ga == gb or key in seen:
+            continue
+        seen.add(key)
+        entry: dict[str, Attribute] = {"groups": i64_array([ga, gb]), "reason": StringAttr(r.reason)}
+        if r.stored:
+            entry["stored"] = UnitAttr()
+        if r.heuristic:
+            entry["heuristic"] = UnitAttr()
+        out.append(DictionaryAttr(entry))
+    return ArrayAttr(out)
+
+
 class _Groups:
     """Groups of one function, with union-find over their roots."""
 
-    def __init__(self, f: func.FuncOp):
+    def __init__(self, f: func.FuncOp, plans: dict):
         self.ops = [op for op in f.body.block.ops if not isinstance(op, func.ReturnOp)]
         self.pos = {op: i for i, op in enumerate(self.ops)}
         self.realized = {op for op in self.ops if realize_reason(op) is not None}
         self.roots = [op for op in self.ops if op in self.realized]
         self.members = {r: upstream(r, self.realized) for r in self.roots}
         self.parent = {r: r for r in self.roots}
-        # plans depend only on the ops and their realize marks, fixed for this object
-        self._plans: dict[tuple[Operation, ...], Plan | PlanError] = {}
+        self._plans = plans  # shared across rounds: keyed by roots and members
 
     def find(self, r: Operation) -> Operation:
         while self.parent[r] is not r:
@@ -106,6 +173,16 @@ class _Groups:
                 a, b = b, a
             self.parent[b] = a
 
+    def add_root(self, op: Operation, owners: set[Operation]) -> None:
+        """``op`` is now realized: a group of its own, no longer in ``owners``'."""
+        self.realized.add(op)
+        self.roots.append(op)
+        self.roots.sort(key=self.pos.get)
+        self.parent[op] = op
+        self.members[op] = upstream(op, self.realized)
+        for r in owners:
+            self.members[r] = upstream(r, self.realized)
+
     def groups(self) -> dict[Operation, list[Operation]]:
         out: dict[Operation, list[Operation]] = {}
         for r in self.roots:
@@ -116,54 +193,55 @@ class _Groups:
         return set().union(*(self.members[r] for r in roots))
 
     def plan(self, roots: list[Operation]) -> Plan:
-        """The kernel computing ``roots`` (memoized); raises PlanError if there is none."""
+        """The kernel computing ``roots`` (memoized by its roots and members);
+        raises PlanError when no kernel can compute them together."""
         ordered = tuple(
             sorted(roots, key=lambda r: (-math.prod(lazy.shape_of(r.results[0])), self.pos[r]))
         )
-        if ordered not in self._plans:
+        members = self.group_members(list(ordered))
+        key = (ordered, frozenset(members))
+        if key not in self._plans:
             try:
-                self._plans[ordered] = plan_kernel(ordered, self.group_members(list(ordered)))
+                self._plans[key] = plan_kernel(ordered, members)
             except PlanError as e:
-                self._plans[ordered] = e
-        found = self._plans[ordered]
+                self._plans[key] = e
+        found = self._plans[key]
         if isinstance(found, PlanError):
             raise found
         return found
 
-    def depends(self) -> dict[Operation, set[Operation]]:
-        """Group leader -> leaders of the groups it reads from (transitively)."""
-        leader_of = {r: self.find(r) for r in self.roots}
-        direct: dict[Operation, set[Operation]] = {g: set() for g in set(leader_of.values())}
-        for r in self.roots:
-            g = leader_of[r]
+    def reads(self, leader: Operation) -> set[Operation]:
+        """Leaders of the groups whose outputs ``leader``'s group reads."""
+        out: set[Operation] = set()
+        for r in self.groups()[leader]:
             for op in self.members[r]:
                 for v in op.operands:
                     p = v.owner
-                    if isinstance(p, Operation) and p in self.realized and leader_of[p] is not g:
-                        direct[g].add(leader_of[p])
-        closure = {}
-        for g in direct:
-            seen, stack = set(), list(direct[g])
+                    if isinstance(p, Operation) and p in self.realized:
+                        h = self.find(p)
+                        if h is not leader:
+                            out.add(h)
+        return out
+
+    def depends(self, leaders: list[Operation]) -> bool:
+        """Whether one of ``leaders``' groups reads (transitively) another's output."""
+        groups = self.groups()
+        first = {h: min(self.pos[r] for r in rs) for h, rs in groups.items()}
+        last = {h: max(self.pos[r] for r in rs) for h, rs in groups.items()}
+        for a in leaders:
+            targets = [b for b in leaders if b is not a]
+            if not targets:
+                continue
+            floor = min(first[b] for b in targets)
+            seen, stack = {a}, [a]
             while stack:
-                h = stack.pop()
-                if h not in seen:
-                    seen.add(h)
-                    stack.extend(direct[h])
-            closure[g] = seen
-        return closure
-
-
-def _expensive(ops: list[Operation], realized: set[Operation]) -> set[Operation]:
-    """Non-realized ops with a reduce among themselves or their non-realized upstream."""
-    out: set[Operation] = set()
-    for op in ops:
-        if op in realized:
-            continue
-        if isinstance(op, lazy.ReduceOp) or any(
-            isinstance(v.owner, Operation) and v.owner in out for v in op.operands
-        ):
-            out.add(op)
-    return out
+                for h in self.reads(stack.pop()):
+                    if h in targets:
+                        return True
+                    if h not in seen and last[h] >= floor:  # else it cannot reach a target
+                        seen.add(h)
+                        stack.append(h)
+        return False
 
 
 @dataclass(frozen=True)
@@ -183,116 +261,164 @@ class GroupReduces(ModulePass):
             self.group_function(f)
 
     def group_function(self, f: func.FuncOp) -> None:
-        log: list[str] = []
-        for _ in range(len(f.body.block.ops) + 1):
-            g = _Groups(f)
-            if not self._resolve(g, log):
-                break
+        log: list[Refusal] = []
+        plans: dict = {}
+        while True:
+            g = _Groups(f, plans)
+            if self._cut(g, log) or self._share(g, log):
+                continue
+            break
         if self.horizontal:
             self._merge_horizontally(g, log)
         _assign(g)
-        if log:
-            f.attributes[NOT_FUSED] = ArrayAttr([StringAttr(s) for s in log])
+        refused = refusals_attr(log)
+        if refused.data:
+            f.attributes[NOT_FUSED] = refused
 
-    def _realize(self, g: _Groups, e: PlanError) -> None:
-        """Materialize the planner's culprit, or its first alternative not yet materialized."""
-        for v in [e.value, *e.alternatives]:
-            op = v.owner
-            if isinstance(op, Operation) and op not in g.realized:
-                mark(op, e.reason)
-                return
-        raise RuntimeError(  # pragma: no cover - the planner names unrealized values
-            f"group-reduces: no value left to materialize for '{e.reason}'"
-        )
-
-    def _resolve(self, g: _Groups, log: list[str]) -> bool:
-        """One round of steps 2 and 3; True if a value was newly realized."""
-        expensive = _expensive(g.ops, g.realized)
-        owners: dict[Operation, list[Operation]] = {}
-        for r in g.roots:
-            for m in g.members[r]:
-                owners.setdefault(m, []).append(r)
-        for op in g.ops:
-            rs = owners.get(op, [])
-            if op not in expensive or len({g.find(r) for r in rs}) < 2:
-                continue
-            leaders = sorted({g.find(r) for r in rs}, key=g.pos.get)
-            if self._can_merge(g, leaders):
-                for other in leaders[1:]:
-                    g.union(leaders[0], other)
-            else:
-                mark(op, f"read by {len(leaders)} kernels")
-                return True
+    # -- step 2 ---------------------------------------------------------------
+    def _cut(self, g: _Groups, log: list[Refusal]) -> bool:
+        """Plan every group alone; materialize every value a plan names. True if any."""
+        changed = False
         for roots in g.groups().values():
             if is_empty(roots):
                 continue
-            try:
-                g.plan(roots)
-            except PlanError as e:
-                self._realize(g, e)
+            plan = g.plan(roots)  # one root per group here: a plan always exists
+            for e in plan.problems:
+                changed |= self._realize(g, e, log)
+        if not changed and any(
+            not is_empty(rs) and g.plan(rs).problems for rs in g.groups().values()
+        ):  # pragma: no cover - every problem names a value that is not materialized
+            raise DiagnosticException("group-reduces: a kernel cannot be formed")
+        return changed
+
+    def _realize(self, g: _Groups, e: PlanError, log: list[Refusal]) -> bool:
+        """Materialize the planner's culprit, or its first alternative not yet materialized."""
+        for v in [e.value, *e.alternatives]:
+            op = v.owner
+            if isinstance(op, Operation) and op not in g.realized and op in g.pos:
+                mark(op, e.reason)
+                g.realized.add(op)
+                for u in op.results[0].uses:
+                    why_stored(log, op, u.operation, e.reason)
                 return True
         return False
 
-    def _can_merge(self, g: _Groups, leaders: list[Operation], why: list[str] | None = None):
-        deps = g.depends()
-        for a in leaders:
-            for b in leaders:
-                if a is not b and b in deps[a]:
-                    if why is not None:
-                        why.append("one reads the other's output")
-                    return False
+    # -- step 3 ---------------------------------------------------------------
+    def _share(self, g: _Groups, log: list[Refusal]) -> bool:
+        """Merge or materialize expensive values several groups need, in one sweep
+        from the outputs up (users before operands, so each op knows every group
+        that needs it). True if a value was materialized."""
+        expensive = _expensive(g.ops, g.realized)
+        owners: dict[Operation, set[Operation]] = {}
+        changed = False
+        for op in reversed(g.ops):
+            if op in g.realized:
+                owners[op] = {op}
+                continue
+            own: set[Operation] = set()
+            for r in op.results:
+                for u in r.uses:
+                    own |= owners.get(u.operation, set())
+            owners[op] = own
+            if op not in expensive:
+                continue
+            leaders = sorted({g.find(r) for r in own}, key=g.pos.get)
+            if len(leaders) < 2:
+                continue
+            why: list[str] = []
+            if self._can_merge(g, leaders, why):
+                for other in leaders[1:]:
+                    g.union(leaders[0], other)
+                continue
+            why_not_fused(log, leaders[0], leaders[1], why[0])
+            reason = f"read by {len(leaders)} kernels"
+            for lead in leaders:
+                why_stored(log, op, lead, reason)
+            mark(op, reason)
+            g.add_root(op, own)
+            owners[op] = {op}
+            changed = True
+        return changed
+
+    def _can_merge(self, g: _Groups, leaders: list[Operation], why: list[str]) -> bool:
+        if g.depends(leaders):
+            why.append("one reads the other's output")
+            return False
         roots = [r for r in g.roots if g.find(r) in leaders]
         if is_empty(roots):
             return True
         if len(group_inputs(g.group_members(roots))) + len(roots) > self.max_buffers:
-            if why is not None:
-                why.append(f"more than max-buffers={self.max_buffers} buffers")
+            why.append(f"more than max-buffers={self.max_buffers} buffers")
             return False
         try:
-            g.plan(roots)
+            merged = g.plan(roots)
         except PlanError as e:
-            if why is not None:
-                why.append(f"not one kernel ({e.reason})")
+            why.append(f"not one kernel ({e.reason})")
+            return False
+        if merged.problems:
+            why.append(f"not one kernel ({merged.problems[0].reason})")
+            return False
+        parts = [rs for lead, rs in g.groups().items() if lead in leaders and not is_empty(rs)]
+        most = max((parallel_extent(g.plan(rs)) for rs in parts), default=1)
+        if parallel_extent(merged) < most:
+            why.append(
+                f"parallel extent would drop from {most} to {parallel_extent(merged)}{HEURISTIC}"
+            )
             return False
         return True
 
-    def _merge_horizontally(self, g: _Groups, log: list[str]) -> None:
-        changed = True
-        while changed:
-            changed = False
-            groups = g.groups()
-            leaders = sorted(groups, key=g.pos.get)
-            for i, a in enumerate(leaders):
-                for b in leaders[i + 1 :]:
-                    ins_a = group_inputs(g.group_members(groups[a]))
-                    ins_b = group_inputs(g.group_members(groups[b]))
-                    shared = ins_a & ins_b
-                    if not shared:
-                        continue
-                    name = f"{_describe(groups[a])} + {_describe(groups[b])}"
-                    why: list[str] = []
-                    if not self._can_merge(g, [a, b], why):
-                        log.append(f"{name}: {why[0]}")
-                        continue
-                    if is_empty(groups[a]) or is_empty(groups[b]):
-                        continue  # nothing to share: an empty kernel is not launched
-                    pa, pb = parallel_extent(g.plan(groups[a])), parallel_extent(g.plan(groups[b]))
-                    pm = parallel_extent(g.plan(groups[a] + groups[b]))
-                    if pm < max(pa, pb):
-                        log.append(
-                            f"{name}: parallel extent would drop from {max(pa, pb)} to {pm} "
-                            "(heuristic, not needed for correctness)"
-                        )
-                        continue
-                    g.union(a, b)
-                    changed = True
-                    break
-                if changed:
-                    break
+    # -- step 4 ---------------------------------------------------------------
+    def _merge_horizontally(self, g: _Groups, log: list[Refusal]) -> None:
+        readers: dict[SSAValue, list[Operation]] = {}
+        for r in g.roots:
+            for v in sorted(group_inputs(g.members[r]), key=_value_order(g)):
+                readers.setdefault(v, []).append(r)
+        for v, rs in readers.items():
+            for i, b in enumerate(rs):
+                tried = 0
+                for a in rs[:i]:
+                    la, lb = g.find(a), g.find(b)
+                    if la is lb:
+                        break
+                    if tried == MERGE_CANDIDATES:
+                        break
+                    tried += 1
+                    if self._try_horizontal(g, la, lb, log):
+                        break
+
+    def _try_horizontal(self, g: _Groups, a: Operation, b: Operation, log: list[Refusal]) -> bool:
+        if g.pos[b] < g.pos[a]:
+            a, b = b, a
+        groups = g.groups()
+        if is_empty(groups[a]) or is_empty(groups[b]):
+            return False  # nothing to share: an empty kernel is not launched
+        why: list[str] = []
+        if not self._can_merge(g, [a, b], why):
+            why_not_fused(log, a, b, why[0])
+            return False
+        g.union(a, b)
+        return True
 
 
-def _describe(roots: list[Operation]) -> str:
-    return "/".join(r.name.removeprefix("lazy.") for r in roots)
+def _value_order(g: _Groups):
+    def key(v: SSAValue):
+        op = v.owner
+        return g.pos.get(op, -1) if isinstance(op, Operation) else -1 - v.index  # type: ignore[attr-defined]
+
+    return key
+
+
+def _expensive(ops: list[Operation], realized: set[Operation]) -> set[Operation]:
+    """Non-realized ops with a reduce among themselves or their non-realized upstream."""
+    out: set[Operation] = set()
+    for op in ops:
+        if op in realized:
+            continue
+        if isinstance(op, lazy.ReduceOp) or any(
+            isinstance(v.owner, Operation) and v.owner in out for v in op.operands
+        ):
+            out.add(op)
+    return out
 
 
 def _assign(g: _Groups) -> None:

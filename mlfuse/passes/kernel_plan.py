@@ -1,4 +1,4 @@
-"""Planning one kernel: its iteration space and the index map of every value.
+"""Planning one kernel: its iteration space, the index map of every value, its loops.
 
 A kernel computes its *roots* (the values it stores) over an iteration space
 ``S``. Every value is instantiated at an affine index map ``M`` from ``S`` to
@@ -13,12 +13,14 @@ the value's row-major position, starting with each root at the identity:
    output later walks), otherwise a new dim is added.
 3. Buffers and constants end the walk: loads through ``V . M``.
 
-A value may be instantiated at several maps (cheap elementwise work is
-recomputed, as tinygrad and Inductor do); a reduce may not. The plan is legal
-when no reduction is recomputed: a reduce must not run over a dim that another
-reduce's result depends on, and the domains of the reduces (the dims each
-result varies along) must nest, so that one loop order computes each of them
-once. A plan that breaks a rule names the value to materialize instead.
+The walk uses a worklist (any graph depth is fine). Then the kernel gets its
+default loop plan (:func:`mlfuse.loop_nest.default_plan`) and the loop-nest
+analysis places every value in the loops that need it. The plan is legal when
+no reduction is computed twice or repeated along a dim it does not vary along
+(a reduce may run inside another reduce's loop: ``x.sum(2).relu().sum(1)`` is
+one kernel), and cheap elementwise work is recomputed in at most
+``RECOMPUTE_BUDGET`` loops. Each broken rule names a value to materialize
+instead (a :class:`PlanError`); all of them are found in one walk.
 """
 
 from __future__ import annotations
@@ -30,7 +32,12 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from mlfuse.dialects import lazy
+from mlfuse.loop_nest import Item, LoopPlan, StoreItem, Violation, analyze, default_plan
+from mlfuse.utils import postorder
 from mlfuse.view import View, ViewStack
+
+RECOMPUTE_BUDGET = 3
+"""The most loops of one kernel an elementwise value may be computed in."""
 
 Dim = tuple
 """A space dim's identity: ("root", i), ("reduce", id, axis), or (parent, "part", k)."""
@@ -101,9 +108,10 @@ def row_major(shape: Sequence[int]) -> list[int]:
 
 @dataclass(eq=False)
 class Node:
-    """One kernel value: a load, a constant, an op on other nodes, or a reduce."""
+    """One kernel value: a load, a constant, an op on other nodes, or a reduce
+    (or ``cut``: a value the walk found must be materialized, read as if it were)."""
 
-    kind: str  # "load" | "const" | "op" | "reduce"
+    kind: str  # "load" | "const" | "op" | "reduce" | "cut"
     value: SSAValue  # the lazy value this node computes (for loads: the buffer)
     at: Affine
     args: list[Node] = field(default_factory=list)
@@ -119,9 +127,18 @@ class Node:
 
 @dataclass
 class Plan:
+    """A planned kernel: its space, its values, its loop plan, and what is wrong with it."""
+
     sizes: tuple[int, ...]
     roots: list[tuple[Operation, Node, Affine]]  # realized op, node computing it, its own map
     reduces: list[Node]
+    nodes: list[Node]  # every node, operands first
+    loops: LoopPlan
+    problems: list[PlanError]  # values to materialize; empty when the kernel is legal
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
 
 
 # ---------------------------------------------------------------------------
@@ -158,8 +175,11 @@ class _Planner:
         self.splits: dict[Dim, tuple[int, ...]] = splits
         self.dims: list[Dim] = []
         self.sizes: list[int] = []
-        self.nodes: dict[tuple[SSAValue, Affine], Node] = {}
+        self.nodes: dict[tuple, Node] = {}
         self.reduce_nodes: dict[Operation, Node] = {}
+        self.problems: list[PlanError] = []
+        # requests still to resolve: (parent node, arg slot, value, map, buffer-side view)
+        self.todo: list[tuple[Node, int, SSAValue, Affine, ViewStack | None]] = []
 
     # -- space dims ---------------------------------------------------------
     def new_dim(self, ident: Dim, size: int, stride: int) -> dict[int, int]:
@@ -181,37 +201,61 @@ class _Planner:
     def is_member(self, v: SSAValue) -> bool:
         return isinstance(v.owner, Operation) and v.owner in self.members
 
-    def request(self, v: SSAValue, at: Affine, via: ViewStack | None = None) -> Node:
-        """The node computing ``v`` at ``at`` (``via``: a view still to apply
-        on the buffer side, for loads and constants)."""
-        key = (v, at) if via is None else (v, at, via)
-        if key in self.nodes:
-            return self.nodes[key]
-        node = self._build(v, at, via)
-        self.nodes[key] = node
-        return node
+    def walk(self) -> None:
+        """Resolve the queued requests depth first, with a worklist: the operands
+        of a node in order, each one's whole subgraph before the next."""
+        while self.todo:
+            parent, slot, v, at, via = self.todo.pop()
+            parent.args[slot] = self.resolve(v, at, via)
 
-    def _build(self, v: SSAValue, at: Affine, via: ViewStack | None) -> Node:
-        op = v.owner
-        if not self.is_member(v):
-            return Node("load", v, at, view=via)
-        assert isinstance(op, Operation)
-        if isinstance(op, lazy.ConstOp):
-            return Node("const", v, at, view=via, op=op)
-        if isinstance(op, lazy.MovementOp):
-            stack = movement_stack(op) if via is None else movement_stack(op).compose(via)
-            inner = op.input
-            if not self.is_member(inner) or isinstance(inner.owner, lazy.ConstOp):
-                return self.request(inner, at, stack)
-            return self.request(inner, self.relabel(inner, stack, at))
-        if isinstance(op, lazy.ReduceOp):
-            return self.reduce(op, at)
-        if isinstance(op, (lazy.ContiguousOp, lazy.CopyOp, lazy.AssignOp)):
-            # only roots are computed here; their value is the operand's
-            return self.request(computed_value(op), at)
-        assert isinstance(op, lazy.ElementwiseOp), op.name
-        args = [self.request(a, at) for a in op.operands]
-        return Node("op", v, at, args=args, op=op)
+    def resolve(self, v: SSAValue, at: Affine, via: ViewStack | None) -> Node:
+        """The node computing ``v`` at ``at`` (``via``: a view still to apply on the
+        buffer side, for loads and constants); a new node's operands are queued."""
+        keys = []
+        while True:  # movement and meta ops pass the request on
+            key = (v, at) if via is None else (v, at, via)
+            if key in self.nodes:
+                node = self.nodes[key]
+                break
+            keys.append(key)
+            op = v.owner
+            if not self.is_member(v):
+                node = Node("load", v, at, view=via)
+                break
+            assert isinstance(op, Operation)
+            if isinstance(op, lazy.ConstOp):
+                node = Node("const", v, at, view=via, op=op)
+                break
+            if isinstance(op, lazy.MovementOp):
+                stack = movement_stack(op) if via is None else movement_stack(op).compose(via)
+                inner = op.input
+                if not self.is_member(inner) or isinstance(inner.owner, lazy.ConstOp):
+                    v, via = inner, stack
+                    continue
+                try:
+                    at = self.relabel(inner, stack, at)
+                except PlanError as e:
+                    self.problems.append(e)
+                    node = Node("cut", inner, at)
+                    break
+                v = inner
+                continue
+            if isinstance(op, (lazy.ContiguousOp, lazy.CopyOp, lazy.AssignOp)):
+                v = computed_value(op)  # only roots are computed here: their operand
+                continue
+            if isinstance(op, lazy.ReduceOp):
+                node = self.reduce(op, at)
+                break
+            if not isinstance(op, lazy.ElementwiseOp):
+                raise DiagnosticException(
+                    f"kernel planner: '{op.name}' is not a lazy op a kernel can compute"
+                )
+            node = Node("op", v, at, args=[None] * len(op.operands), op=op)  # type: ignore[list-item]
+            self.todo.extend((node, i, a, at, None) for i, a in reversed(list(enumerate(op.operands))))
+            break
+        for key in keys:
+            self.nodes[key] = node
+        return node
 
     def relabel(self, u: SSAValue, stack: ViewStack, at: Affine) -> Affine:
         """The map of ``u`` when ``stack`` (over u's buffer) is read at ``at``."""
@@ -233,20 +277,25 @@ class _Planner:
                 why = (
                     "reduce of reduce"
                     if (at.domain - node.at.domain) & looped
-                    else ("reduce read at two index maps")
+                    else "reduce read at two index maps"
                 )
-                raise PlanError(r.result, why)
+                self.problems.append(PlanError(r.result, why))
+                return Node("cut", r.result, at)
             return node
         t_out = lazy.shape_of(r.result)
         t_in = lazy.shape_of(r.input)
-        in_map = self.to_input_layout(r, at, t_out, t_in)
+        try:
+            in_map = self.to_input_layout(r, at, t_out, t_in)
+        except PlanError as e:
+            self.problems.append(e)
+            return Node("cut", r.result, at)
         rm_in = row_major(t_in)
         dims: list[int] = []
+        busy = set().union(*(o.at.domain for o in self.reduce_nodes.values()))
         for a in r.reduce_axes:
             n = t_in[a]
             if n == 1:
                 continue
-            busy = set().union(*(o.at.domain for o in self.reduce_nodes.values()))
             reuse = [
                 d
                 for d in range(len(self.sizes))
@@ -264,9 +313,9 @@ class _Planner:
                 dims.extend(part)
                 in_map.update(part)
         offset = in_map.pop("offset")
-        node = Node("reduce", r.result, at, op=r, dims=tuple(sorted(dims)))
+        node = Node("reduce", r.result, at, args=[None], op=r, dims=tuple(sorted(dims)))  # type: ignore[list-item]
         self.reduce_nodes[r] = node
-        node.args = [self.request(r.input, Affine.of(offset, in_map))]
+        self.todo.append((node, 0, r.input, Affine.of(offset, in_map), None))
         return node
 
     def to_input_layout(self, r, at: Affine, t_out, t_in) -> dict:
@@ -347,14 +396,43 @@ class _Planner:
             d -= 1
         return Affine.of(0, strides)
 
-    def run(self) -> Plan:
+    def run(self) -> tuple[list[tuple[Operation, Node, Affine]], list[Node]]:
+        """Walk the kernel from its roots: the roots with their nodes, and every
+        node (operands first)."""
         # every output's map first (their dims lead the space), then what they need
         maps = [
             self.root_map(lazy.shape_of(computed_value(r)), first=(i == 0))
             for i, r in enumerate(self.roots)
         ]
-        roots = [(r, self.request(computed_value(r), at), at) for r, at in zip(self.roots, maps)]
-        return Plan(tuple(self.sizes), roots, list(self.reduce_nodes.values()))
+        roots = []
+        for r, at in zip(self.roots, maps):
+            node = self.resolve(computed_value(r), at, None)
+            self.walk()
+            roots.append((r, node, at))
+        return roots, postorder([n for _, n, _ in roots], lambda n: n.args)
+
+
+def domains(nodes: Sequence[Node], sizes: Sequence[int]) -> dict[int, frozenset[int]]:
+    """The dims each node varies along, as the kernel built from it will say
+    (:func:`mlfuse.dialects.kernel.body_items`): a load or masked constant along
+    its view's dims, a reduce along its input's minus its axes, any other op
+    along the union of its operands'."""
+    rank = len(sizes)
+    dom: dict[int, frozenset[int]] = {}
+    for n in nodes:
+        if n.kind in ("load", "cut") or (
+            n.kind == "const" and n.view is not None and any(v.mask for v in n.view.views)
+        ):
+            top = n.stack(sizes).top
+            dom[id(n)] = frozenset(d for d in range(rank) if top.depends_on(d))
+        elif n.kind == "reduce":
+            dom[id(n)] = dom[id(n.args[0])] - set(n.dims)
+        else:
+            d: frozenset[int] = frozenset()
+            for a in n.args:
+                d |= dom[id(a)]
+            dom[id(n)] = d
+    return dom
 
 
 def is_empty(roots: Sequence[Operation]) -> bool:
@@ -362,34 +440,56 @@ def is_empty(roots: Sequence[Operation]) -> bool:
     return all(0 in lazy.shape_of(computed_value(r)) for r in roots)
 
 
-def plan_kernel(roots: Sequence[Operation], members: set[Operation]) -> Plan:
-    """Plan the kernel computing ``roots`` from ``members``; raise PlanError if it
-    would recompute a reduction (the error names the value to materialize)."""
+def plan_kernel(
+    roots: Sequence[Operation], members: set[Operation], budget: int | None = RECOMPUTE_BUDGET
+) -> Plan:
+    """Plan the kernel computing ``roots`` from ``members``. The plan's
+    ``problems`` name the values to materialize where it would compute a
+    reduction twice (or cheap work in more than ``budget`` loops); a kernel
+    that cannot exist at all (outputs of different shapes) raises PlanError."""
     splits: dict[Dim, tuple[int, ...]] = {}
     for _ in range(16):
+        planner = _Planner(roots, members, splits)
         try:
-            plan = _Planner(roots, members, splits).run()
+            root_nodes, nodes = planner.run()
             break
         except _Restart as e:
             splits[e.dim] = e.factors
     else:  # pragma: no cover - every restart splits a dim further
         raise PlanError(roots[0].results[0], "view of reduce")
-    check_no_recompute(plan, members)
-    return plan
+    sizes = tuple(planner.sizes)
+    dom = domains(nodes, sizes)
+    index = {id(n): i for i, n in enumerate(nodes)}
+    items = [
+        Item(
+            dom[id(n)],
+            tuple(index[id(a)] for a in n.args),
+            n.dims if n.kind == "reduce" else None,
+            computes=n.kind == "op",
+        )
+        for n in nodes
+    ]
+    stores = [StoreItem(index[id(n)], dom[id(n)] | at.domain) for _, n, at in root_nodes]
+    reduces = [n for n in nodes if n.kind == "reduce"]
+    loops = default_plan(
+        len(sizes), [(dom[id(n)], n.dims) for n in reduces], [st.dims for st in stores]
+    )
+    problems = list(planner.problems)
+    known = {e.value for e in problems}  # the walk already cut these reduces
+    for v in analyze(items, stores, loops, budget).violations:
+        if nodes[v.item].value not in known:
+            problems.append(_violation(nodes[v.item], v, members))
+    return Plan(sizes, root_nodes, reduces, nodes, loops, problems)
 
 
-def check_no_recompute(plan: Plan, members: set[Operation]) -> None:
-    for r1 in plan.reduces:
-        for r2 in plan.reduces:
-            if r1 is not r2 and set(r2.dims) & r1.at.domain:
-                # r1 varies along a dim r2 loops over: r1 would be recomputed
-                raise _culprit(r1, members, "reduce of reduce", [r1.value, r2.value])
-    doms = sorted({r.at.domain for r in plan.reduces}, key=len)
-    for a, b in zip(doms, doms[1:]):
-        if not a <= b:
-            small = next(r for r in plan.reduces if r.at.domain == a)
-            big = next(r for r in plan.reduces if r.at.domain == b)
-            raise _culprit(big, members, "reduces over incompatible dims", [big.value, small.value])
+def _violation(node: Node, v: Violation, members: set[Operation]) -> PlanError:
+    """The value to materialize for a loop-nest violation at ``node``."""
+    if v.kind == "budget":
+        return PlanError(node.value, f"recomputed in {len(v.placements)} loops")
+    # a reduce computed twice, or repeated along dims it does not vary along
+    in_reduce = any(s.reduce is not None for p in v.placements for s in p.chain())
+    why = "reduce of reduce" if in_reduce else "reduce read at two index maps"
+    return _culprit(node, members, why, [node.value])
 
 
 def _culprit(
@@ -416,10 +516,3 @@ def _culprit(
         v = u.results[0]
 
 
-def domain_order(plan_sizes: Sequence[int], reduce_domains: Sequence[frozenset[int]]) -> list[int]:
-    """Loop order: dims of the smallest reduce domain first, then the next, ..."""
-    order: list[int] = []
-    for dom in sorted(set(reduce_domains), key=len):
-        order.extend(sorted(d for d in dom if d not in order))
-    order.extend(d for d in range(len(plan_sizes)) if d not in order)
-    return order

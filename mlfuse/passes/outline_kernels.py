@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -34,8 +34,8 @@ from mlfuse.passes.group_reduces import NOT_FUSED, group_of
 from mlfuse.passes.kernel_plan import Node, Plan, PlanError, is_empty, plan_kernel
 from mlfuse.passes.mark_realize import realize_reason
 from mlfuse.passes.scalar import ScalarEmitter, constant
+from mlfuse.dialects.syntax import array_ints
 from mlfuse.passes.utils import lazy_funcs, origin_of
-from mlfuse.utils import postorder
 from mlfuse.view import ViewStack
 
 
@@ -79,6 +79,8 @@ def _groups(f: func.FuncOp) -> list[_Group]:
         ordered = sorted(g.roots, key=lambda r: (-math.prod(lazy.shape_of(r.results[0])), pos[r]))
         try:
             g.plan = plan_kernel(ordered, set(g.ops))
+            if g.plan.problems:
+                raise g.plan.problems[0]
         except PlanError as e:
             raise ScheduleError(
                 f"outline-kernels: group {g.gid} cannot be one kernel ({e.reason}); "
@@ -103,11 +105,10 @@ class _KernelBuilder:
         # buffers: outputs first, then inputs in first-use order
         self.out_values = [_assign_target(r) or r.results[0] for r in g.roots]
         self.in_values: list[SSAValue] = []
-        self._order: list[Node] | None = None
         self._collect_inputs()
         outs = [buffer_of_type(v.type) for v in self.out_values]
         ins = [buffer_of_type(v.type) for v in self.in_values]
-        self.func = kernel.FuncOp(name, outs, ins, self.sizes)
+        self.func = kernel.FuncOp(name, outs, ins, self.sizes, plan=g.plan.loops)
         args = self.func.body.block.args
         self.arg_of: dict[SSAValue, BlockArgument] = {}
         for i, (v, a) in enumerate(zip(self.out_values, args[: len(outs)])):
@@ -122,11 +123,8 @@ class _KernelBuilder:
         self.emitted: dict[int, SSAValue] = {}
 
     def _nodes(self) -> list[Node]:
-        """The planned graph, operands before users (computed once)."""
-        if self._order is None:
-            roots = [n for _, n, _ in self.plan.roots]
-            self._order = postorder(roots, lambda n: n.args)
-        return self._order
+        """The planned graph, operands before users."""
+        return self.plan.nodes
 
     def _collect_inputs(self) -> None:
         targets = {v for v in self.out_values}
@@ -156,7 +154,6 @@ class _KernelBuilder:
         self.func.attributes["reasons"] = ArrayAttr(
             [StringAttr(realize_reason(r) or "") for r in self.g.roots]
         )
-        self.func.set_default_plan()
         return self.func
 
     def _emit(self, n: Node) -> SSAValue:
@@ -264,6 +261,7 @@ def outline_function(module: ModuleOp, f: func.FuncOp, names: set[str]) -> None:
     buffer: dict[SSAValue, SSAValue] = dict(zip(block.args, sched_block.args))
     sb = Builder(InsertPoint.at_end(sched_block))
     kernels: list[kernel.FuncOp] = []
+    kernel_of: dict[int, kernel.FuncOp] = {}
     for g in order:
         outs: list[SSAValue] = []
         for r in g.roots:
@@ -279,6 +277,7 @@ def outline_function(module: ModuleOp, f: func.FuncOp, names: set[str]) -> None:
         kb = _KernelBuilder(_fresh(names, "k"), g)
         k = kb.build()
         kernels.append(k)
+        kernel_of[g.gid] = k
         sb.insert(kernel.LaunchOp(k.sym_name.data, outs, [buffer[v] for v in kb.in_values]))
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
@@ -289,11 +288,46 @@ def outline_function(module: ModuleOp, f: func.FuncOp, names: set[str]) -> None:
         ([a.type for a in sched_block.args], [r.type for r in results]),
         Region(sched_block),
     )
-    if NOT_FUSED in f.attributes:
-        sched.attributes[NOT_FUSED] = f.attributes[NOT_FUSED]
+    refused = not_fused_lines(f.attributes.get(NOT_FUSED), kernel_of)
+    if refused:
+        sched.attributes[NOT_FUSED] = ArrayAttr([StringAttr(s) for s in refused])
     for k in kernels:
         Rewriter.insert_op(k, InsertPoint.before(f))
     Rewriter.replace_op(f, sched)
+
+
+def not_fused_lines(entries, kernel_of: dict[int, kernel.FuncOp]) -> list[str]:
+    """group-reduces' refusals as lines about kernels: ``k0 (max) -> k1 (sub, sum):
+    expand of reduce`` when k0 stores a value k1 reads, ``k1 (...) + k2 (...):
+    reason`` for two kernels that were not merged."""
+    if not isinstance(entries, ArrayAttr):
+        return []
+    out: list[str] = []
+    for e in entries.data:
+        if not isinstance(e, DictionaryAttr):
+            continue
+        d = e.data
+        groups, reason = d.get("groups"), d.get("reason")
+        if not isinstance(groups, DenseArrayBase) or not isinstance(reason, StringAttr):
+            continue
+        ks = [kernel_of.get(gid) for gid in array_ints(groups)]
+        if len(ks) != 2 or ks[0] is None or ks[1] is None:
+            continue  # an empty kernel is never launched
+        sep = " -> " if "stored" in d else " + "
+        tail = " (heuristic, not needed for correctness)" if "heuristic" in d else ""
+        line = f"{_describe(ks[0])}{sep}{_describe(ks[1])}: {reason.data}{tail}"
+        if line not in out:
+            out.append(line)
+    return out
+
+
+def _describe(k: kernel.FuncOp) -> str:
+    """A kernel in user terms: its name and the front-end ops it comes from."""
+    for key in ("origin", "ops"):
+        a = k.attributes.get(key)
+        if isinstance(a, ArrayAttr) and a.data:
+            return f"{k.sym_name.data} ({', '.join(s.data for s in a.data)})"  # type: ignore[attr-defined]
+    return k.sym_name.data
 
 
 def _fresh(names: set[str], prefix: str) -> str:

@@ -5,8 +5,10 @@
 
 // group-reduces: every op gets {group = N} (N numbers the kernels in program
 // order); values a kernel cannot compute without recomputing a reduction get a
-// realize reason; refused horizontal merges are logged as not_fused on the
-// function. Inputs are front-end programs; the prerequisite passes run first.
+// realize reason; every refused merge is recorded in the function's not_fused
+// list with the two groups and the reason (`stored`: a value between them is
+// materialized; `heuristic`: refused for profitability, not correctness).
+// Inputs are front-end programs; the prerequisite passes run first.
 //
 // RUN 4 (prefix RAW) feeds the same programs without lazy-canonicalize: the
 // kernel planner reads raw movement ops (lazy.expand/reshape) as the views
@@ -154,12 +156,14 @@ func.func @mlp2(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %b1: tensor<16xf32>,
 // -----
 
 // x.sum(1).sum(0): the second reduce runs over the dim the first one's result
-// varies along, so the first result is materialized ("reduce of reduce").
+// varies along, so the first one is computed inside the second one's loop,
+// once per row: a multi-stage reduction, one group.
 // CHECK-LABEL: func.func @sum_sum
+// CHECK-NOT:     not_fused
 // CHECK-NEXT:    %[[R:.*]] = lazy.reduce add %{{.*}} [1] {group = 0 : i64}
-// CHECK-NEXT:    %[[V:.*]] = lazy.view %[[R]] <[4] strides [1] offset 0> {realize = "reduce of reduce", group = 0 : i64}
-// CHECK-NEXT:    %[[S:.*]] = lazy.reduce add %[[V]] [0] {group = 1 : i64}
-// CHECK-NEXT:    lazy.view %[[S]] {{.*}} {realize = "output", group = 1 : i64}
+// CHECK-NEXT:    %[[V:.*]] = lazy.view %[[R]] <[4] strides [1] offset 0> {group = 0 : i64}
+// CHECK-NEXT:    %[[S:.*]] = lazy.reduce add %[[V]] [0] {group = 0 : i64}
+// CHECK-NEXT:    lazy.view %[[S]] {{.*}} {realize = "output", group = 0 : i64}
 // CHECK-NEXT:    func.return
 func.func @sum_sum(%x: tensor<4x8xf32>) -> tensor<f32> {
   %0 = lazy.reduce add %x [1] : tensor<4x8xf32> -> tensor<4x1xf32>
@@ -189,14 +193,13 @@ func.func @sum_sum(%x: tensor<4x8xf32>) -> tensor<f32> {
 // NOH-NOT:       group = 1
 // NOH:           func.return
 // MAXB-LABEL:  func.func @shared_reduce
-// MAXB-SAME:     attributes {not_fused = ["add + mul: more than max-buffers=2 buffers"]}
-// MAXB-NEXT:     %[[R:.*]] = lazy.reduce add %{{.*}} [1] {realize = "read by 2 kernels", group = 0 : i64}
-// MAXB-NEXT:     %[[V1:.*]] = lazy.view %[[R]] {{.*}} {group = 1 : i64}
-// MAXB-NEXT:     %[[V2:.*]] = lazy.view %[[R]] {{.*}} {group = 2 : i64}
+// MAXB-SAME:     attributes {not_fused = [{groups = array<i64: 1, 2>, reason = "more than max-buffers=2 buffers"}, {groups = array<i64: 0, 1>, reason = "read by 2 kernels", stored}, {groups = array<i64: 0, 2>, reason = "read by 2 kernels", stored}]}
+// MAXB-NEXT:     %[[R:.*]] = lazy.reduce add %{{.*}} [1] {group = 0 : i64}
+// MAXB-NEXT:     %[[V:.*]] = lazy.view %[[R]] {{.*}} {realize = "read by 2 kernels", group = 0 : i64}
 // MAXB-NEXT:     lazy.const 1.0 {group = 1 : i64}
-// MAXB-NEXT:     lazy.add %[[V1]], %{{.*}} {realize = "output", group = 1 : i64}
+// MAXB-NEXT:     lazy.add %[[V]], %{{.*}} {realize = "output", group = 1 : i64}
 // MAXB-NEXT:     lazy.const 2.0 {group = 2 : i64}
-// MAXB-NEXT:     lazy.mul %[[V2]], %{{.*}} {realize = "output", group = 2 : i64}
+// MAXB-NEXT:     lazy.mul %[[V]], %{{.*}} {realize = "output", group = 2 : i64}
 func.func @shared_reduce(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %0 = lazy.reduce add %x [1] : tensor<4x8xf32> -> tensor<4x1xf32>
   %1 = lazy.reshape %0 : tensor<4x1xf32> -> tensor<4xf32>
@@ -209,17 +212,18 @@ func.func @shared_reduce(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) 
 
 // -----
 
-// A reduce two kernels need that one kernel cannot compute for both (one of
-// them reduces it again) is materialized once: "read by 2 kernels". The two
-// readers both read s, but merging them would drop the parallel extent.
+// A reduce two kernels need that one kernel cannot compute for both (one
+// reduces it again in its loop, the other stores it in its own loop: it would
+// be computed twice) is materialized once: "read by 2 kernels".
 // CHECK-LABEL: func.func @read_by_two
-// CHECK-SAME:    attributes {not_fused = ["reduce + mul: parallel extent would drop from 4 to 1 (heuristic, not needed for correctness)"]}
-// CHECK-NEXT:    %[[R:.*]] = lazy.reduce add %{{.*}} [1] {realize = "read by 2 kernels", group = 0 : i64}
-// CHECK-NEXT:    %[[V1:.*]] = lazy.view %[[R]] <[4] strides [1] offset 0> {group = 1 : i64}
-// CHECK-NEXT:    %[[V2:.*]] = lazy.view %[[R]] <[4] strides [1] offset 0> {group = 2 : i64}
-// CHECK-NEXT:    lazy.reduce add %[[V1]] [0] {realize = "output", group = 1 : i64}
+// CHECK-SAME:    attributes {not_fused = [{groups = array<i64: 1, 2>, reason = "not one kernel (reduce of reduce)"}, {groups = array<i64: 0, 1>, reason = "read by 2 kernels", stored}, {groups = array<i64: 0, 2>, reason = "read by 2 kernels", stored}]}
+// The value materialized is the last one both need (the sweep runs from the
+// outputs up): the row sums as the (4,) tensor both kernels read.
+// CHECK-NEXT:    %[[R:.*]] = lazy.reduce add %{{.*}} [1] {group = 0 : i64}
+// CHECK-NEXT:    %[[V:.*]] = lazy.view %[[R]] <[4] strides [1] offset 0> {realize = "read by 2 kernels", group = 0 : i64}
+// CHECK-NEXT:    lazy.reduce add %[[V]] [0] {realize = "output", group = 1 : i64}
 // CHECK-NEXT:    lazy.const 2.0 {group = 2 : i64}
-// CHECK-NEXT:    lazy.mul %[[V2]], %{{.*}} {realize = "output", group = 2 : i64}
+// CHECK-NEXT:    lazy.mul %[[V]], %{{.*}} {realize = "output", group = 2 : i64}
 func.func @read_by_two(%x: tensor<4x8xf32>) -> (tensor<1xf32>, tensor<4xf32>) {
   %0 = lazy.reduce add %x [1] : tensor<4x8xf32> -> tensor<4x1xf32>
   %1 = lazy.reshape %0 : tensor<4x1xf32> -> tensor<4xf32>
@@ -235,7 +239,7 @@ func.func @read_by_two(%x: tensor<4x8xf32>) -> (tensor<1xf32>, tensor<4xf32>) {
 // legal but refused by the parallel-extent heuristic (logged); the cheap y is
 // cloned into both kernels instead of being materialized.
 // CHECK-LABEL: func.func @multi_output
-// CHECK-SAME:    attributes {not_fused = ["add + view: parallel extent would drop from 32 to 8 (heuristic, not needed for correctness)"]}
+// CHECK-SAME:    attributes {not_fused = [{groups = array<i64: 0, 1>, reason = "parallel extent would drop from 32 to 8", heuristic}]}
 // CHECK-NEXT:    %[[C0:.*]] = lazy.const 2.0 {group = 0 : i64}
 // CHECK-NEXT:    %[[C1:.*]] = lazy.const 2.0 {group = 1 : i64}
 // CHECK-NEXT:    %[[Y0:.*]] = lazy.mul %[[X:.*]], %[[C0]] {group = 0 : i64}
@@ -249,7 +253,7 @@ func.func @read_by_two(%x: tensor<4x8xf32>) -> (tensor<1xf32>, tensor<4xf32>) {
 // NOH-NOT:       not_fused
 // NOH:           lazy.reduce add {{.*}} {group = 1 : i64}
 // MAXB-LABEL:  func.func @multi_output
-// MAXB-SAME:     not_fused = ["add + view: more than max-buffers=2 buffers"]
+// MAXB-SAME:     not_fused = [{groups = array<i64: 0, 1>, reason = "more than max-buffers=2 buffers"}]
 func.func @multi_output(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>) {
   %0 = lazy.const 2.0 : tensor<4x8xf32>
   %1 = lazy.mul %x, %0 : tensor<4x8xf32>
@@ -274,7 +278,7 @@ func.func @multi_output(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
 // NOH-NEXT:      lazy.reduce add {{.*}} {realize = "output", group = 0 : i64}
 // NOH-NEXT:      lazy.reduce max {{.*}} {realize = "output", group = 1 : i64}
 // MAXB-LABEL:  func.func @sum_and_max
-// MAXB-SAME:     attributes {not_fused = ["reduce + reduce: more than max-buffers=2 buffers"]}
+// MAXB-SAME:     attributes {not_fused = [{groups = array<i64: 0, 1>, reason = "more than max-buffers=2 buffers"}]}
 // MAXB-NEXT:     lazy.reduce add {{.*}} {realize = "output", group = 0 : i64}
 // MAXB-NEXT:     lazy.reduce max {{.*}} {realize = "output", group = 1 : i64}
 func.func @sum_and_max(%x: tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor<4x1xf32>) {
@@ -287,7 +291,7 @@ func.func @sum_and_max(%x: tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor<4x1xf32>
 // loop over each reduce's output dim inside the other; refused and logged.
 // The shared cheap product is cloned into both kernels.
 // CHECK-LABEL: func.func @row_and_column
-// CHECK-SAME:    attributes {not_fused = ["reduce + reduce: not one kernel (outputs of different shapes)"]}
+// CHECK-SAME:    attributes {not_fused = [{groups = array<i64: 0, 1>, reason = "not one kernel (outputs of different shapes)"}]}
 // CHECK-NEXT:    %[[P0:.*]] = lazy.mul %[[X:.*]], %[[Y:.*]] {group = 0 : i64}
 // CHECK-NEXT:    %[[P1:.*]] = lazy.mul %[[X]], %[[Y]] {group = 1 : i64}
 // CHECK-NEXT:    lazy.reduce add %[[P0]] [1] {realize = "output", group = 0 : i64}

@@ -204,13 +204,14 @@ func.func @no_groups(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// A group that cannot be one kernel (a reduce of a reduce) is refused.
+// A group that cannot be one kernel (the row sums are needed twice: inside
+// the total's loop and by their own store) is refused.
 // CHECK: outline-kernels: group 0 cannot be one kernel (reduce of reduce); run group-reduces to split it
-func.func @cannot_plan(%x: tensor<4x8xf32>) -> tensor<1xf32> {
+func.func @cannot_plan(%x: tensor<4x8xf32>) -> (tensor<1xf32>, tensor<4xf32>) {
   %0 = lazy.reduce add %x [1] {group = 0 : i64} : tensor<4x8xf32> -> tensor<4x1xf32>
-  %1 = lazy.view %0 <[4] strides [1] offset 0> {group = 0 : i64} : tensor<4x1xf32> -> tensor<4xf32>
+  %1 = lazy.view %0 <[4] strides [1] offset 0> {realize = "output", group = 0 : i64} : tensor<4x1xf32> -> tensor<4xf32>
   %2 = lazy.reduce add %1 [0] {realize = "output", group = 0 : i64} : tensor<4xf32> -> tensor<1xf32>
-  func.return %2 : tensor<1xf32>
+  func.return %2, %1 : tensor<1xf32>, tensor<4xf32>
 }
 
 // -----
