@@ -157,6 +157,16 @@ def _cast_chain(rng):
     return [out], [(x * 10).astype(np.int32).astype(np.float32) / 10]
 
 
+def _multistage_reduce(rng):
+    (x,), (X,) = _data(rng, (8, 16, 32))
+    return [X.sum(2).relu().sum(1)], [np.maximum(x.astype(np.float64).sum(2), 0).sum(1)]
+
+
+def _view_output(rng):
+    (a,), (A,) = _data(rng, (16, 1))
+    return [A.expand((16, 16))], [np.broadcast_to(a, (16, 16))]
+
+
 FUSION_CASES: list[Case] = [
     Case("ew_chain", "(a*b+c).relu(), all (64,64)", 1, 1, _ew_chain),
     Case("reduce_of_ew", "(a*b).sum(1)", 1, 1, _reduce_of_ew),
@@ -177,4 +187,6 @@ FUSION_CASES: list[Case] = [
     Case("attention", "softmax(q@k^T/4, -1)@v, q,k,v (4,32,16)", 2, 4, _attention),
     Case("conv3x3_views", "3x3 conv, padding 1, as 9 padded windows", 1, 1, _conv3x3_views),
     Case("cast_chain", "(x*10).cast(int32).cast(float32)/10", 1, 1, _cast_chain),
+    Case("multistage_reduce", "x.sum(2).relu().sum(1), x (8,16,32)", 1, 1, _multistage_reduce),
+    Case("view_output", "a.expand((16,16)) of a realized (16,1) a", 0, 0, _view_output),
 ]

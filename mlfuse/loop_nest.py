@@ -165,6 +165,7 @@ class Scope:
     ctx: frozenset[int]
     reduce: int | None = None  # the reduce whose accumulator this loop carries
     contents: list[tuple] = field(default_factory=list)
+    elastic: bool = False  # the root of a kernel not planned yet: its loops will fit
 
     def chain(self) -> list[Scope]:
         out, s = [], self
@@ -181,12 +182,14 @@ def hoist(s: Scope, domain: frozenset[int]) -> Scope:
     return s
 
 
-def open_nest(parent: Scope, dims: Sequence[int], reduce: int | None = None) -> list[Scope]:
+def open_nest(
+    parent: Scope, dims: Sequence[int], reduce: int | None = None, elastic: bool = False
+) -> list[Scope]:
     """Serial loops over ``dims`` (in that order) inside ``parent``."""
     out: list[Scope] = []
     s = parent
     for d in dims:
-        s = Scope(s, d, s.ctx | {d}, reduce)
+        s = Scope(s, d, s.ctx | {d}, reduce, elastic=elastic)
         out.append(s)
     return out
 
@@ -257,9 +260,9 @@ def analyze(
         if not where:
             continue
         if it.reduce_dims is not None:
-            if len(where) > 1 or any(p.ctx != it.domain for p in where):
+            if len(where) > 1 or any(p.ctx != it.domain and not p.elastic for p in where):
                 violations.append(Violation(i, "reduce", where))
-                where = [Scope(None, None, it.domain)]  # as if materialized
+                where = [Scope(None, None, it.domain, elastic=True)]  # as if materialized
             for p in where:
                 nest = open_nest(p, plan.ordered(it.reduce_dims), reduce=i)
                 inner = nest[-1] if nest else p
@@ -268,12 +271,23 @@ def analyze(
         else:
             if budget is not None and it.computes and _over_budget(where, budget):
                 violations.append(Violation(i, "budget", where))
-                where = [Scope(None, None, it.domain)]
+                where = [_kernel_of(it, plan)]
             for p in where:
                 for o in it.operands:
                     requests[o].append(p)
         placements[i] = where
     return Analysis(placements, violations)
+
+
+def _kernel_of(it: Item, plan: LoopPlan) -> Scope:
+    """Where an item found to need materializing is computed in a kernel of its
+    own: guessed from this kernel's plan (its parallel dims, then a store nest
+    over the rest). The guess is elastic: no reduce placed in it counts as
+    repeated along dims it does not vary along; only placements are counted.
+    The kernel is planned for real in the next round."""
+    root = Scope(None, None, it.domain & frozenset(plan.parallel), elastic=True)
+    nest = open_nest(root, plan.ordered(it.domain - root.ctx), elastic=True)
+    return nest[-1] if nest else root
 
 
 def _over_budget(where: list[Scope], budget: int) -> bool:

@@ -63,7 +63,16 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from mlfuse.dialects.lazy import REDUCE_KINDS, ViewAttr
-from mlfuse.dialects.syntax import array_ints, i64_array, parse_int_list, print_int_list
+from mlfuse.dialects.syntax import (
+    array_ints,
+    attr_value,
+    format_number,
+    i64_array,
+    parse_int_list,
+    parse_number,
+    print_int_list,
+    scalar_attr,
+)
 from mlfuse.loop_nest import LOOP_KINDS, Item, Loop, LoopPlan, StoreItem, default_plan
 from mlfuse.view import ViewStack
 
@@ -503,6 +512,55 @@ class AllocOp(IRDLOperation):
 
 
 @irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """A one-element buffer holding a scalar, for a constant result that needs no
+    kernel (read through a broadcasting view): ``%c = kernel.constant 2.0 : memref<1xf32>``."""
+
+    name = "kernel.constant"
+    value = prop_def(Attribute)
+    result = result_def(MemRefType)
+
+    def __init__(self, value: float | int | bool, t: MemRefType):
+        super().__init__(
+            result_types=[t], properties={"value": scalar_attr(value, t.element_type)}
+        )
+
+    @property
+    def scalar(self) -> float | int | bool:
+        return attr_value(self.value)
+
+    def verify_(self) -> None:
+        t = _check_buffer(self, self.result.type, "result")
+        if t.get_shape()[0] != 1:
+            raise VerifyException(f"kernel.constant: result must hold one element, got {t}")
+        if getattr(self.value, "type", None) != t.element_type:
+            raise VerifyException(
+                f"kernel.constant: value {self.value} does not have the element type "
+                f"{t.element_type}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        start = parser.pos
+        v = parse_number(parser)
+        end = parser.pos
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        if not isinstance(t, MemRefType):
+            parser.raise_error(f"kernel.constant needs a memref type, got {t}")
+        try:
+            return cls(v, t)
+        except ValueError as e:
+            parser.raise_error(str(e), start, end)
+
+    def print(self, printer: Printer) -> None:
+        t = self.result.type
+        assert isinstance(t, MemRefType)
+        printer.print_string(" " + format_number(self.scalar, t.element_type) + " : ")
+        printer.print_attribute(t)
+
+
+@irdl_op_definition
 class FreeOp(IRDLOperation):
     """The buffer is dead: ``kernel.free %b : memref<64xf32>``."""
 
@@ -684,6 +742,6 @@ SCALAR_DIALECTS = (arith.Arith, math.Math)
 
 Kernel = Dialect(
     "kernel",
-    [FuncOp, LoadOp, ValidOp, ReduceOp, StoreOp, AllocOp, FreeOp, LaunchOp],
+    [FuncOp, LoadOp, ValidOp, ReduceOp, StoreOp, AllocOp, ConstantOp, FreeOp, LaunchOp],
     [PlanAttr],
 )

@@ -54,9 +54,13 @@ from mlfuse.dialects.syntax import i64_array
 from mlfuse.loop_nest import parallel_extent as loops_extent
 from mlfuse.passes.kernel_plan import Plan, PlanError, is_empty, plan_kernel
 from mlfuse.passes.mark_realize import mark, realize_reason
-from mlfuse.passes.utils import GROUP, lazy_funcs
+from mlfuse.passes.utils import GROUP, assign_targets, free_output, lazy_funcs
 
 NOT_FUSED = "not_fused"
+
+BOUNDARIES = ("contiguous", "copy", "assign")
+"""Realize reasons that end a kernel for the ops reading the value (the user
+asked for a buffer); other outputs can be read in the kernel computing them."""
 
 MERGE_CANDIDATES = 8
 """Groups reading a buffer try to merge with at most this many earlier readers."""
@@ -154,7 +158,14 @@ class _Groups:
     def __init__(self, f: func.FuncOp, plans: dict):
         self.ops = [op for op in f.body.block.ops if not isinstance(op, func.ReturnOp)]
         self.pos = {op: i for i, op in enumerate(self.ops)}
-        self.realized = {op for op in self.ops if realize_reason(op) is not None}
+        # outputs that are views of buffer arguments or constants need no kernel:
+        # not group boundaries, their readers read through them
+        assigned = assign_targets(f)
+        self.realized = {
+            op
+            for op in self.ops
+            if realize_reason(op) is not None and free_output(op, assigned) is None
+        }
         self.roots = [op for op in self.ops if op in self.realized]
         self.members = {r: upstream(r, self.realized) for r in self.roots}
         self.parent = {r: r for r in self.roots}
@@ -223,25 +234,36 @@ class _Groups:
                             out.add(h)
         return out
 
-    def depends(self, leaders: list[Operation]) -> bool:
-        """Whether one of ``leaders``' groups reads (transitively) another's output."""
+    def between(self, leaders: list[Operation]) -> set[Operation]:
+        """The groups on a path from one of ``leaders``' groups to another's (one
+        reads the output of a group that reads the other's, ...). Merging the
+        leaders alone would make a cycle; merging these too would not. A direct
+        read needs nothing between: in one kernel, the reader uses the value."""
         groups = self.groups()
-        first = {h: min(self.pos[r] for r in rs) for h, rs in groups.items()}
         last = {h: max(self.pos[r] for r in rs) for h, rs in groups.items()}
+        floor = min(min(self.pos[r] for r in groups[b]) for b in leaders)
+        lead = set(leaders)
+        reach: dict[Operation, set[Operation]] = {}
+
+        def upstream_groups(h: Operation) -> set[Operation]:
+            """``h`` and the groups it reads from, transitively (those that can
+            still reach a leader: none whose last root precedes every leader)."""
+            if h not in reach:
+                seen, stack = {h}, [h]
+                while stack:
+                    for x in self.reads(stack.pop()):
+                        if x not in seen and last[x] >= floor:
+                            seen.add(x)
+                            stack.append(x)
+                reach[h] = seen
+            return reach[h]
+
+        out: set[Operation] = set()
         for a in leaders:
-            targets = [b for b in leaders if b is not a]
-            if not targets:
-                continue
-            floor = min(first[b] for b in targets)
-            seen, stack = {a}, [a]
-            while stack:
-                for h in self.reads(stack.pop()):
-                    if h in targets:
-                        return True
-                    if h not in seen and last[h] >= floor:  # else it cannot reach a target
-                        seen.add(h)
-                        stack.append(h)
-        return False
+            for h in upstream_groups(a):
+                if h not in lead and upstream_groups(h) & (lead - {a}):
+                    out.add(h)
+        return out
 
 
 @dataclass(frozen=True)
@@ -326,9 +348,10 @@ class GroupReduces(ModulePass):
             if len(leaders) < 2:
                 continue
             why: list[str] = []
-            if self._can_merge(g, leaders, why):
-                for other in leaders[1:]:
-                    g.union(leaders[0], other)
+            merge = self._can_merge(g, leaders, why)
+            if merge is not None:
+                for other in merge[1:]:
+                    g.union(merge[0], other)
                 continue
             why_not_fused(log, leaders[0], leaders[1], why[0])
             reason = f"read by {len(leaders)} kernels"
@@ -340,32 +363,41 @@ class GroupReduces(ModulePass):
             changed = True
         return changed
 
-    def _can_merge(self, g: _Groups, leaders: list[Operation], why: list[str]) -> bool:
-        if g.depends(leaders):
-            why.append("one reads the other's output")
-            return False
+    def _can_merge(
+        self, g: _Groups, leaders: list[Operation], why: list[str]
+    ) -> list[Operation] | None:
+        """The groups to merge so that ``leaders`` are one kernel (the leaders and
+        any groups between them), or None (with the reason in ``why``)."""
+        leaders = leaders + sorted(g.between(leaders), key=g.pos.get)
         roots = [r for r in g.roots if g.find(r) in leaders]
         if is_empty(roots):
-            return True
+            return leaders
+        for r in roots:
+            reason = realize_reason(r)
+            if reason in BOUNDARIES and any(
+                u.operation in g.group_members(roots) for u in r.results[0].uses
+            ):
+                why.append(f"one reads the other's {reason}() result")
+                return None
         if len(group_inputs(g.group_members(roots))) + len(roots) > self.max_buffers:
             why.append(f"more than max-buffers={self.max_buffers} buffers")
-            return False
+            return None
         try:
             merged = g.plan(roots)
         except PlanError as e:
             why.append(f"not one kernel ({e.reason})")
-            return False
+            return None
         if merged.problems:
             why.append(f"not one kernel ({merged.problems[0].reason})")
-            return False
+            return None
         parts = [rs for lead, rs in g.groups().items() if lead in leaders and not is_empty(rs)]
         most = max((parallel_extent(g.plan(rs)) for rs in parts), default=1)
         if parallel_extent(merged) < most:
             why.append(
                 f"parallel extent would drop from {most} to {parallel_extent(merged)}{HEURISTIC}"
             )
-            return False
-        return True
+            return None
+        return leaders
 
     # -- step 4 ---------------------------------------------------------------
     def _merge_horizontally(self, g: _Groups, log: list[Refusal]) -> None:
@@ -393,10 +425,12 @@ class GroupReduces(ModulePass):
         if is_empty(groups[a]) or is_empty(groups[b]):
             return False  # nothing to share: an empty kernel is not launched
         why: list[str] = []
-        if not self._can_merge(g, [a, b], why):
+        merge = self._can_merge(g, [a, b], why)
+        if merge is None:
             why_not_fused(log, a, b, why[0])
             return False
-        g.union(a, b)
+        for other in merge[1:]:
+            g.union(merge[0], other)
         return True
 
 
@@ -422,25 +456,34 @@ def _expensive(ops: list[Operation], realized: set[Operation]) -> set[Operation]
 
 
 def _assign(g: _Groups) -> None:
-    """Step 5: number the groups in program order; clone ops several groups need."""
+    """Step 5: number the groups in program order; clone ops several groups need.
+
+    The first group that needs an op gets it; every other one gets a clone
+    wired to its own copies of the op's operands (looked up by the operands
+    the op had before any group rewired it)."""
     groups = sorted(g.groups().values(), key=lambda rs: min(g.pos[r] for r in rs))
     claimed: dict[Operation, int] = {}
+    original: dict[Operation, tuple[SSAValue, ...]] = {}
     for gid, roots in enumerate(groups):
+        attr = IntegerAttr(gid, i64)
         members = sorted(g.group_members(roots), key=g.pos.get)
         mapping: dict[SSAValue, SSAValue] = {}
         for op in members:
+            operands = original.setdefault(op, tuple(op.operands))
             if op in claimed:
-                new = op.clone(value_mapper=dict(mapping))
+                new = op.clone(
+                    value_mapper={cur: mapping.get(v, v) for cur, v in zip(op.operands, operands)}
+                )
                 Rewriter.insert_op(new, InsertPoint.after(op))
                 for old, nv in zip(op.results, new.results):
                     mapping[old] = nv
-                new.attributes[GROUP] = IntegerAttr(gid, i64)
+                new.attributes[GROUP] = attr
                 continue
             claimed[op] = gid
-            for i, v in enumerate(op.operands):
+            for i, v in enumerate(operands):
                 if v in mapping:
                     op.operands[i] = mapping[v]
-            op.attributes[GROUP] = IntegerAttr(gid, i64)
+            op.attributes[GROUP] = attr
 
 
 def group_of(op: Operation) -> int | None:

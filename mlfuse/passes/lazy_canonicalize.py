@@ -1,8 +1,10 @@
 """lazy-canonicalize: one view per movement chain, constants folded, identities removed.
 
 After this pass every movement op is a ``lazy.view`` carrying the composed
-index map, chains of views are one view, views that do nothing are gone and
-unmasked views of constants are constants of the new shape.
+index map, chains of views are one view, views that do nothing are gone,
+unmasked views of constants are constants of the new shape, and nothing is
+computed from zero elements: a value with no elements, a view that reads only
+padding and a reduce over an empty axis are constants.
 """
 
 from __future__ import annotations
@@ -11,13 +13,18 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerType, ModuleOp
+from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from mlfuse.dialects import lazy
+from mlfuse.passes.scalar import REDUCE_IDENTITY
 from mlfuse.passes.utils import const_scalar, has_mask, make_view, rewrite, with_loc
 from mlfuse.view import ViewStack
+
+
+_COMPUTING = (lazy.ElementwiseOp, lazy.ReduceOp, lazy.MovementOp, lazy.ContiguousOp, lazy.CopyOp)
+"""Ops whose result is computed from their operands (consts and assigns are not)."""
 
 
 class MovementToView(RewritePattern):
@@ -85,6 +92,40 @@ class FoldViewOfConst(RewritePattern):
             rewriter.replace(op, with_loc(lazy.ConstOp(c.scalar, op.result.type), op))  # type: ignore[arg-type]
 
 
+class FoldEmpty(RewritePattern):
+    """op(...) -> const 0 when the result has no elements"""
+
+    def match_and_rewrite(self, op, rewriter: PatternRewriter, /):
+        if not (isinstance(op, _COMPUTING) and op.results):
+            return
+        t = op.results[0].type
+        if not isinstance(t, TensorType) or 0 not in lazy.shape_of(t):
+            return
+        rewriter.replace(op, with_loc(lazy.ConstOp(0, t), op))
+
+
+class FoldReduceOfEmpty(RewritePattern):
+    """reduce(x) over an axis with no elements -> const identity"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.ReduceOp, rewriter: PatternRewriter, /):
+        shape = lazy.shape_of(op.input)
+        if not any(shape[a] == 0 for a in op.reduce_axes) or 0 in lazy.shape_of(op.result):
+            return
+        t = op.result.type
+        identity = REDUCE_IDENTITY[op.reduce_kind](lazy.element_of(t))
+        rewriter.replace(op, with_loc(lazy.ConstOp(identity, t), op))  # type: ignore[arg-type]
+
+
+class FoldPaddingOnly(RewritePattern):
+    """view(x) -> const 0 when the view reads nothing but padding"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.ViewOp, rewriter: PatternRewriter, /):
+        if any(v.all_invalid for v in op.view.stack.views):
+            rewriter.replace(op, with_loc(lazy.ConstOp(0, op.result.type), op))  # type: ignore[arg-type]
+
+
 def _is(v, x) -> bool:
     c = const_scalar(v)
     return c is not None and not isinstance(c, bool) and c == x
@@ -149,6 +190,9 @@ class FoldConstants(RewritePattern):
 
 
 PATTERNS = (
+    FoldEmpty,
+    FoldReduceOfEmpty,
+    FoldPaddingOnly,
     MovementToView,
     PadWithValue,
     ComposeViews,

@@ -16,27 +16,42 @@ order cannot exist the pass fails and names the buffer.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import deque
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    MemRefType,
+    ModuleOp,
+    StridedLayoutAttr,
+    StringAttr,
+)
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from mlfuse.dialects import kernel, lazy
+from mlfuse.dialects.syntax import array_ints
 from mlfuse.passes.group_reduces import NOT_FUSED, group_of
 from mlfuse.passes.kernel_plan import Node, Plan, PlanError, is_empty, plan_kernel
 from mlfuse.passes.mark_realize import realize_reason
 from mlfuse.passes.scalar import ScalarEmitter, constant
-from mlfuse.dialects.syntax import array_ints
-from mlfuse.passes.utils import lazy_funcs, origin_of
-from mlfuse.view import ViewStack
+from mlfuse.passes.utils import (
+    FreeOutput,
+    assign_targets,
+    free_output,
+    lazy_funcs,
+    origin_of,
+)
+from mlfuse.view import ViewStack, contiguous_strides
 
 
 class ScheduleError(DiagnosticException):
@@ -44,7 +59,12 @@ class ScheduleError(DiagnosticException):
 
 
 def buffer_of_type(t) -> kernel.MemRefType:
-    return kernel.buffer_type(math.prod(lazy.shape_of(t)), lazy.element_of(t))
+    return _buffer_type(math.prod(lazy.shape_of(t)), lazy.element_of(t))
+
+
+@functools.lru_cache(maxsize=4096)
+def _buffer_type(size: int, element) -> kernel.MemRefType:
+    return kernel.buffer_type(size, element)
 
 
 @dataclass
@@ -55,23 +75,28 @@ class _Group:
     plan: Plan | None = None
 
 
-def _groups(f: func.FuncOp) -> list[_Group]:
+def _groups(f: func.FuncOp, free: dict[Operation, FreeOutput]) -> list[_Group]:
     by_id: dict[int, _Group] = {}
     for op in f.body.block.ops:
         if isinstance(op, func.ReturnOp):
             continue
         gid = group_of(op)
         if gid is None:
+            if op in free or isinstance(op, (lazy.MovementOp, lazy.ConstOp)):
+                continue  # a view or constant no kernel reads (a free output's source)
             raise ScheduleError(
                 f"outline-kernels: '{op.name}' has no group; run mark-realize and "
                 "group-reduces first"
             )
         g = by_id.setdefault(gid, _Group(gid, [], []))
         g.ops.append(op)
-        if realize_reason(op) is not None:
+        if realize_reason(op) is not None and op not in free:
             g.roots.append(op)
-    for g in by_id.values():
+    for g in list(by_id.values()):
         if not g.roots:
+            if any(realize_reason(op) is not None for op in g.ops):
+                del by_id[g.gid]  # only outputs that need no kernel
+                continue
             raise ScheduleError(f"outline-kernels: group {g.gid} has no realized output")
         if is_empty(g.roots):
             continue  # nothing to compute: only its (empty) buffers exist
@@ -127,9 +152,10 @@ class _KernelBuilder:
         return self.plan.nodes
 
     def _collect_inputs(self) -> None:
-        targets = {v for v in self.out_values}
+        seen = set(self.out_values)
         for n in self._nodes():
-            if n.kind == "load" and n.value not in self.in_values and n.value not in targets:
+            if n.kind == "load" and n.value not in seen:
+                seen.add(n.value)
                 self.in_values.append(n.value)
 
     def build(self) -> kernel.FuncOp:
@@ -246,7 +272,13 @@ def _order(groups: list[_Group], producer: dict[SSAValue, _Group]) -> list[_Grou
 
 
 def outline_function(module: ModuleOp, f: func.FuncOp, names: set[str]) -> None:
-    groups = _groups(f)
+    assigned = assign_targets(f)
+    free = {
+        op: fo
+        for op in f.body.block.ops
+        if realize_reason(op) is not None and (fo := free_output(op, assigned)) is not None
+    }
+    groups = _groups(f, free)
     producer: dict[SSAValue, _Group] = {}
     for g in groups:
         for r in g.roots:
@@ -278,7 +310,17 @@ def outline_function(module: ModuleOp, f: func.FuncOp, names: set[str]) -> None:
         k = kb.build()
         kernels.append(k)
         kernel_of[g.gid] = k
-        sb.insert(kernel.LaunchOp(k.sym_name.data, outs, [buffer[v] for v in kb.in_values]))
+        ins = []
+        for v in kb.in_values:
+            if v not in buffer:
+                raise ScheduleError(
+                    f"outline-kernels: group {g.gid} reads {_name(v)}, which no group "
+                    "materializes; run group-reduces"
+                )
+            ins.append(buffer[v])
+        sb.insert(kernel.LaunchOp(k.sym_name.data, outs, ins))
+    for op, fo in free.items():
+        buffer[op.results[0]] = _free_buffer(sb, fo, op.results[0], buffer)
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
     results = [buffer[v] for v in ret.operands]
@@ -294,6 +336,26 @@ def outline_function(module: ModuleOp, f: func.FuncOp, names: set[str]) -> None:
     for k in kernels:
         Rewriter.insert_op(k, InsertPoint.before(f))
     Rewriter.replace_op(f, sched)
+
+
+def _free_buffer(sb: Builder, fo: FreeOutput, v: SSAValue, buffer: dict) -> SSAValue:
+    """A result that needs no kernel: its source buffer (or a one-element
+    constant buffer) read through its view, as ``memref.reinterpret_cast``."""
+    et = lazy.element_of(v)
+    shape = lazy.shape_of(v)
+    if fo.source is None:
+        src = sb.insert(kernel.ConstantOp(fo.value, kernel.buffer_type(1, et))).result  # type: ignore[arg-type]
+    else:
+        src = buffer[fo.source]
+    size = src.type.get_shape()[0]  # type: ignore[attr-defined]
+    view = fo.view
+    if view.offset == 0 and view.strides == contiguous_strides(shape) and math.prod(shape) == size:
+        return src  # the whole buffer, as it is
+    t = MemRefType(et, list(shape), StridedLayoutAttr(list(view.strides), view.offset))
+    cast = memref.ReinterpretCastOp(
+        src, [], [], [], [view.offset], list(shape), list(view.strides), t
+    )
+    return sb.insert(cast).result
 
 
 def not_fused_lines(entries, kernel_of: dict[int, kernel.FuncOp]) -> list[str]:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerType, ModuleOp, NameLoc, StringAttr, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -16,12 +17,63 @@ from xdsl.pattern_rewriter import (
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from mlfuse.dialects import lazy
-from mlfuse.view import ViewStack
+from mlfuse.view import View, ViewStack, contiguous_strides
 
 REALIZE = "realize"
 """Attribute naming why a value is materialized (set by mark-realize / group-reduces)."""
 GROUP = "group"
 """Attribute naming the kernel group an op belongs to (set by group-reduces)."""
+
+
+@dataclass(frozen=True)
+class FreeOutput:
+    """A materialized value that needs no kernel: ``source`` (a buffer argument)
+    read through ``view``, or, when ``source`` is None, the scalar ``value``
+    broadcast by ``view`` (whose strides are all 0)."""
+
+    source: SSAValue | None
+    view: View
+    value: float | int | bool | None = None
+
+
+def assign_targets(f: func.FuncOp) -> set[SSAValue]:
+    """Buffers some ``lazy.assign`` of ``f`` overwrites."""
+    return {op.target for op in f.body.block.ops if isinstance(op, lazy.AssignOp)}
+
+
+def free_output(op: Operation, assigned: set[SSAValue]) -> FreeOutput | None:
+    """Whether realizing ``op`` (an output, or a ``contiguous``) costs no kernel.
+
+    A realized tensor is a buffer plus a view, as a numpy array is: an output
+    that is an unmasked view of a buffer argument (not one the function
+    overwrites) is that buffer; a ``contiguous`` of one is too when the view
+    is already row-major; a constant is a one-element buffer, broadcast.
+    """
+    reason = op.attributes.get(REALIZE)
+    if not isinstance(reason, StringAttr) or reason.data not in ("output", "contiguous"):
+        return None
+    v = op.input if isinstance(op, lazy.ContiguousOp) else op.results[0]  # type: ignore[attr-defined]
+    stack = ViewStack.from_shape(lazy.shape_of(v))
+    while isinstance(v.owner, lazy.MovementOp):
+        m = v.owner
+        if isinstance(m, lazy.PadOp) and m.pad_value != 0:
+            return None
+        inner = m.view.stack if isinstance(m, lazy.ViewOp) else m.apply(
+            ViewStack.from_shape(lazy.shape_of(m.input))
+        )
+        stack = inner.compose(stack)
+        v = m.input
+    if len(stack.views) != 1 or stack.top.mask is not None:
+        return None
+    view = stack.top
+    if isinstance(v.owner, lazy.ConstOp):
+        shape = lazy.shape_of(op.results[0])
+        return FreeOutput(None, View.create(shape, (0,) * len(shape)), v.owner.scalar)
+    if not isinstance(v, BlockArgument) or v in assigned:
+        return None
+    if isinstance(op, lazy.ContiguousOp) and view.strides != contiguous_strides(view.shape):
+        return None  # the user asked for a row-major buffer: a copy
+    return FreeOutput(v, view)
 
 
 def lazy_funcs(module: ModuleOp) -> Iterator[func.FuncOp]:

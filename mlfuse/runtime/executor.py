@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
@@ -59,6 +59,17 @@ class Program:
                     )
                 case kernel.FreeOp():
                     self.steps.append(("free", get(op.buffer)))
+                case kernel.ConstantOp():
+                    t = op.result.type
+                    assert isinstance(t, MemRefType)
+                    self.steps.append(("const", get(op.result), op.scalar, np_dtype(t)))
+                case memref.ReinterpretCastOp():
+                    view = (
+                        tuple(op.static_sizes.get_values()),
+                        tuple(op.static_strides.get_values()),
+                        op.static_offsets.get_values()[0],
+                    )
+                    self.steps.append(("view", get(op.result), get(op.source), view))
                 case func.ReturnOp():
                     self.outputs = [get(v) for v in op.operands]
                 case _:
@@ -84,6 +95,18 @@ class Program:
             kind = step[0]
             if kind == "alloc":
                 bufs[step[1]] = np.empty(step[2], dtype=step[3])
+            elif kind == "const":
+                bufs[step[1]] = np.full(1, step[2], dtype=step[3])
+            elif kind == "view":
+                src = bufs[step[2]]
+                shape, strides, offset = step[3]
+                item = src.itemsize  # type: ignore[union-attr]
+                base = src[offset:] if offset else src  # type: ignore[index]
+                bufs[step[1]] = np.ascontiguousarray(
+                    np.lib.stride_tricks.as_strided(
+                        base, shape, tuple(st * item for st in strides)
+                    )
+                ).reshape(-1)
             elif kind == "launch":
                 launch: Launch = step[1]
                 ptrs = [bufs[s].__array_interface__["data"][0] for s in launch.args]  # type: ignore[union-attr]

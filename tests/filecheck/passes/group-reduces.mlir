@@ -302,3 +302,57 @@ func.func @row_and_column(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4
   %2 = lazy.reduce max %0 [0] : tensor<4x8xf32> -> tensor<1x8xf32>
   func.return %1, %2 : tensor<4x1xf32>, tensor<1x8xf32>
 }
+
+// -----
+
+// A multi-stage reduction: x.sum(2).relu().sum(1) is one kernel; the inner
+// sums are computed inside the outer sum's loop, each once.
+// CHECK-LABEL: func.func @multistage
+// CHECK-NOT:     not_fused
+// CHECK-NEXT:    lazy.reduce add {{.*}} [2] {group = 0 : i64}
+// CHECK-NEXT:    lazy.view {{.*}} {group = 0 : i64}
+// CHECK-NEXT:    lazy.const 0.0 {group = 0 : i64}
+// CHECK-NEXT:    lazy.max {{.*}} {group = 0 : i64}
+// CHECK-NEXT:    lazy.reduce add {{.*}} [1] {group = 0 : i64}
+// CHECK-NEXT:    lazy.view {{.*}} {realize = "output", group = 0 : i64}
+func.func @multistage(%x: tensor<2x3x4xf32>) -> tensor<2xf32> {
+  %0 = lazy.reduce add %x [2] : tensor<2x3x4xf32> -> tensor<2x3x1xf32>
+  %1 = lazy.reshape %0 : tensor<2x3x1xf32> -> tensor<2x3xf32>
+  %c = lazy.const 0.0 : tensor<2x3xf32>
+  %2 = lazy.max %1, %c : tensor<2x3xf32>
+  %3 = lazy.reduce add %2 [1] : tensor<2x3xf32> -> tensor<2x1xf32>
+  %4 = lazy.reshape %3 : tensor<2x1xf32> -> tensor<2xf32>
+  func.return %4 : tensor<2xf32>
+}
+
+// -----
+
+// Cheap work is recomputed in at most three loops of a kernel. Four
+// normalizations in a row (h = exp(h - max(h))) would compute the first
+// exp in the loops of all three later maxes and in the store loop: the value
+// is materialized instead, "recomputed in 4 loops" (all cuts of a long chain
+// are found at once).
+// CHECK-LABEL: func.func @budget
+// CHECK-SAME:    not_fused = [{groups = array<i64: 0, 1>, reason = "recomputed in 4 loops", stored}]
+// CHECK:         lazy.exp {{.*}} {realize = "recomputed in 4 loops", group = 0 : i64}
+// CHECK-NOT:     realize = "recomputed
+// CHECK:         lazy.exp {{.*}} {realize = "output", group = 1 : i64}
+func.func @budget(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m0 = lazy.reduce max %x [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %b0 = lazy.expand %m0 : tensor<4x1xf32> -> tensor<4x8xf32>
+  %d0 = lazy.sub %x, %b0 : tensor<4x8xf32>
+  %h0 = lazy.exp %d0 : tensor<4x8xf32>
+  %m1 = lazy.reduce max %h0 [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %b1 = lazy.expand %m1 : tensor<4x1xf32> -> tensor<4x8xf32>
+  %d1 = lazy.sub %h0, %b1 : tensor<4x8xf32>
+  %h1 = lazy.exp %d1 : tensor<4x8xf32>
+  %m2 = lazy.reduce max %h1 [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %b2 = lazy.expand %m2 : tensor<4x1xf32> -> tensor<4x8xf32>
+  %d2 = lazy.sub %h1, %b2 : tensor<4x8xf32>
+  %h2 = lazy.exp %d2 : tensor<4x8xf32>
+  %m3 = lazy.reduce max %h2 [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %b3 = lazy.expand %m3 : tensor<4x1xf32> -> tensor<4x8xf32>
+  %d3 = lazy.sub %h2, %b3 : tensor<4x8xf32>
+  %h3 = lazy.exp %d3 : tensor<4x8xf32>
+  func.return %h3 : tensor<4x8xf32>
+}

@@ -209,3 +209,24 @@ func.func @fold(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi32>) {
   %w = lazy.add %i, %j : tensor<4xi32>
   func.return %y, %w : tensor<4xf32>, tensor<4xi32>
 }
+
+// -----
+
+// Nothing is computed from zero elements: a value with no elements is a
+// constant, a sum over an empty axis is its identity (0), a max over one is
+// -inf, and a pad of an empty tensor reads only padding (0).
+// CHECK-LABEL: func.func @empty
+// CHECK-SAME:    (%[[X:.*]]: tensor<0x4xf32>)
+// CHECK-DAG:     %[[E:.*]] = lazy.const 0.0 : tensor<0x4xf32>
+// CHECK-DAG:     %[[S:.*]] = lazy.const 0.0 : tensor<1x4xf32>
+// CHECK-DAG:     %[[M:.*]] = lazy.const -inf : tensor<1x4xf32>
+// CHECK-DAG:     %[[P:.*]] = lazy.const 0.0 : tensor<2x4xf32>
+// CHECK-NOT:     lazy.{{exp|reduce|view|pad}}
+// CHECK:         func.return %[[E]], %[[S]], %[[M]], %[[P]] :
+func.func @empty(%x: tensor<0x4xf32>) -> (tensor<0x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<2x4xf32>) {
+  %0 = lazy.exp %x : tensor<0x4xf32>
+  %1 = lazy.reduce add %x [0] : tensor<0x4xf32> -> tensor<1x4xf32>
+  %2 = lazy.reduce max %x [0] : tensor<0x4xf32> -> tensor<1x4xf32>
+  %3 = lazy.pad %x [[1, 1], [0, 0]] : tensor<0x4xf32> -> tensor<2x4xf32>
+  func.return %0, %1, %2, %3 : tensor<0x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<2x4xf32>
+}

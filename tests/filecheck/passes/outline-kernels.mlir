@@ -260,3 +260,58 @@ func.func @smaller_output_first(%x: tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor
   %2 = lazy.sub %x, %1 {realize = "output", group = 0 : i64} : tensor<4x8xf32>
   func.return %0, %2 : tensor<4x1xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A realized tensor is a buffer plus a view: outputs that are unmasked views
+// of buffer arguments (an expand, a transpose, a row slice) need no kernel, a
+// contiguous() of a row-major view is the buffer itself, and a constant is a
+// one-element buffer read through a broadcasting view. Kernels that read such
+// a value read its source through the view. A contiguous() of a transpose is
+// a copy (a kernel).
+// CHECK:       kernel.func @k0 outs(%{{.*}}: memref<16xf32>) ins(%[[X:.*]]: memref<16xf32>) space [4, 4] plan [parallel 0, parallel 1] attributes {origin = [], ops = ["contiguous"], reasons = ["output"]}
+// CHECK-NEXT:    kernel.load %[[X]] <[4, 4] strides [1, 4] offset 0> : memref<16xf32>
+// CHECK-NEXT:    kernel.store
+// CHECK-NEXT:  }
+// CHECK-NEXT:  kernel.func @k1
+// CHECK-SAME:    outs(%{{.*}}: memref<16xf32>) ins(%[[A:.*]]: memref<4xf32>)
+// CHECK-NEXT:    kernel.load %[[A]] <[4, 4] strides [1, 0] offset 0> : memref<4xf32>
+// CHECK:       func.func @views(%[[XB:.*]]: memref<16xf32>, %[[AB:.*]]: memref<4xf32>) -> (memref<4x4xf32, strided<[1, 0]>>, memref<16xf32>, memref<4x4xf32, strided<[1, 4]>>, memref<2x4xf32, strided<[4, 1], offset: 4>>, memref<16xf32>, memref<16xf32>, memref<3x3xf32, strided<[0, 0]>>)
+// CHECK-NEXT:    %[[T:.*]] = kernel.alloc : memref<16xf32>
+// CHECK-NEXT:    kernel.launch @k0 outs(%[[T]] : memref<16xf32>) ins(%[[XB]] : memref<16xf32>)
+// CHECK-NEXT:    %[[S:.*]] = kernel.alloc : memref<16xf32>
+// CHECK-NEXT:    kernel.launch @k1 outs(%[[S]] : memref<16xf32>) ins(%[[AB]] : memref<4xf32>)
+// CHECK-NEXT:    %[[E:.*]] = memref.reinterpret_cast %[[AB]] to offset: [0], sizes: [4, 4], strides: [1, 0] : memref<4xf32> to memref<4x4xf32, strided<[1, 0]>>
+// CHECK-NEXT:    %[[TR:.*]] = memref.reinterpret_cast %[[XB]] to offset: [0], sizes: [4, 4], strides: [1, 4] : memref<16xf32> to memref<4x4xf32, strided<[1, 4]>>
+// CHECK-NEXT:    %[[R:.*]] = memref.reinterpret_cast %[[XB]] to offset: [4], sizes: [2, 4], strides: [4, 1] : memref<16xf32> to memref<2x4xf32, strided<[4, 1], offset: 4>>
+// CHECK-NEXT:    %[[C:.*]] = kernel.constant 2.0 : memref<1xf32>
+// CHECK-NEXT:    %[[CV:.*]] = memref.reinterpret_cast %[[C]] to offset: [0], sizes: [3, 3], strides: [0, 0] : memref<1xf32> to memref<3x3xf32, strided<[0, 0]>>
+// CHECK-NEXT:    func.return %[[E]], %[[S]], %[[TR]], %[[R]], %[[XB]], %[[T]], %[[CV]]
+func.func @views(%x: tensor<4x4xf32>, %a: tensor<4x1xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<3x3xf32>) {
+  %0 = lazy.view %a <[4, 4] strides [1, 0] offset 0> {realize = "output"} : tensor<4x1xf32> -> tensor<4x4xf32>
+  %c = lazy.const 1.0 {group = 1 : i64} : tensor<4x4xf32>
+  %v = lazy.view %a <[4, 4] strides [1, 0] offset 0> {group = 1 : i64} : tensor<4x1xf32> -> tensor<4x4xf32>
+  %1 = lazy.add %v, %c {realize = "output", group = 1 : i64} : tensor<4x4xf32>
+  %2 = lazy.view %x <[4, 4] strides [1, 4] offset 0> {realize = "output"} : tensor<4x4xf32> -> tensor<4x4xf32>
+  %3 = lazy.view %x <[2, 4] strides [4, 1] offset 4> {realize = "output"} : tensor<4x4xf32> -> tensor<2x4xf32>
+  %4 = lazy.contiguous %x {realize = "output"} : tensor<4x4xf32>
+  %t = lazy.view %x <[4, 4] strides [1, 4] offset 0> {group = 0 : i64} : tensor<4x4xf32> -> tensor<4x4xf32>
+  %5 = lazy.contiguous %t {realize = "output", group = 0 : i64} : tensor<4x4xf32>
+  %6 = lazy.const 2.0 {realize = "output"} : tensor<3x3xf32>
+  func.return %0, %1, %2, %3, %4, %5, %6 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<3x3xf32>
+}
+
+// -----
+
+// A view of a buffer the function overwrites is not free: it reads the old
+// contents, so a kernel copies them before the assign's kernel runs.
+// CHECK-LABEL: func.func @view_of_assigned
+// CHECK:         kernel.launch @{{.*}} outs(%[[COPY:.*]] : memref<16xf32>) ins(%[[X:.*]] : memref<16xf32>)
+// CHECK-NEXT:    kernel.launch @{{.*}} outs(%[[X]] : memref<16xf32>) ins()
+// CHECK-NEXT:    func.return %[[COPY]], %[[X]]
+func.func @view_of_assigned(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %0 = lazy.view %x <[4, 4] strides [1, 4] offset 0> {realize = "output", group = 0 : i64} : tensor<4x4xf32> -> tensor<4x4xf32>
+  %c = lazy.const 0.0 {group = 1 : i64} : tensor<4x4xf32>
+  %1 = lazy.assign %x, %c {realize = "assign", group = 1 : i64} : tensor<4x4xf32>
+  func.return %0, %1 : tensor<4x4xf32>, tensor<4x4xf32>
+}

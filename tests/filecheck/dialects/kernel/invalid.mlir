@@ -360,3 +360,20 @@ kernel.func @plan_race outs(%o: memref<4xf32>) ins(%x: memref<32xf32>) space [4,
   %1 = kernel.reduce add %0 [1] : f32
   kernel.store %o <[4, 8] strides [1, 0] offset 0>, %1 : memref<4xf32>
 }
+
+// -----
+
+// kernel.constant: one element of the value's type
+// CHECK: Operation does not verify: kernel.constant: result must hold one element, got memref<4xf32>
+func.func @constant_size() {
+  %0 = "kernel.constant"() <{value = 1.0 : f32}> : () -> memref<4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: kernel.constant: value 1 : i32 does not have the element type f32
+func.func @constant_type() {
+  %0 = "kernel.constant"() <{value = 1 : i32}> : () -> memref<1xf32>
+  func.return
+}

@@ -68,6 +68,22 @@ kernel.func @by_hand outs(%o: memref<32xf32>) ins(%x: memref<32xf32>) space [4, 
   kernel.store %o <[4, 8] strides [8, 1] offset 0>, %0 : memref<32xf32>
 }
 
+// A constant result needs no kernel: a one-element buffer, read through a
+// broadcasting view (upstream memref.reinterpret_cast).
+// CHECK-LABEL: func.func @constant
+// CHECK-NEXT: [[C:%.*]] = kernel.constant 2.5 : memref<1xf32>
+// CHECK-NEXT: [[I:%.*]] = kernel.constant -3 : memref<1xi32>
+// CHECK-NEXT: [[B:%.*]] = kernel.constant true : memref<1xi1>
+// CHECK-NEXT: [[V:%.*]] = memref.reinterpret_cast [[C]] to offset: [0], sizes: [2, 3], strides: [0, 0] : memref<1xf32> to memref<2x3xf32, strided<[0, 0]>>
+// CHECK-NEXT: func.return [[V]], [[I]], [[B]] :
+func.func @constant() -> (memref<2x3xf32, strided<[0, 0]>>, memref<1xi32>, memref<1xi1>) {
+  %0 = kernel.constant 2.5 : memref<1xf32>
+  %1 = kernel.constant -3 : memref<1xi32>
+  %2 = kernel.constant true : memref<1xi1>
+  %3 = memref.reinterpret_cast %0 to offset: [0], sizes: [2, 3], strides: [0, 0] : memref<1xf32> to memref<2x3xf32, strided<[0, 0]>>
+  func.return %3, %1, %2 : memref<2x3xf32, strided<[0, 0]>>, memref<1xi32>, memref<1xi1>
+}
+
 // The schedule: a func.func of alloc / launch / free in execution order.
 // CHECK-LABEL: func.func @schedule
 // CHECK-SAME: (%in: memref<4096xf32>, %y: memref<16xi32>) -> memref<64xf32> {
