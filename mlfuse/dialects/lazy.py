@@ -163,6 +163,18 @@ def _check_static(op: Operation, t: Attribute, what: str) -> None:
         )
 
 
+def _check_lazy_operands(op: Operation) -> None:
+    """Lazy ops compute on tensors made by lazy ops or passed in as arguments:
+    an operand from another dialect is a verifier error naming its op."""
+    for v in op.operands:
+        owner = v.owner
+        if isinstance(owner, Operation) and owner.dialect_name() != "lazy":
+            raise VerifyException(
+                f"{op.name}: operand comes from '{owner.name}', which is not a lazy op "
+                "(lazy functions hold only lazy.* ops)"
+            )
+
+
 def _parse_attrs(parser: Parser) -> dict[str, Attribute]:
     attrs = parser.parse_optional_attr_dict()
     return dict(attrs) if attrs else {}
@@ -198,6 +210,7 @@ class ConstOp(IRDLOperation):
         return attr_value(self.value)
 
     def verify_(self) -> None:
+        _check_lazy_operands(self)
         _check_static(self, self.result.type, "result")
         et = element_of(self.result)
         if not isinstance(self.value, (FloatAttr, IntegerAttr)) or self.value.type != et:
@@ -266,6 +279,7 @@ class UnaryOp(ElementwiseOp, ABC):
         super().__init__(operands=[x], result_types=[x.type], attributes=attributes)
 
     def verify_(self) -> None:
+        _check_lazy_operands(self)
         _check_static(self, self.input.type, "operand")
         if self.input.type != self.result.type:
             raise VerifyException(
@@ -356,6 +370,7 @@ class BinaryOp(ElementwiseOp, ABC):
         super().__init__(operands=[a, b], result_types=[rt], attributes=attributes)
 
     def verify_(self) -> None:
+        _check_lazy_operands(self)
         _check_static(self, self.lhs.type, "lhs")
         if self.lhs.type != self.rhs.type:
             raise VerifyException(
@@ -468,6 +483,7 @@ class WhereOp(ElementwiseOp):
         super().__init__(operands=[c, a, b], result_types=[a.type], attributes=attributes)
 
     def verify_(self) -> None:
+        _check_lazy_operands(self)
         _check_static(self, self.lhs.type, "lhs")
         if self.lhs.type != self.rhs.type or self.lhs.type != self.result.type:
             raise VerifyException(
@@ -520,6 +536,7 @@ class MulaccOp(ElementwiseOp):
         super().__init__(operands=[a, b, c], result_types=[a.type], attributes=attributes)
 
     def verify_(self) -> None:
+        _check_lazy_operands(self)
         _check_static(self, self.a.type, "operand")
         if not (self.a.type == self.b.type == self.c.type == self.result.type):
             raise VerifyException("lazy.mulacc: all operands and the result must have one type")
@@ -554,6 +571,7 @@ class _ConvertOp(ElementwiseOp, ABC):
         super().__init__(operands=[x], result_types=[result_type], attributes=attributes)
 
     def verify_(self) -> None:
+        _check_lazy_operands(self)
         _check_static(self, self.input.type, "operand")
         _check_static(self, self.result.type, "result")
         if shape_of(self.input) != shape_of(self.result):
@@ -606,6 +624,7 @@ class BitcastOp(_ConvertOp):
     ZERO_PRESERVING: ClassVar[bool] = True
 
     def verify_(self) -> None:
+        _check_lazy_operands(self)
         super().verify_()
         a, b = element_of(self.input), element_of(self.result)
         if is_bool(a) or is_bool(b):
@@ -655,6 +674,7 @@ class ReduceOp(IRDLOperation):
         return self.kind.data
 
     def verify_(self) -> None:
+        _check_lazy_operands(self)
         _check_static(self, self.input.type, "operand")
         if self.reduce_kind not in REDUCE_KINDS:
             raise VerifyException(
@@ -759,6 +779,7 @@ class MovementOp(IRDLOperation, ABC):
         )
 
     def verify_(self) -> None:
+        _check_lazy_operands(self)
         _check_static(self, self.input.type, "operand")
         _check_static(self, self.result.type, "result")
         if element_of(self.input) != element_of(self.result):
@@ -916,6 +937,7 @@ class _PairsMovement(MovementOp, ABC):
         return array_pairs(self.properties[self.KEY])  # type: ignore[arg-type]
 
     def verify_(self) -> None:
+        _check_lazy_operands(self)
         n = len(array_ints(self.properties[self.KEY]))  # type: ignore[arg-type]
         if n % 2:
             raise VerifyException(
@@ -977,6 +999,7 @@ class PadOp(_PairsMovement):
         return op
 
     def verify_(self) -> None:
+        _check_lazy_operands(self)
         super().verify_()
         v = self.value
         if v is not None and (
@@ -1073,6 +1096,7 @@ class ContiguousOp(IRDLOperation):
         super().__init__(operands=[x], result_types=[x.type], attributes=attributes)
 
     def verify_(self) -> None:
+        _check_lazy_operands(self)
         _check_static(self, self.input.type, "operand")
         if self.input.type != self.result.type:
             raise VerifyException("lazy.contiguous: result type must equal the operand type")
@@ -1115,6 +1139,7 @@ class CopyOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        _check_lazy_operands(self)
         _check_static(self, self.input.type, "operand")
         if self.input.type != self.result.type:
             raise VerifyException("lazy.copy: result type must equal the operand type")
@@ -1160,6 +1185,7 @@ class AssignOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        _check_lazy_operands(self)
         _check_static(self, self.target.type, "target")
         if self.result.type != self.target.type:
             raise VerifyException(

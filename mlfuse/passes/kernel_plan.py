@@ -474,12 +474,38 @@ def plan_kernel(
     loops = default_plan(
         len(sizes), [(dom[id(n)], n.dims) for n in reduces], [st.dims for st in stores]
     )
-    problems = list(planner.problems)
+    problems = list(planner.problems) + _assign_hazards(root_nodes, nodes, sizes)
     known = {e.value for e in problems}  # the walk already cut these reduces
     for v in analyze(items, stores, loops, budget).violations:
         if nodes[v.item].value not in known:
             problems.append(_violation(nodes[v.item], v, members))
     return Plan(sizes, root_nodes, reduces, nodes, loops, problems)
+
+
+def _assign_hazards(
+    roots: list[tuple[Operation, Node, Affine]], nodes: list[Node], sizes: tuple[int, ...]
+) -> list[PlanError]:
+    """A kernel that assigns a buffer may read it only where it writes it (each
+    point reads the old value, then stores the new one). A read through another
+    view would see elements the kernel already overwrote: the value computed
+    from it is materialized first, by a kernel that runs before this one."""
+    out: list[PlanError] = []
+    for r, node, at in roots:
+        if not isinstance(r, lazy.AssignOp):
+            continue
+        store = ViewStack((at.view(sizes),))
+        bad = {
+            id(n)
+            for n in nodes
+            if n.kind == "load" and n.value is r.target and n.stack(sizes) != store
+        }
+        if not bad:
+            continue
+        users = [n for n in nodes if n.kind in ("op", "reduce") and any(id(a) in bad for a in n.args)]
+        value = users[0].value if users else r.value
+        if all(e.value is not value for e in out):
+            out.append(PlanError(value, "reads the buffer it assigns"))
+    return out
 
 
 def _violation(node: Node, v: Violation, members: set[Operation]) -> PlanError:

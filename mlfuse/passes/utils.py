@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerType, ModuleOp, NameLoc, StringAttr, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -77,7 +78,8 @@ def free_output(op: Operation, assigned: set[SSAValue]) -> FreeOutput | None:
 
 
 def lazy_funcs(module: ModuleOp) -> Iterator[func.FuncOp]:
-    """The functions of ``module`` over tensors (schedules over memrefs are skipped)."""
+    """The functions of ``module`` over tensors (schedules over memrefs are
+    skipped), each checked to be what the lazy passes assume."""
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.body.blocks:
             ft = op.function_type
@@ -85,7 +87,30 @@ def lazy_funcs(module: ModuleOp) -> Iterator[func.FuncOp]:
             if any(isinstance(t, TensorType) for t in types) or any(
                 o.dialect_name() == "lazy" for o in op.body.block.ops
             ):
+                check_lazy_function(op)
                 yield op
+
+
+def check_lazy_function(f: func.FuncOp) -> None:
+    """A lazy function is one block of lazy ops ending in ``func.return``, each
+    op using values defined before it; anything else is a diagnostic naming
+    the op (the lazy passes rely on all three)."""
+    name = f.sym_name.data
+    if len(f.body.blocks) != 1:
+        raise DiagnosticException(f"@{name}: a lazy function must have one block")
+    defined: set[SSAValue] = set(f.body.block.args)
+    for o in f.body.block.ops:
+        if o.dialect_name() != "lazy" and not isinstance(o, func.ReturnOp):
+            raise DiagnosticException(
+                f"@{name}: '{o.name}' is not a lazy op; a function over tensors may only "
+                "hold lazy.* ops and func.return"
+            )
+        for v in o.operands:
+            if v not in defined:
+                raise DiagnosticException(
+                    f"@{name}: '{o.name}' uses a value defined after it or outside the function"
+                )
+        defined.update(o.results)
 
 
 def const_scalar(v: SSAValue) -> float | int | bool | None:
