@@ -24,6 +24,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from mlfuse import dtypes
 from mlfuse.dtypes import DType
+from mlfuse.targets import Buffer, get_target
 from mlfuse.utils import postorder
 
 Shape = tuple[int, ...]
@@ -74,7 +75,7 @@ class Node:
 
     def __init__(self, op: str, srcs: tuple[Node, ...], arg: Any, shape: Shape, dtype: DType):
         self.op, self.srcs, self.arg, self.shape, self.dtype = op, srcs, arg, shape, dtype
-        self.buffer: np.ndarray | None = None
+        self.buffer: Buffer | None = None
         self.origin = origin.get()
         self.key: tuple | None = None
 
@@ -82,7 +83,7 @@ class Node:
     def realized(self) -> bool:
         return self.buffer is not None
 
-    def become(self, buffer: np.ndarray) -> None:
+    def become(self, buffer: Buffer) -> None:
         # leave the hash-cons table: the key names sources this node no longer
         # keeps alive, whose ids may be reused
         if self.key is not None and _nodes.get(self.key) is self:
@@ -109,10 +110,10 @@ def make(op: str, srcs: Sequence[Node], arg: Any, shape: Shape, dtype: DType) ->
 
 
 def buffer(array: np.ndarray) -> Node:
-    """A realized node owning ``array`` (stored flat and C-contiguous)."""
+    """A realized node holding a copy of ``array`` (in a buffer of the default target)."""
     dt = dtypes.from_numpy(array.dtype)
     n = Node("buffer", (), None, tuple(int(s) for s in array.shape), dt)
-    n.buffer = np.ascontiguousarray(array).reshape(-1)
+    n.buffer = get_target().from_numpy(array)
     return n
 
 
@@ -267,7 +268,8 @@ def realize(nodes: Sequence[Node]) -> None:
         if n.op == "assign":
             target = n.srcs[0]
             if _readers_outside(target, g):
-                snapshots.append((target, target.buffer.copy()))  # type: ignore[union-attr]
+                old = get_target(target.buffer.device).clone(target.buffer)  # type: ignore[union-attr]
+                snapshots.append((target, old))
     from mlfuse.driver import debug_level
 
     trace = None

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from mlfuse import dtypes, graph
+from mlfuse import dtypes, graph, targets
 from mlfuse.dtypes import DType
 from mlfuse.graph import Node
 
@@ -158,7 +158,7 @@ class Tensor:
                         f"integers up to {arr.max()} do not fit in {want.name}; pass "
                         "dtype=mlfuse.int64"
                     )
-        self.node = graph.buffer(np.array(arr, dtype=want.np, copy=True))
+        self.node = graph.buffer(np.asarray(arr, dtype=want.np))  # the target copies it
 
     # -- creation -------------------------------------------------------------
     @staticmethod
@@ -279,8 +279,9 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         """A copy of the values as a numpy array."""
         self.realize()
-        assert self.node.buffer is not None
-        return self.node.buffer.reshape(self.shape).copy()
+        buf = self.node.buffer
+        assert buf is not None
+        return targets.get_target(buf.device).to_numpy(buf).reshape(self.shape)
 
     def item(self):
         if self.numel() != 1:

@@ -10,7 +10,7 @@
 // loop-carried block arguments used by the later loops, not recomputed. The
 // schedule stays a func.func calling the kernel.
 
-// CHECK-LABEL: llvm.func @k0(%0: !llvm.ptr {llvm.noalias}, %1: !llvm.ptr {llvm.noalias}, %lo: i64, %hi: i64) attributes {mlfuse.kernel, mlfuse.parallel_extent = 4 : i64} {
+// CHECK-LABEL: llvm.func @k0(%0: !llvm.ptr {llvm.noalias}, %1: !llvm.ptr {llvm.noalias}, %lo: i64, %hi: i64) attributes {mlfuse.kernel, mlfuse.parallel_extent = 4 : i64, mlfuse.work = 96 : i64} {
 // CHECK-NOT:     {{(scf|cf|arith|math|memref)\.}}
 // CHECK:         llvm.br ^bb1(%lo : i64)
 // CHECK-NEXT:  ^bb1(%p: i64):
@@ -64,7 +64,7 @@ func.func @main(%in0: memref<32xf32>) -> memref<32xf32> attributes {peak_bytes =
 // split into i = p / 2 and j = p % 2, the last dim is the inner loop; the load
 // offset is i + 12*j + 4*k, the store offset 6*i + 3*j + k.
 
-// CHECK-LABEL: llvm.func @k0(%0: !llvm.ptr {llvm.noalias}, %1: !llvm.ptr {llvm.noalias}, %lo: i64, %hi: i64) attributes {mlfuse.kernel, mlfuse.parallel_extent = 8 : i64} {
+// CHECK-LABEL: llvm.func @k0(%0: !llvm.ptr {llvm.noalias}, %1: !llvm.ptr {llvm.noalias}, %lo: i64, %hi: i64) attributes {mlfuse.kernel, mlfuse.parallel_extent = 8 : i64, mlfuse.work = 24 : i64} {
 // CHECK-DAG:     [[C3:%.*]] = llvm.mlir.constant(3) : i64
 // CHECK-DAG:     [[C4:%.*]] = llvm.mlir.constant(4) : i64
 // CHECK-DAG:     [[C6:%.*]] = llvm.mlir.constant(6) : i64

@@ -1,0 +1,208 @@
+"""The target seam: the registry, CPU buffers and launches, and who may know the CPU."""
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mlfuse import Tensor, dtypes, graph, targets
+from mlfuse.targets import Buffer, CompiledKernel, Target, get_target
+from mlfuse.targets.cpu import CpuBuffer, CpuTarget
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class OtherCpu(CpuTarget):
+    """A second device for tests: the CPU under another name."""
+
+    name = "other"
+
+
+@pytest.fixture
+def other():
+    targets.register_target("other", OtherCpu)
+    try:
+        yield get_target("other")
+    finally:
+        targets.unregister_target("other")
+
+
+# -- the registry -------------------------------------------------------------
+
+
+def test_cpu_is_registered_and_is_the_default():
+    assert "cpu" in targets.devices()
+    t = get_target("cpu")
+    assert isinstance(t, Target) and t.name == "cpu"
+    assert get_target("cpu") is t and get_target(None) is t and get_target(t) is t
+    assert targets.get_default_device() == "cpu"
+
+
+def test_the_cpu_pipeline_and_what_it_adds():
+    t = get_target("cpu")
+    assert t.kernel_pipeline[0] == "convert-kernel-to-loops"
+    assert t.kernel_pipeline[-1] == "convert-loops-to-llvm"
+    assert {"convert-parallel-to-cpu"} <= set(t.passes())
+    assert {"llvm", "llvm-opt", "asm"} <= set(t.emitters())
+    from mlfuse.passes import PASSES, all_passes, get_pass
+
+    assert "convert-parallel-to-cpu" not in PASSES  # target-specific: only through the target
+    assert "convert-parallel-to-cpu" in all_passes()
+    assert get_pass("convert-parallel-to-cpu").name == "convert-parallel-to-cpu"
+
+
+def test_unknown_device_lists_the_known_ones():
+    with pytest.raises(ValueError, match=r"unknown device 'tpu'; known devices: cpu"):
+        get_target("tpu")
+    with pytest.raises(TypeError, match="a device is a name"):
+        get_target(3)  # type: ignore[arg-type]
+
+
+def test_default_device_from_the_environment(monkeypatch, other):
+    monkeypatch.setenv("MLFUSE_DEVICE", "other")
+    assert targets.get_default_device() == "other"
+    monkeypatch.setenv("MLFUSE_DEVICE", "tpu")
+    with pytest.raises(ValueError, match=r"MLFUSE_DEVICE='tpu' is not a known device"):
+        targets.get_default_device()
+    with pytest.raises(ValueError, match="MLFUSE_DEVICE"):
+        Tensor([1.0])  # not silently the CPU
+
+
+def test_registering_and_unregistering(other):
+    assert "other" in targets.devices()
+    with pytest.raises(ValueError, match="already registered"):
+        targets.register_target("other", OtherCpu)
+    with pytest.raises(ValueError, match="device names"):
+        targets.register_target("bad name", OtherCpu)
+    targets.register_target("liar", CpuTarget)
+    try:
+        with pytest.raises(ValueError, match="registered as 'liar' calls itself 'cpu'"):
+            get_target("liar")
+    finally:
+        targets.unregister_target("liar")
+    with pytest.raises(ValueError, match="unknown device 'liar'"):
+        targets.unregister_target("liar")
+
+
+def test_a_target_must_implement_the_whole_protocol():
+    class Half(Target):
+        name = "half"
+        kernel_pipeline = ()
+
+        def compile(self, module):
+            return {}
+
+    with pytest.raises(TypeError, match="abstract"):
+        Half()  # type: ignore[abstract]
+
+
+# -- CPU buffers --------------------------------------------------------------
+
+
+def test_cpu_buffers():
+    cpu = get_target("cpu")
+    a = cpu.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3)[:, ::2])  # not contiguous
+    assert isinstance(a, Buffer) and isinstance(a, CpuBuffer)
+    assert (a.device, a.size, a.dtype, a.nbytes) == ("cpu", 4, dtypes.float32, 16)
+    host = cpu.to_numpy(a)
+    np.testing.assert_array_equal(host, [0, 2, 3, 5])
+    host[0] = 99  # a copy: the buffer does not change
+    assert cpu.to_numpy(a)[0] == 0
+    b = cpu.alloc(4, dtypes.float32)
+    cpu.copy(b, a)
+    np.testing.assert_array_equal(cpu.to_numpy(b), [0, 2, 3, 5])
+    c = cpu.clone(b)
+    assert c is not b and cpu.to_numpy(c).tolist() == [0, 2, 3, 5]
+    with pytest.raises(ValueError, match="does not fit"):
+        cpu.copy(cpu.alloc(3, dtypes.float32), a)
+    with pytest.raises(ValueError, match="does not fit"):
+        cpu.copy(cpu.alloc(4, dtypes.int32), a)
+    cpu.free(c)
+    with pytest.raises(ValueError, match="was freed"):
+        cpu.to_numpy(c)
+    with pytest.raises(TypeError, match="not supported"):
+        cpu.from_numpy(np.zeros(3, np.float16))
+
+
+def test_buffers_of_another_device_are_refused(other):
+    cpu = get_target("cpu")
+    theirs = other.from_numpy(np.ones(3, np.float32))
+    assert theirs.device == "other"
+    with pytest.raises(ValueError, match="is not a buffer of device 'cpu'"):
+        cpu.to_numpy(theirs)
+
+
+def test_launch_checks_its_buffers():
+    x = Tensor(np.ones(8, np.float32))
+    compiled = graph.compiled_for(graph.collect([(x * 2).node]))
+    k = compiled.program.launches[0].kernel
+    assert isinstance(k, CompiledKernel) and k.num_buffers == 2
+    cpu = get_target("cpu")
+    out, inp = cpu.alloc(8, dtypes.float32), x.node.buffer
+    with pytest.raises(ValueError, match="takes 2 buffers, got 1"):
+        cpu.launch(k, [out])
+    freed = cpu.alloc(8, dtypes.float32)
+    cpu.free(freed)
+    with pytest.raises(ValueError, match="buffer 0 was freed"):
+        cpu.launch(k, [freed, inp])
+    with pytest.raises(ValueError, match="must be CPU buffers"):
+        cpu.launch(k, [out, Buffer("cpu", 8, dtypes.float32)])
+    cpu.launch(k, [out, inp])
+    cpu.synchronize()
+    np.testing.assert_array_equal(cpu.to_numpy(out), np.full(8, 2, np.float32))
+
+
+def test_the_executor_checks_its_inputs(other):
+    x = Tensor(np.ones(8, np.float32))
+    program = graph.compiled_for(graph.collect([(x * 2).node])).program
+    with pytest.raises(ValueError, match="expected 1 input buffers, got 0"):
+        program.run([])
+    wrong = other.from_numpy(np.ones(8, np.float32))
+    with pytest.raises(ValueError, match="input 0: expected a cpu buffer of 8 float32 elements"):
+        program.run([wrong])
+
+
+def test_lazy_copy_verifier_knows_the_registered_devices(other):
+    from xdsl.dialects.builtin import f32
+    from xdsl.ir import Block
+    from xdsl.utils.exceptions import VerifyException
+
+    from mlfuse.dialects import lazy
+
+    x = Block(arg_types=[lazy.tensor_type((4,), f32)]).args[0]
+    for device in ("cpu", "other"):
+        lazy.CopyOp(x, device).verify()
+    with pytest.raises(VerifyException, match=r"unknown device 'tpu' \(known: cpu, other\)"):
+        lazy.CopyOp(x, "tpu").verify()
+
+
+# -- only the CPU folder knows the CPU ----------------------------------------
+
+
+def _imports(path: Path) -> set[str]:
+    mods = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            mods.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            mods.add(node.module)
+    return mods
+
+
+def test_nothing_outside_the_cpu_folder_imports_it_or_llvmlite():
+    package = ROOT / "mlfuse"
+    cpu = package / "targets" / "cpu"
+    checked = 0
+    for path in package.rglob("*.py"):
+        if cpu in path.parents:
+            continue
+        checked += 1
+        for mod in _imports(path):
+            where = path.relative_to(ROOT)
+            assert not mod.startswith("llvmlite"), f"{where} imports {mod}"
+            assert not mod.startswith("mlfuse.targets.cpu"), f"{where} imports {mod}"
+    assert checked > 20
+    for name in ("driver.py", "runtime/executor.py", "tools/mlfuse_opt.py"):
+        text = (package / name).read_text()
+        assert "targets.cpu" not in text and "llvmlite" not in text, name
