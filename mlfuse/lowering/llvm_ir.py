@@ -26,4 +26,13 @@ def to_llvm_ir(module: ModuleOp, triple: str, data_layout: str) -> str:
             "target's kernel pipeline)"
         )
     only = ModuleOp([f.clone() for f in funcs])
-    return str(convert_module(only, fallback_target_triple=triple, data_layout=data_layout))
+    ir = convert_module(only, fallback_target_triple=triple, data_layout=data_layout)
+    for f in funcs:  # xDSL's translation ignores linkage and inlining hints
+        fn = ir.get_global(f.sym_name.data)
+        linkage = f.linkage.linkage.data
+        if linkage != "external":
+            fn.linkage = linkage
+        # printed in the attribute dictionary, xDSL parses no_inline back as an attribute
+        if f.no_inline is not None or "no_inline" in f.attributes:
+            fn.attributes.add("noinline")
+    return str(ir)

@@ -1,4 +1,4 @@
-"""The target seam: the registry, CPU buffers and launches, and who may know the CPU."""
+"""The target seam: the registry, CPU buffers, the pointer-array ABI, who may know the CPU."""
 
 import ast
 from pathlib import Path
@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import mlfuse
 from mlfuse import Tensor, dtypes, graph, targets
 from mlfuse.targets import Buffer, CompiledKernel, Target, get_target
 from mlfuse.targets.cpu import CpuBuffer, CpuTarget
@@ -42,14 +43,14 @@ def test_cpu_is_registered_and_is_the_default():
 def test_the_cpu_pipeline_and_what_it_adds():
     t = get_target("cpu")
     assert t.kernel_pipeline[0] == "convert-kernel-to-loops"
-    assert t.kernel_pipeline[-1] == "convert-loops-to-llvm"
-    assert {"convert-parallel-to-cpu"} <= set(t.passes())
+    assert t.kernel_pipeline[-1] == "cpu-entry-points"
+    assert {"convert-parallel-to-cpu", "cpu-entry-points"} <= set(t.passes())
     assert {"llvm", "llvm-opt", "asm"} <= set(t.emitters())
     from mlfuse.passes import PASSES, all_passes, get_pass
 
     assert "convert-parallel-to-cpu" not in PASSES  # target-specific: only through the target
-    assert "convert-parallel-to-cpu" in all_passes()
-    assert get_pass("convert-parallel-to-cpu").name == "convert-parallel-to-cpu"
+    assert "cpu-entry-points" in all_passes()
+    assert get_pass("cpu-entry-points").name == "cpu-entry-points"
 
 
 def test_unknown_device_lists_the_known_ones():
@@ -161,6 +162,28 @@ def test_the_executor_checks_its_inputs(other):
     wrong = other.from_numpy(np.ones(8, np.float32))
     with pytest.raises(ValueError, match="input 0: expected a cpu buffer of 8 float32 elements"):
         program.run([wrong])
+
+
+# -- kernels with any number of buffers ----------------------------------------
+
+
+def test_sum_of_2000_inputs(monkeypatch):
+    """More buffers than a C call through ctypes can take (1,024): one kernel, one pointer
+    array. (Summed as a balanced tree: the scheduler still recurses along deep chains.)"""
+    monkeypatch.setenv("MLFUSE_VERIFY", "0")  # the IR of 2,000 loads is verified elsewhere
+    xs = [np.random.default_rng(i).standard_normal(4).astype(np.float32) for i in range(2000)]
+    level = [Tensor(x) for x in xs]
+    while len(level) > 1:
+        level = [
+            level[i] + level[i + 1] if i + 1 < len(level) else level[i]
+            for i in range(0, len(level), 2)
+        ]
+    total = level[0]
+    items = mlfuse.schedule(total)
+    assert len(items) == 1 and len(items[0].inputs) == 2000
+    np.testing.assert_allclose(
+        total.numpy(), np.sum(np.array(xs, np.float64), 0), rtol=1e-4, atol=1e-4
+    )
 
 
 def test_lazy_copy_verifier_knows_the_registered_devices(other):

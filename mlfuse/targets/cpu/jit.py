@@ -1,9 +1,9 @@
 """The CPU's compiler: llvm dialect -> LLVM IR for the host -> O3 -> MCJIT -> kernels.
 
-Kernels arrive lowered by the CPU's kernel pipeline: each is an ``llvm.func``
-marked ``mlfuse.kernel`` taking ``(ptr buf0, ..., i64 lo, i64 hi)`` and
-carrying its parallel extent and work estimate as attributes
-(``convert-parallel-to-cpu``).
+Kernels arrive lowered by the CPU's kernel pipeline: each entry point is an
+``llvm.func`` marked ``mlfuse.kernel`` taking ``(ptr buffers, i64 lo, i64 hi)``
+and carrying its buffer count, parallel extent and work estimate as
+attributes (``cpu-entry-points``, ``convert-parallel-to-cpu``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mlfuse.lowering.kernel_to_loops import KERNEL_ATTR
 from mlfuse.lowering.llvm_ir import to_llvm_ir
+from mlfuse.targets.cpu.entry_points import NUM_BUFFERS_ATTR
 from mlfuse.targets.cpu.parallel_to_cpu import EXTENT_ATTR, WORK_ATTR
 from mlfuse.targets.cpu.threads import CpuKernel
 from mlfuse.utils import debug_level
@@ -93,7 +94,7 @@ def _int_attr(f: llvm.FuncOp, key: str) -> int:
 
 
 def compile_ir(ir: str, kernels: dict[str, tuple[int, int, int]]) -> dict[str, CpuKernel]:
-    """Compile LLVM IR holding the kernels ``kernels`` (name -> (buffers, extent, work))."""
+    """Compile LLVM IR holding the entry points ``kernels`` (name -> (buffers, extent, work))."""
     with _lock:
         mod = _parse(ir)
         optimize(mod)
@@ -109,10 +110,10 @@ def compile_ir(ir: str, kernels: dict[str, tuple[int, int, int]]) -> dict[str, C
 
 
 def compile_module(module: ModuleOp) -> dict[str, CpuKernel]:
-    """The kernels of a lowered module, compiled, by name."""
+    """The kernel entry points of a lowered module, compiled, by name."""
     kernels = {
         f.sym_name.data: (
-            len(f.function_type.inputs.data) - 2,  # buffers, then lo and hi
+            _int_attr(f, NUM_BUFFERS_ATTR),
             _int_attr(f, EXTENT_ATTR),
             _int_attr(f, WORK_ATTR),
         )

@@ -20,6 +20,12 @@ def _parallel_to_cpu():
     return ConvertParallelToCpu
 
 
+def _entry_points():
+    from mlfuse.targets.cpu.entry_points import CpuEntryPoints
+
+    return CpuEntryPoints
+
+
 def _emitter(name: str):
     def factory():
         from mlfuse.targets.cpu import emitters
@@ -29,7 +35,7 @@ def _emitter(name: str):
     return factory
 
 
-_PASSES = {"convert-parallel-to-cpu": _parallel_to_cpu}
+_PASSES = {"convert-parallel-to-cpu": _parallel_to_cpu, "cpu-entry-points": _entry_points}
 _EMITTERS = {name: _emitter(name) for name in ("llvm", "llvm-opt", "asm")}
 
 
@@ -37,9 +43,9 @@ class CpuTarget(Target):
     """The machine running mlfuse.
 
     Kernels are lowered to loops whose parallel loop is split into ``[lo, hi)``
-    chunks, compiled for the host CPU's features at O3, and called as
-    ``void k(ptr buf0, ..., i64 lo, i64 hi)`` from a thread pool. Buffers are
-    numpy arrays; launches are synchronous.
+    chunks, compiled for the host CPU's features at O3, and called through an
+    array of buffer pointers (``void k(ptr buffers, i64 lo, i64 hi)``) from a
+    thread pool. Buffers are numpy arrays; launches are synchronous.
     """
 
     name = "cpu"
@@ -48,6 +54,7 @@ class CpuTarget(Target):
         "convert-parallel-to-cpu",
         "convert-scf-to-cf",
         "convert-loops-to-llvm",
+        "cpu-entry-points",
     )
 
     def passes(self):
@@ -101,7 +108,7 @@ class CpuTarget(Target):
             raise ValueError(f"launch of {kernel.name}: buffers must be CPU buffers") from None
         if None in pointers:
             raise ValueError(f"launch of {kernel.name}: buffer {pointers.index(None)} was freed")
-        kernel(pointers)
+        kernel(kernel.array_type(*pointers))
 
     def synchronize(self) -> None:
         """Nothing to wait for: CPU launches return when they are done."""
