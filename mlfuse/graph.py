@@ -6,6 +6,10 @@ Realizing turns a set of nodes into one ``func.func`` of lazy ops (realized
 buffers are its arguments), compiles it (schedules are cached by the graph's
 structure, so a repeated computation skips the compiler) and runs it; the
 nodes then hold their buffers and forget how they were computed.
+
+Every node lives on a device (a registered target's name). Ops take the device
+of their sources, which must agree; a ``copy`` node moves a value to another
+device and is realized by a transfer between the two targets.
 """
 
 from __future__ import annotations
@@ -69,12 +73,26 @@ origin: contextvars.ContextVar[str | None] = contextvars.ContextVar("origin", de
 
 
 class Node:
-    """One lazy value: an op on source nodes, or a realized buffer."""
+    """One lazy value on a device: an op on source nodes, or a realized buffer."""
 
-    __slots__ = ("op", "srcs", "arg", "shape", "dtype", "buffer", "origin", "key", "__weakref__")
+    __slots__ = (
+        "op",
+        "srcs",
+        "arg",
+        "shape",
+        "dtype",
+        "device",
+        "buffer",
+        "origin",
+        "key",
+        "__weakref__",
+    )
 
-    def __init__(self, op: str, srcs: tuple[Node, ...], arg: Any, shape: Shape, dtype: DType):
+    def __init__(
+        self, op: str, srcs: tuple[Node, ...], arg: Any, shape: Shape, dtype: DType, device: str
+    ):
         self.op, self.srcs, self.arg, self.shape, self.dtype = op, srcs, arg, shape, dtype
+        self.device = device
         self.buffer: Buffer | None = None
         self.origin = origin.get()
         self.key: tuple | None = None
@@ -88,6 +106,7 @@ class Node:
         # keeps alive, whose ids may be reused
         if self.key is not None and _nodes.get(self.key) is self:
             del _nodes[self.key]
+        _transfers.discard(self)
         self.op, self.srcs, self.arg, self.buffer, self.key = "buffer", (), None, buffer, None
 
     def __repr__(self) -> str:
@@ -95,31 +114,57 @@ class Node:
 
 
 _nodes: weakref.WeakValueDictionary[tuple, Node] = weakref.WeakValueDictionary()
+_transfers: weakref.WeakSet[Node] = weakref.WeakSet()
+"""Live, unrealized copies between devices (realize looks for them only when there are some)."""
 
 
-def make(op: str, srcs: Sequence[Node], arg: Any, shape: Shape, dtype: DType) -> Node:
-    """The node for ``op(srcs, arg)``, shared with an identical live one."""
+def _device(op: str, srcs: Sequence[Node], device: str | None) -> str:
+    """The device of a new node: ``device`` for sources and copies, else its sources' one."""
+    if device is not None:
+        return device
+    dev = srcs[0].device
+    for s in srcs[1:]:
+        if s.device != dev:
+            raise ValueError(
+                f"{origin.get() or op}: expected all tensors to be on the same device, but found "
+                f"{dev} and {s.device} (move one with .to())"
+            )
+    return dev
+
+
+def make(
+    op: str, srcs: Sequence[Node], arg: Any, shape: Shape, dtype: DType, device: str | None = None
+) -> Node:
+    """The node for ``op(srcs, arg)``, shared with an identical live one.
+
+    ``device`` is given for nodes without sources and for copies; other nodes
+    are on their sources' device.
+    """
     srcs = tuple(srcs)
-    key = (op, tuple(id(s) for s in srcs), arg, shape, dtype)
+    dev = _device(op, srcs, device)
+    key = (op, tuple(id(s) for s in srcs), arg, shape, dtype, dev)
     n = _nodes.get(key)
     if n is None:
-        n = Node(op, srcs, arg, shape, dtype)
+        n = Node(op, srcs, arg, shape, dtype, dev)
         n.key = key
         _nodes[key] = n
+        if op == "copy" and srcs[0].device != dev:
+            _transfers.add(n)
     return n
 
 
-def buffer(array: np.ndarray) -> Node:
-    """A realized node holding a copy of ``array`` (in a buffer of the default target)."""
+def buffer(array: np.ndarray, device: str) -> Node:
+    """A realized node on ``device`` holding a copy of ``array``."""
     dt = dtypes.from_numpy(array.dtype)
-    n = Node("buffer", (), None, tuple(int(s) for s in array.shape), dt)
-    n.buffer = get_target().from_numpy(array)
+    n = Node("buffer", (), None, tuple(int(s) for s in array.shape), dt, device)
+    n.buffer = get_target(device).from_numpy(array)
     return n
 
 
 def unique(op: str, srcs: Sequence[Node], arg: Any, shape: Shape, dtype: DType) -> Node:
     """A node that is never shared (assigns have an effect)."""
-    return Node(op, tuple(srcs), arg, shape, dtype)
+    srcs = tuple(srcs)
+    return Node(op, srcs, arg, shape, dtype, _device(op, srcs, None))
 
 
 # ---------------------------------------------------------------------------
@@ -134,14 +179,24 @@ def toposort(outputs: Sequence[Node]) -> list[Node]:
 
 @dataclass
 class Graph:
+    """The unrealized nodes feeding some outputs, all on one device."""
+
     nodes: list[Node]  # sources first
     args: list[Node]  # realized inputs, in argument order
     outputs: list[Node]
     key: tuple  # the structure (equal keys: equal programs)
+    device: str
 
 
 def collect(outputs: Sequence[Node]) -> Graph:
     nodes = toposort(outputs)
+    device = outputs[0].device
+    for n in nodes:
+        if n.device != device:
+            raise ValueError(
+                f"one schedule runs on one device, but this graph uses {device} and {n.device}"
+                + (" (realize the copy between them first)" if n.op == "copy" else "")
+            )
     index = {id(n): i for i, n in enumerate(nodes)}
     args = [n for n in nodes if n.realized]
     struct = tuple(
@@ -150,8 +205,8 @@ def collect(outputs: Sequence[Node]) -> Graph:
         else (n.op, n.arg, n.shape, n.dtype.name, tuple(index[id(s)] for s in n.srcs))
         for n in nodes
     )
-    key = (struct, tuple(index[id(o)] for o in outputs))
-    return Graph(nodes, args, list(outputs), key)
+    key = (device, struct, tuple(index[id(o)] for o in outputs))
+    return Graph(nodes, args, list(outputs), key, device)
 
 
 def _op(n: Node, v: list[SSAValue]) -> Operation:
@@ -239,7 +294,7 @@ def compiled_for(g: Graph):
 
     c = _programs.get(g.key)
     if c is None:
-        c = compile_module(to_module(g))
+        c = compile_module(to_module(g), g.device)
         _programs[g.key] = c
     return c
 
@@ -253,11 +308,31 @@ def _readers_outside(target: Node, g: Graph) -> bool:
     return False
 
 
+def _transfer_copies(outputs: Sequence[Node]) -> None:
+    """Realize the copies between devices that ``outputs`` need, sources first."""
+    for n in toposort(outputs):
+        if n.op == "copy" and n.srcs[0].device != n.device:
+            src = n.srcs[0]
+            realize([src])
+            host = get_target(src.device).to_numpy(src.buffer)  # type: ignore[arg-type]
+            n.become(get_target(n.device).from_numpy(host))
+
+
 def realize(nodes: Sequence[Node]) -> None:
     pending: list[Node] = []
     for n in nodes:
         if not n.realized and all(n is not p for p in pending):
             pending.append(n)
+    if not pending:
+        return
+    if _transfers:
+        _transfer_copies(pending)
+    for device in dict.fromkeys(n.device for n in pending):
+        _realize_on([n for n in pending if n.device == device and not n.realized])
+
+
+def _realize_on(pending: list[Node]) -> None:
+    """Compute ``pending`` (unrealized nodes of one device, no copies between devices)."""
     if not pending:
         return
     g = collect(pending)
@@ -268,7 +343,7 @@ def realize(nodes: Sequence[Node]) -> None:
         if n.op == "assign":
             target = n.srcs[0]
             if _readers_outside(target, g):
-                old = get_target(target.buffer.device).clone(target.buffer)  # type: ignore[union-attr]
+                old = get_target(g.device).clone(target.buffer)  # type: ignore[arg-type]
                 snapshots.append((target, old))
     from mlfuse.driver import debug_level
 

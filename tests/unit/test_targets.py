@@ -1,4 +1,4 @@
-"""The target seam: the registry, CPU buffers, the pointer-array ABI, who may know the CPU."""
+"""The target seam: the registry, devices on tensors, CPU buffers and the pointer-array ABI."""
 
 import ast
 from pathlib import Path
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mlfuse
-from mlfuse import Tensor, dtypes, graph, targets
+from mlfuse import Tensor, driver, dtypes, graph, targets
 from mlfuse.targets import Buffer, CompiledKernel, Target, get_target
 from mlfuse.targets.cpu import CpuBuffer, CpuTarget
 
@@ -29,15 +29,21 @@ def other():
         targets.unregister_target("other")
 
 
+@pytest.fixture
+def default_device():
+    yield
+    mlfuse.set_default_device(None)
+
+
 # -- the registry -------------------------------------------------------------
 
 
 def test_cpu_is_registered_and_is_the_default():
-    assert "cpu" in targets.devices()
+    assert "cpu" in mlfuse.devices()
     t = get_target("cpu")
     assert isinstance(t, Target) and t.name == "cpu"
     assert get_target("cpu") is t and get_target(None) is t and get_target(t) is t
-    assert targets.get_default_device() == "cpu"
+    assert mlfuse.get_default_device() == "cpu"
 
 
 def test_the_cpu_pipeline_and_what_it_adds():
@@ -60,18 +66,30 @@ def test_unknown_device_lists_the_known_ones():
         get_target(3)  # type: ignore[arg-type]
 
 
+def test_default_device_setting(default_device, other):
+    mlfuse.set_default_device("other")
+    assert mlfuse.get_default_device() == "other"
+    assert Tensor([1.0, 2.0]).device == "other"
+    assert Tensor.zeros(3).device == "other"
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        mlfuse.set_default_device("tpu")
+    assert mlfuse.get_default_device() == "other"  # unchanged by the failed call
+    mlfuse.set_default_device(None)
+    assert mlfuse.get_default_device() == "cpu"
+
+
 def test_default_device_from_the_environment(monkeypatch, other):
     monkeypatch.setenv("MLFUSE_DEVICE", "other")
-    assert targets.get_default_device() == "other"
+    assert mlfuse.get_default_device() == "other"
     monkeypatch.setenv("MLFUSE_DEVICE", "tpu")
     with pytest.raises(ValueError, match=r"MLFUSE_DEVICE='tpu' is not a known device"):
-        targets.get_default_device()
+        mlfuse.get_default_device()
     with pytest.raises(ValueError, match="MLFUSE_DEVICE"):
         Tensor([1.0])  # not silently the CPU
 
 
 def test_registering_and_unregistering(other):
-    assert "other" in targets.devices()
+    assert "other" in mlfuse.devices()
     with pytest.raises(ValueError, match="already registered"):
         targets.register_target("other", OtherCpu)
     with pytest.raises(ValueError, match="device names"):
@@ -184,6 +202,99 @@ def test_sum_of_2000_inputs(monkeypatch):
     np.testing.assert_allclose(
         total.numpy(), np.sum(np.array(xs, np.float64), 0), rtol=1e-4, atol=1e-4
     )
+
+
+# -- devices on tensors -------------------------------------------------------
+
+
+def test_tensors_know_their_device():
+    x = Tensor([1.0, 2.0])
+    assert x.device == "cpu" and Tensor([1.0], device="cpu").device == "cpu"
+    assert x.to("cpu") is x
+    assert (x + 1).device == "cpu" and x.sum().device == "cpu"
+    for t in (
+        Tensor.full((2,), 3.0, device="cpu"),
+        Tensor.zeros(2, device="cpu"),
+        Tensor.ones(2, device="cpu"),
+        Tensor.arange(3, device="cpu"),
+        Tensor.eye(2, device="cpu"),
+        Tensor.randn(2, seed=0, device="cpu"),
+        Tensor.rand(2, seed=0, device="cpu"),
+        Tensor.uniform(2, seed=0, device="cpu"),
+        Tensor.zeros_like(x),
+    ):
+        assert t.device == "cpu"
+
+
+def test_unknown_devices_are_errors():
+    with pytest.raises(ValueError, match="unknown device 'tpu'; known devices: cpu"):
+        Tensor([1.0], device="tpu")
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        Tensor([1.0]).to("tpu")
+    with pytest.raises(ValueError, match="unknown device 'gpu'"):
+        Tensor.zeros(3, device="gpu")
+
+
+def test_creation_on_another_device(other):
+    for t in (
+        Tensor([1.0, 2.0], device="other"),
+        Tensor.full((2,), 3.0, device="other"),
+        Tensor.zeros(2, device="other"),
+        Tensor.ones(2, device="other"),
+        Tensor.arange(3, device="other"),
+        Tensor.eye(2, device="other"),
+        Tensor.randn(2, seed=0, device="other"),
+        Tensor.rand(2, seed=0, device="other"),
+        Tensor.uniform(2, seed=0, device="other"),
+    ):
+        assert t.device == "other"
+        assert Tensor.ones_like(t).device == "other" and Tensor.full_like(t, 2).device == "other"
+        assert Tensor.zeros_like(t, device="cpu").device == "cpu"
+    x = Tensor([1.0, 2.0], device="other")
+    assert (x * 2 + 1).device == "other"  # scalars join the tensor's device
+    assert (x + np.array([1.0, 1.0], np.float32)).device == "other"
+    assert Tensor(x, device="cpu").device == "cpu"
+
+
+def test_ops_across_devices_name_both(other):
+    a, b = Tensor([1.0, 2.0]), Tensor([3.0, 4.0], device="other")
+    msg = r"expected all tensors to be on the same device, but found cpu and other"
+    with pytest.raises(ValueError, match=msg):
+        a + b
+    with pytest.raises(ValueError, match=r"^matmul: .*cpu and other"):
+        Tensor.ones(2, 2) @ Tensor.ones(2, 2, device="other")
+    with pytest.raises(ValueError, match="where: .*same device"):
+        (a > 1).where(a, b)
+    t = Tensor([1.0, 2.0])
+    with pytest.raises(ValueError, match="assign: .*same device"):
+        t.assign(b)
+
+
+def test_to_another_device_copies_lazily(other):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = Tensor(x)
+    b = (a * 2).to("other")
+    assert b.device == "other" and not b.node.realized and b.node.op == "copy"
+    c = (b + 1).sum(1)
+    assert c.device == "other"
+    np.testing.assert_allclose(c.numpy(), (x * 2 + 1).sum(1))
+    assert b.node.realized and b.node.buffer.device == "other"
+    back = c.to("cpu")
+    np.testing.assert_allclose((back * 1).numpy(), (x * 2 + 1).sum(1))
+    assert back.device == "cpu"
+
+
+def test_compiled_kernels_are_cached_per_target(other):
+    x = np.linspace(0, 1, 37, dtype=np.float32)
+    before = set(driver._cache)
+    np.testing.assert_allclose((Tensor(x) * 3.5 - 1).numpy(), x * 3.5 - 1, rtol=1e-6)
+    np.testing.assert_allclose(
+        (Tensor(x, device="other") * 3.5 - 1).numpy(), x * 3.5 - 1, rtol=1e-6
+    )
+    new = set(driver._cache) - before
+    cpu_keys = {k for t, k in new if t == "cpu"}
+    other_keys = {k for t, k in new if t == "other"}
+    assert other_keys and other_keys <= cpu_keys | {k for t, k in before if t == "cpu"}
 
 
 def test_lazy_copy_verifier_knows_the_registered_devices(other):
