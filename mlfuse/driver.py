@@ -1,10 +1,12 @@
 """The Python driver: pipeline assembly, the kernel cache, debug output.
 
 ``compile_module`` takes a module in the lazy dialect (one ``func.func`` over
-tensors) through the lazy pipeline to kernels and a schedule, lowers and
-JIT-compiles every kernel not already in the cache (keyed by the kernel's
+tensors) through the lazy pipeline to kernels and a schedule, lowers every
+kernel not already in the cache with its target's kernel pipeline and has the
+target compile it (the cache is keyed by the target's name and the kernel's
 text with its name and annotations stripped), and returns a runnable
-:class:`Compiled`.
+:class:`Compiled`. The driver knows targets only through the protocol of
+:mod:`mlfuse.targets`.
 
 Environment:
 
@@ -16,7 +18,6 @@ Environment:
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 import time
@@ -29,14 +30,9 @@ from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, ModuleOp, 
 from xdsl.ir import Operation
 
 from mlfuse.dialects import kernel
-from mlfuse.passes import CPU_KERNEL_PIPELINE, LAZY_PIPELINE, get_pass
-
-
-def debug_level() -> int:
-    try:
-        return int(os.environ.get("MLFUSE_DEBUG", "0"))
-    except ValueError:
-        return 0
+from mlfuse.passes import LAZY_PIPELINE, get_pass
+from mlfuse.targets import CompiledKernel, Target, get_target
+from mlfuse.utils import debug_level
 
 
 def make_context() -> Context:
@@ -177,7 +173,8 @@ def kernel_key(k: kernel.FuncOp) -> str:
     return str(c)
 
 
-_cache: dict[str, object] = {}
+_cache: dict[tuple[str, str], CompiledKernel] = {}
+"""(target name, kernel key) -> compiled kernel."""
 _counter = [0]
 
 
@@ -204,58 +201,57 @@ def schedule_of(module: ModuleOp) -> func.FuncOp:
     raise ValueError("module has no schedule")
 
 
-def compile_kernels(kernels: list[kernel.FuncOp], timings: list[PassTiming] | None = None):
-    """name -> CompiledKernel for ``kernels``, compiling the ones not cached."""
-    from mlfuse.lowering.llvm_ir import to_llvm_ir
-    from mlfuse.lowering.parallel_to_cpu import EXTENT_ATTR
-    from mlfuse.runtime.cpu import compile_ir
+def compile_kernels(
+    kernels: list[kernel.FuncOp],
+    target: Target,
+    timings: list[PassTiming] | None = None,
+) -> dict[str, CompiledKernel]:
+    """name -> compiled kernel for ``kernels`` on ``target``, compiling the ones not cached.
 
-    keys = {k.sym_name.data: kernel_key(k) for k in kernels}
-    todo: dict[str, kernel.FuncOp] = {}
+    The kernels not in the cache are renamed apart, lowered together by the
+    target's kernel pipeline and compiled in one go.
+    """
+    keys = {k.sym_name.data: (target.name, kernel_key(k)) for k in kernels}
+    todo: dict[tuple[str, str], kernel.FuncOp] = {}
     for k in kernels:
         if keys[k.sym_name.data] not in _cache:
             todo.setdefault(keys[k.sym_name.data], k)
-    if not todo:
-        return {name: _cache[key] for name, key in keys.items()}
-    clones, names = [], {}
-    for key, k in todo.items():
-        c = k.clone()
-        c.attributes.clear()
-        _counter[0] += 1
-        unique = f"mlfuse_kernel_{_counter[0]}"
-        c.sym_name = StringAttr(unique)
-        clones.append(c)
-        names[key] = (unique, len(k.body.block.args), math.prod(k.space_shape))
-    mod = ModuleOp(clones)
-    run_passes(mod, CPU_KERNEL_PIPELINE, timings=timings)
-    extents = {
-        op.sym_name.data: op.attributes[EXTENT_ATTR].value.data  # type: ignore[union-attr]
-        for op in mod.ops
-    }
-    ir = to_llvm_ir(mod)
-    if debug_level() >= 3:
-        print(ir, file=sys.stderr)
-    compiled = compile_ir(ir, {u: (n, extents[u], pts) for u, n, pts in names.values()})
-    for key, (unique, _, _) in names.items():
-        _cache[key] = compiled[unique]
+    if todo:
+        clones, names = [], {}
+        for key, k in todo.items():
+            c = k.clone()
+            c.attributes.clear()
+            _counter[0] += 1
+            c.sym_name = StringAttr(f"mlfuse_kernel_{_counter[0]}")
+            clones.append(c)
+            names[key] = c.sym_name.data
+        mod = ModuleOp(clones)
+        run_passes(mod, target.kernel_pipeline, timings=timings)
+        compiled = target.compile(mod)
+        for key, unique in names.items():
+            if unique not in compiled:
+                raise RuntimeError(f"target '{target.name}' did not compile kernel {unique}")
+            _cache[key] = compiled[unique]
     return {name: _cache[key] for name, key in keys.items()}
 
 
-def compile_module(module: ModuleOp) -> Compiled:
-    """Lazy-dialect module -> scheduled, compiled program."""
+def compile_module(module: ModuleOp, target: Target | str | None = None) -> Compiled:
+    """Lazy-dialect module -> scheduled program compiled for ``target`` (None: the default)."""
     from mlfuse.runtime.executor import Program
 
+    tgt = target if isinstance(target, Target) else get_target(target)
     timings: list[PassTiming] = []
     t0 = time.perf_counter()
     run_passes(module, LAZY_PIPELINE, timings=timings)
     kernels = [op for op in module.ops if isinstance(op, kernel.FuncOp)]
-    compiled = compile_kernels(kernels, timings)
-    result = Compiled(module, Program(schedule_of(module), compiled), explain(module), timings)
+    compiled = compile_kernels(kernels, tgt, timings)
+    program = Program(schedule_of(module), compiled, tgt)
+    result = Compiled(module, program, explain(module), timings)
     if debug_level() >= 1:
         total = time.perf_counter() - t0
         print(
-            f"mlfuse: scheduled {len(result.items)} kernel(s) in {total * 1e3:.1f} ms "
-            f"(peak {result.peak_bytes} B)",
+            f"mlfuse: scheduled {len(result.items)} kernel(s) for {tgt.name} in "
+            f"{total * 1e3:.1f} ms (peak {result.peak_bytes} B)",
             file=sys.stderr,
         )
     if debug_level() >= 3:

@@ -6,6 +6,10 @@ Realizing turns a set of nodes into one ``func.func`` of lazy ops (realized
 buffers are its arguments), compiles it (schedules are cached by the graph's
 structure, so a repeated computation skips the compiler) and runs it; the
 nodes then hold their buffers and forget how they were computed.
+
+Every node lives on a device (a registered target's name). Ops take the device
+of their sources, which must agree; a ``copy`` node moves a value to another
+device and is realized by a transfer between the two targets.
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from mlfuse import dtypes
 from mlfuse.dtypes import DType
+from mlfuse.targets import Buffer, get_target
 from mlfuse.utils import postorder
+from mlfuse.view import View
 
 Shape = tuple[int, ...]
 
@@ -68,57 +74,167 @@ origin: contextvars.ContextVar[str | None] = contextvars.ContextVar("origin", de
 
 
 class Node:
-    """One lazy value: an op on source nodes, or a realized buffer."""
+    """One lazy value on a device: an op on source nodes, or a realized buffer
+    read through a view (as a numpy array is: ``view`` None means the whole
+    buffer, row-major).
 
-    __slots__ = ("op", "srcs", "arg", "shape", "dtype", "buffer", "origin", "key", "__weakref__")
+    Nodes count who holds them: ``refs`` counts the :class:`~mlfuse.Tensor`
+    objects whose value they are, ``readers`` the live nodes that have them as
+    a source. Realizing an assign uses the counts to tell whether the old value
+    of its target can still be observed (then the assign writes a new buffer
+    instead of the old one: a tensor never changes its value).
+    """
 
-    def __init__(self, op: str, srcs: tuple[Node, ...], arg: Any, shape: Shape, dtype: DType):
+    __slots__ = (
+        "op",
+        "srcs",
+        "arg",
+        "shape",
+        "dtype",
+        "device",
+        "buffer",
+        "view",
+        "origin",
+        "key",
+        "refs",
+        "readers",
+        "__weakref__",
+    )
+
+    def __init__(
+        self, op: str, srcs: tuple[Node, ...], arg: Any, shape: Shape, dtype: DType, device: str
+    ):
         self.op, self.srcs, self.arg, self.shape, self.dtype = op, srcs, arg, shape, dtype
-        self.buffer: np.ndarray | None = None
+        self.device = device
+        self.buffer: Buffer | None = None
+        self.view: View | None = None
         self.origin = origin.get()
         self.key: tuple | None = None
+        self.refs = 0
+        self.readers = 0
+        for s in srcs:
+            s.readers += 1
+
+    def __del__(self) -> None:
+        try:
+            for s in self.srcs:
+                s.readers -= 1
+            if self.buffer is not None:
+                _release(self.buffer)
+        except Exception:  # pragma: no cover - interpreter shutdown
+            pass
 
     @property
     def realized(self) -> bool:
         return self.buffer is not None
 
-    def become(self, buffer: np.ndarray) -> None:
+    def become(self, buffer: Buffer, view: View | None = None) -> None:
+        """This node is now ``buffer`` read through ``view``; it forgets its sources."""
         # leave the hash-cons table: the key names sources this node no longer
         # keeps alive, whose ids may be reused
         if self.key is not None and _nodes.get(self.key) is self:
             del _nodes[self.key]
-        self.op, self.srcs, self.arg, self.buffer, self.key = "buffer", (), None, buffer, None
+        _transfers.discard(self)
+        for s in self.srcs:
+            s.readers -= 1
+        if view is not None and view.contiguous and buffer.size == view.size:
+            view = None  # the whole buffer, row-major
+        self.op, self.srcs, self.arg, self.key = "buffer", (), None, None
+        self.buffer, self.view = buffer, view
+        _retain(buffer)
 
     def __repr__(self) -> str:
         return f"<Node {self.op} {self.shape} {self.dtype.name}>"
 
 
+_users: dict[int, int] = {}
+"""id(buffer) -> how many live nodes are realized as (views of) it."""
+
+
+def _retain(b: Buffer) -> None:
+    _users[id(b)] = _users.get(id(b), 0) + 1
+
+
+def _release(b: Buffer) -> None:
+    n = _users[id(b)] - 1
+    if n:
+        _users[id(b)] = n
+    else:
+        del _users[id(b)]
+
+
+def buffer_users(b: Buffer) -> int:
+    """How many live nodes are realized as (views of) ``b``."""
+    return _users.get(id(b), 0)
+
+
 _nodes: weakref.WeakValueDictionary[tuple, Node] = weakref.WeakValueDictionary()
+_transfers: weakref.WeakSet[Node] = weakref.WeakSet()
+"""Live, unrealized copies between devices (realize looks for them only when there are some)."""
 
 
-def make(op: str, srcs: Sequence[Node], arg: Any, shape: Shape, dtype: DType) -> Node:
-    """The node for ``op(srcs, arg)``, shared with an identical live one."""
+def _device(op: str, srcs: Sequence[Node], device: str | None) -> str:
+    """The device of a new node: ``device`` for sources and copies, else its sources' one."""
+    if device is not None:
+        return device
+    dev = srcs[0].device
+    for s in srcs[1:]:
+        if s.device != dev:
+            raise ValueError(
+                f"{origin.get() or op}: expected all tensors to be on the same device, but found "
+                f"{dev} and {s.device} (move one with .to())"
+            )
+    return dev
+
+
+def make(
+    op: str, srcs: Sequence[Node], arg: Any, shape: Shape, dtype: DType, device: str | None = None
+) -> Node:
+    """The node for ``op(srcs, arg)``, shared with an identical live one.
+
+    ``device`` is given for nodes without sources and for copies; other nodes
+    are on their sources' device.
+    """
     srcs = tuple(srcs)
-    key = (op, tuple(id(s) for s in srcs), arg, shape, dtype)
+    dev = _device(op, srcs, device)
+    key = (op, tuple(id(s) for s in srcs), arg, shape, dtype, dev)
     n = _nodes.get(key)
     if n is None:
-        n = Node(op, srcs, arg, shape, dtype)
+        n = Node(op, srcs, arg, shape, dtype, dev)
         n.key = key
         _nodes[key] = n
+        if op == "copy" and srcs[0].device != dev:
+            _transfers.add(n)
     return n
 
 
-def buffer(array: np.ndarray) -> Node:
-    """A realized node owning ``array`` (stored flat and C-contiguous)."""
+def buffer(array: np.ndarray, device: str) -> Node:
+    """A realized node on ``device`` holding a copy of ``array``."""
     dt = dtypes.from_numpy(array.dtype)
-    n = Node("buffer", (), None, tuple(int(s) for s in array.shape), dt)
-    n.buffer = np.ascontiguousarray(array).reshape(-1)
+    n = Node("buffer", (), None, tuple(int(s) for s in array.shape), dt, device)
+    n.become(get_target(device).from_numpy(array))
     return n
+
+
+def host_array(n: Node) -> np.ndarray:
+    """A realized node's values as a new host array of its shape."""
+    assert n.buffer is not None
+    flat = get_target(n.buffer.device).to_numpy(n.buffer)
+    if n.view is None:
+        return flat.reshape(n.shape)
+    v = n.view
+    item = flat.itemsize
+    base = flat[v.offset :] if v.offset >= 0 else flat
+    strided = np.lib.stride_tricks.as_strided(
+        base, v.shape, tuple(st * item for st in v.strides), writeable=False
+    )
+    return np.array(strided)
 
 
 def unique(op: str, srcs: Sequence[Node], arg: Any, shape: Shape, dtype: DType) -> Node:
     """A node that is never shared (assigns have an effect)."""
-    return Node(op, tuple(srcs), arg, shape, dtype)
+    srcs = tuple(srcs)
+    return Node(op, srcs, arg, shape, dtype, _device(op, srcs, None))
 
 
 # ---------------------------------------------------------------------------
@@ -133,24 +249,98 @@ def toposort(outputs: Sequence[Node]) -> list[Node]:
 
 @dataclass
 class Graph:
+    """The unrealized nodes feeding some outputs, all on one device."""
+
     nodes: list[Node]  # sources first
-    args: list[Node]  # realized inputs, in argument order
+    args: list[Node]  # realized inputs
+    buffers: list[Buffer]  # their distinct buffers, in argument order
     outputs: list[Node]
     key: tuple  # the structure (equal keys: equal programs)
+    device: str
+    copies: set[int]  # ids of the assigns that write a new buffer (see copy_on_write)
 
 
 def collect(outputs: Sequence[Node]) -> Graph:
     nodes = toposort(outputs)
+    device = outputs[0].device
+    for n in nodes:
+        if n.device != device:
+            raise ValueError(
+                f"one schedule runs on one device, but this graph uses {device} and {n.device}"
+                + (" (realize the copy between them first)" if n.op == "copy" else "")
+            )
     index = {id(n): i for i, n in enumerate(nodes)}
     args = [n for n in nodes if n.realized]
+    slot: dict[int, int] = {}
+    buffers: list[Buffer] = []
+    for n in args:
+        if id(n.buffer) not in slot:
+            slot[id(n.buffer)] = len(buffers)
+            buffers.append(n.buffer)  # type: ignore[arg-type]
+    copies = copy_on_write(nodes, outputs)
     struct = tuple(
-        ("arg", n.shape, n.dtype.name)
+        ("arg", slot[id(n.buffer)], n.buffer.size, n.shape, n.dtype.name, n.view)  # type: ignore[union-attr]
         if n.realized
-        else (n.op, n.arg, n.shape, n.dtype.name, tuple(index[id(s)] for s in n.srcs))
+        else (
+            "assign-copy" if id(n) in copies else n.op,
+            n.arg,
+            n.shape,
+            n.dtype.name,
+            tuple(index[id(s)] for s in n.srcs),
+        )
         for n in nodes
     )
-    key = (struct, tuple(index[id(o)] for o in outputs))
-    return Graph(nodes, args, list(outputs), key)
+    key = (device, struct, tuple(index[id(o)] for o in outputs))
+    return Graph(nodes, args, buffers, list(outputs), key, device, copies)
+
+
+def copy_on_write(nodes: Sequence[Node], outputs: Sequence[Node]) -> set[int]:
+    """The assigns of a realize that must write a new buffer instead of their
+    target's (ids). An assign writes in place only when nothing can observe its
+    target's old value afterwards: no tensor holds the old value, no node
+    outside this realize reads it, no other node shares its buffer or assigns
+    it here, its view is the whole buffer, and no node of this realize that
+    stays lazy and is still reachable from outside depends on it."""
+    assigns = [n for n in nodes if n.op == "assign"]
+    if not assigns:
+        return set()
+    inside: dict[int, int] = {}  # readers from this realize's unrealized nodes
+    for n in nodes:
+        for s in n.srcs:
+            inside[id(s)] = inside.get(id(s), 0) + 1
+    pending = {id(o) for o in outputs}
+    per_buffer: dict[int, int] = {}
+    for a in assigns:
+        t = a.srcs[0]
+        if t.realized:
+            per_buffer[id(t.buffer)] = per_buffer.get(id(t.buffer), 0) + 1
+    # which targets each node reads (transitively), for the nodes that stay lazy
+    watched = {id(a.srcs[0]) for a in assigns}
+    reads: dict[int, frozenset[int]] = {}
+    observed: set[int] = set()
+    for n in nodes:
+        r = frozenset({id(n)}) & watched if n.realized else frozenset()
+        for s in n.srcs:
+            r |= reads.get(id(s), frozenset())
+        reads[id(n)] = r
+        outside = n.refs > 0 or n.readers > inside.get(id(n), 0)
+        if not n.realized and id(n) not in pending and outside:
+            observed |= r
+    copies = set()
+    for a in assigns:
+        t = a.srcs[0]
+        in_place = (
+            t.realized
+            and t.view is None
+            and t.refs == 0
+            and t.readers == inside.get(id(t), 0)
+            and buffer_users(t.buffer) == 1  # type: ignore[arg-type]
+            and per_buffer[id(t.buffer)] == 1
+            and id(t) not in observed
+        )
+        if not in_place:
+            copies.add(id(a))
+    return copies
 
 
 def _op(n: Node, v: list[SSAValue]) -> Operation:
@@ -203,18 +393,39 @@ _UNARY, _BINARY, _MOVEMENT = _tables()
 
 
 def to_module(g: Graph) -> ModuleOp:
-    """One ``func.func @main`` computing ``g.outputs`` from ``g.args``."""
+    """One ``func.func @main`` computing ``g.outputs``; its arguments are
+    ``g.buffers``. A buffer read by one node as a whole is an argument of that
+    node's shape; otherwise the argument is flat and each node reads it through
+    its view (a ``lazy.view``)."""
     from mlfuse.dialects import lazy
     from mlfuse.passes.utils import name_loc
+    from mlfuse.view import ViewStack
 
-    block = Block(arg_types=[lazy.tensor_type(n.shape, n.dtype.ir()) for n in g.args])
-    value: dict[int, SSAValue] = {id(n): a for n, a in zip(g.args, block.args)}
+    slot = {id(b): i for i, b in enumerate(g.buffers)}
+    readers: dict[int, list[Node]] = {}
+    for n in g.args:
+        readers.setdefault(slot[id(n.buffer)], []).append(n)
+    whole = {i: ns[0] for i, ns in readers.items() if len(ns) == 1 and ns[0].view is None}
+    types = [
+        lazy.tensor_type(whole[i].shape if i in whole else (b.size,), b.dtype.ir())
+        for i, b in enumerate(g.buffers)
+    ]
+    block = Block(arg_types=types)
     for i, a in enumerate(block.args):
         a.name_hint = f"in{i}"
+    value: dict[int, SSAValue] = {}
     for n in g.nodes:
         if n.realized:
-            continue
-        op = _op(n, [value[id(s)] for s in n.srcs])
+            i = slot[id(n.buffer)]
+            if i in whole:
+                value[id(n)] = block.args[i]
+                continue
+            view = n.view if n.view is not None else View.create(n.shape)
+            op = lazy.ViewOp.build(block.args[i], ViewStack((view,)))
+        elif id(n) in g.copies:  # the assign writes a new buffer: its value, materialized
+            op = lazy.ContiguousOp(value[id(n.srcs[1])])
+        else:
+            op = _op(n, [value[id(s)] for s in n.srcs])
         if n.origin:
             op.location = name_loc(n.origin)
         block.add_op(op)
@@ -238,18 +449,19 @@ def compiled_for(g: Graph):
 
     c = _programs.get(g.key)
     if c is None:
-        c = compile_module(to_module(g))
+        c = compile_module(to_module(g), g.device)
         _programs[g.key] = c
     return c
 
 
-def _readers_outside(target: Node, g: Graph) -> bool:
-    """Whether some live node outside this realize still reads ``target``."""
-    inside = {id(n) for n in g.nodes}
-    for n in list(_nodes.values()):
-        if id(n) not in inside and not n.realized and any(s is target for s in n.srcs):
-            return True
-    return False
+def _transfer_copies(outputs: Sequence[Node]) -> None:
+    """Realize the copies between devices that ``outputs`` need, sources first."""
+    for n in toposort(outputs):
+        if n.op == "copy" and n.srcs[0].device != n.device:
+            src = n.srcs[0]
+            realize([src])
+            host = get_target(src.device).to_numpy(src.buffer)  # type: ignore[arg-type]
+            n.become(get_target(n.device).from_numpy(host))
 
 
 def realize(nodes: Sequence[Node]) -> None:
@@ -259,26 +471,27 @@ def realize(nodes: Sequence[Node]) -> None:
             pending.append(n)
     if not pending:
         return
+    if _transfers:
+        _transfer_copies(pending)
+    for device in dict.fromkeys(n.device for n in pending):
+        _realize_on([n for n in pending if n.device == device and not n.realized])
+
+
+def _realize_on(pending: list[Node]) -> None:
+    """Compute ``pending`` (unrealized nodes of one device, no copies between devices)."""
+    if not pending:
+        return
     g = collect(pending)
     c = compiled_for(g)
-    # value semantics for assigns: lazy readers outside this schedule keep the old data
-    snapshots = []
-    for n in g.nodes:
-        if n.op == "assign":
-            target = n.srcs[0]
-            if _readers_outside(target, g):
-                snapshots.append((target, target.buffer.copy()))  # type: ignore[union-attr]
     from mlfuse.driver import debug_level
 
     trace = None
     if debug_level() >= 2:
         items = {it.name: it for it in c.items}  # type: ignore[attr-defined]
         trace = lambda launch, run: _trace(launch, run, items.get(launch.name))  # noqa: E731
-    outs = c.program.run([n.buffer for n in g.args], trace=trace)  # type: ignore[attr-defined]
-    for target, old in snapshots:
-        target.buffer = old
-    for n, buf in zip(pending, outs):
-        n.become(buf)
+    outs = c.program.run(g.buffers, trace=trace)  # type: ignore[attr-defined]
+    for n, (buf, view) in zip(pending, outs):
+        n.become(buf, view)
 
 
 def _trace(launch, run, item) -> None:

@@ -6,6 +6,10 @@ kernels. Python scalars are weakly typed (``x * 2`` keeps x's dtype), shapes
 broadcast as in numpy, and reductions take ``axis`` (int, tuple or None) and
 ``keepdim``. Bad shapes, axes and dtypes raise ``ValueError`` / ``TypeError``
 naming the problem.
+
+A tensor lives on a device (``Tensor(x, device="cpu")``, ``.device``,
+``.to(device)``); without ``device=`` it is created on
+``mlfuse.get_default_device()``. An op's tensors must share a device.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from mlfuse import dtypes, graph
+from mlfuse import dtypes, graph, targets
 from mlfuse.dtypes import DType
 from mlfuse.graph import Node
 
@@ -117,19 +121,41 @@ def _pairs(arg, ndim: int, what: str, form: str, keep: Shape | None = None):
 
 
 class Tensor:
-    """A lazy n-dimensional array."""
+    """A lazy n-dimensional array on a device."""
 
-    __slots__ = ("node",)
+    __slots__ = ("_node",)
     __hash__ = object.__hash__
     __array_ufunc__ = None  # ndarray <op> Tensor defers to Tensor's reflected ops
 
-    def __init__(self, data: Any, dtype: DType | str | type | None = None):
+    @property
+    def node(self) -> Node:
+        """The graph node this tensor's value is (tensors holding it are counted)."""
+        return self._node
+
+    @node.setter
+    def node(self, n: Node) -> None:
+        old = getattr(self, "_node", None)
+        n.refs += 1
+        if old is not None:
+            old.refs -= 1
+        self._node = n
+
+    def __del__(self) -> None:
+        n = getattr(self, "_node", None)
+        if n is not None:
+            n.refs -= 1
+
+    def __init__(
+        self, data: Any, dtype: DType | str | type | None = None, device: str | None = None
+    ):
         if isinstance(data, Node):
             self.node = data
             return
         if isinstance(data, Tensor):
-            self.node = data.cast(dtype).node if dtype is not None else data.node
+            t = data.cast(dtype) if dtype is not None else data
+            self.node = (t.to(device) if device is not None else t).node
             return
+        dev = targets.device_name(device)
         want = dtypes.as_dtype(dtype) if dtype is not None else None
         if isinstance(data, np.ndarray):
             arr = data
@@ -158,12 +184,12 @@ class Tensor:
                         f"integers up to {arr.max()} do not fit in {want.name}; pass "
                         "dtype=mlfuse.int64"
                     )
-        self.node = graph.buffer(np.array(arr, dtype=want.np, copy=True))
+        self.node = graph.buffer(np.asarray(arr, dtype=want.np), dev)  # the target copies it
 
     # -- creation -------------------------------------------------------------
     @staticmethod
     @_traced
-    def full(shape, value, dtype=None) -> Tensor:
+    def full(shape, value, dtype=None, device=None) -> Tensor:
         shape = _shape_arg((shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))
         if dtype is None:
             dt = (
@@ -181,31 +207,32 @@ class Tensor:
             value = int(value)
         else:
             value = float(value)
-        c = graph.make("const", (), value, (), dt)
+        c = graph.make("const", (), value, (), dt, targets.device_name(device))
         return Tensor(c).reshape((1,) * len(shape)).expand(shape) if shape else Tensor(c)
 
     @staticmethod
-    def zeros(*shape, dtype=None) -> Tensor:
-        return Tensor.full(_shape_arg(shape), 0, dtype or dtypes.default_float)
+    def zeros(*shape, dtype=None, device=None) -> Tensor:
+        return Tensor.full(_shape_arg(shape), 0, dtype or dtypes.default_float, device)
 
     @staticmethod
-    def ones(*shape, dtype=None) -> Tensor:
-        return Tensor.full(_shape_arg(shape), 1, dtype or dtypes.default_float)
+    def ones(*shape, dtype=None, device=None) -> Tensor:
+        return Tensor.full(_shape_arg(shape), 1, dtype or dtypes.default_float, device)
 
     @staticmethod
-    def full_like(t: Tensor, value, dtype=None) -> Tensor:
-        return Tensor.full(t.shape, value, dtype or t.dtype)
+    def full_like(t: Tensor, value, dtype=None, device=None) -> Tensor:
+        """Like ``t`` (shape, dtype and device unless given) and filled with ``value``."""
+        return Tensor.full(t.shape, value, dtype or t.dtype, device or t.device)
 
     @staticmethod
-    def zeros_like(t: Tensor, dtype=None) -> Tensor:
-        return Tensor.full(t.shape, 0, dtype or t.dtype)
+    def zeros_like(t: Tensor, dtype=None, device=None) -> Tensor:
+        return Tensor.full(t.shape, 0, dtype or t.dtype, device or t.device)
 
     @staticmethod
-    def ones_like(t: Tensor, dtype=None) -> Tensor:
-        return Tensor.full(t.shape, 1, dtype or t.dtype)
+    def ones_like(t: Tensor, dtype=None, device=None) -> Tensor:
+        return Tensor.full(t.shape, 1, dtype or t.dtype, device or t.device)
 
     @staticmethod
-    def arange(start, stop=None, step=1, dtype=None) -> Tensor:
+    def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
         if stop is None:
             start, stop = 0, start
         if step == 0:
@@ -216,26 +243,30 @@ class Tensor:
             if dtype
             else (dtypes.default_int if is_int else dtypes.default_float)
         )
-        return Tensor(np.arange(start, stop, step).astype(dt.np), dt)
+        return Tensor(np.arange(start, stop, step).astype(dt.np), dt, device)
 
     @staticmethod
-    def eye(n: int, dtype=None) -> Tensor:
-        return Tensor(np.eye(n), dtype or dtypes.default_float)
+    def eye(n: int, dtype=None, device=None) -> Tensor:
+        return Tensor(np.eye(n), dtype or dtypes.default_float, device)
 
     @staticmethod
-    def randn(*shape, seed: int | None = None, dtype=None) -> Tensor:
+    def randn(*shape, seed: int | None = None, dtype=None, device=None) -> Tensor:
         rng = np.random.default_rng(seed)
-        return Tensor(rng.standard_normal(_shape_arg(shape)), dtype or dtypes.default_float)
+        dt = dtype or dtypes.default_float
+        return Tensor(rng.standard_normal(_shape_arg(shape)), dt, device)
 
     @staticmethod
-    def rand(*shape, seed: int | None = None, dtype=None) -> Tensor:
+    def rand(*shape, seed: int | None = None, dtype=None, device=None) -> Tensor:
         rng = np.random.default_rng(seed)
-        return Tensor(rng.random(_shape_arg(shape)), dtype or dtypes.default_float)
+        return Tensor(rng.random(_shape_arg(shape)), dtype or dtypes.default_float, device)
 
     @staticmethod
-    def uniform(*shape, low=0.0, high=1.0, seed: int | None = None, dtype=None) -> Tensor:
+    def uniform(
+        *shape, low=0.0, high=1.0, seed: int | None = None, dtype=None, device=None
+    ) -> Tensor:
         rng = np.random.default_rng(seed)
-        return Tensor(rng.uniform(low, high, _shape_arg(shape)), dtype or dtypes.default_float)
+        dt = dtype or dtypes.default_float
+        return Tensor(rng.uniform(low, high, _shape_arg(shape)), dt, device)
 
     # -- properties -------------------------------------------------------------
     @property
@@ -245,6 +276,19 @@ class Tensor:
     @property
     def dtype(self) -> DType:
         return self.node.dtype
+
+    @property
+    def device(self) -> str:
+        """The name of the device this tensor lives on (``"cpu"``)."""
+        return self.node.device
+
+    @_traced
+    def to(self, device: str) -> Tensor:
+        """This tensor on ``device``: itself if it is there already, else a lazy copy."""
+        dev = targets.device_name(device)
+        if dev == self.device:
+            return self
+        return Tensor(graph.make("copy", (self.node,), dev, self.shape, self.dtype, dev))
 
     @property
     def ndim(self) -> int:
@@ -279,8 +323,7 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         """A copy of the values as a numpy array."""
         self.realize()
-        assert self.node.buffer is not None
-        return self.node.buffer.reshape(self.shape).copy()
+        return graph.host_array(self.node)
 
     def item(self):
         if self.numel() != 1:
@@ -292,7 +335,7 @@ class Tensor:
 
     # -- elementwise ------------------------------------------------------------
     def _const_like(self, value, dt: DType) -> Tensor:
-        return Tensor.full((), value, dt)
+        return Tensor.full((), value, dt, self.device)
 
     def _operands(self, other, reverse: bool = False) -> tuple[Tensor, Tensor]:
         """Both operands as tensors of one dtype and one broadcast shape."""
@@ -304,7 +347,7 @@ class Tensor:
             dt = dtypes.scalar_dtype(v, self.dtype)
             o = self._const_like(v, dt)
         elif isinstance(other, (np.ndarray, list, tuple)):
-            o = Tensor(other)
+            o = Tensor(other, device=self.device)
             dt = dtypes.promote(self.dtype, o.dtype)
         else:
             raise TypeError(f"unsupported operand type for a Tensor op: {type(other).__name__}")
@@ -590,7 +633,7 @@ class Tensor:
         """``self ? a : b`` elementwise (self is the condition)."""
         cond = self.cast(dtypes.bool_)
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-            a = Tensor.full((), a)
+            a = Tensor.full((), a, device=self.device)
         x, y = (a, b) if isinstance(a, Tensor) else (b, a)
         xa, yb = x._operands(y)
         a_, b_ = (xa, yb) if isinstance(a, Tensor) else (yb, xa)
@@ -725,7 +768,7 @@ class Tensor:
     @_traced
     def matmul(self, other: Tensor) -> Tensor:
         if not isinstance(other, Tensor):
-            other = Tensor(other)
+            other = Tensor(other, device=self.device)
         if self.ndim == 0 or other.ndim == 0:
             raise ValueError("matmul needs tensors of at least 1 dim")
         if self.dtype.is_bool and other.dtype.is_bool:
@@ -750,7 +793,7 @@ class Tensor:
         return self.matmul(other)
 
     def __rmatmul__(self, other):
-        return Tensor(other).matmul(self)
+        return Tensor(other, device=self.device).matmul(self)
 
     def dot(self, other):
         return self.matmul(other)
@@ -961,7 +1004,7 @@ class Tensor:
     @_traced
     def assign(self, value) -> Tensor:
         """Write ``value`` into this tensor's buffer (in place when realized)."""
-        v = value if isinstance(value, Tensor) else Tensor.full((), value, self.dtype)
+        v = value if isinstance(value, Tensor) else Tensor.full((), value, self.dtype, self.device)
         if v.dtype != self.dtype:
             raise TypeError(f"assign: value has dtype {v.dtype.name}, the target {self.dtype.name}")
         v = v._broadcast_to(self.shape)

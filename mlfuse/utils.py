@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -29,3 +30,11 @@ def postorder(roots: Iterable[T], children: Callable[[T], Iterable[T]]) -> list[
             stack.append((n, True))
             stack.extend((c, False) for c in reversed(list(children(n))))
     return order
+
+
+def debug_level() -> int:
+    """``MLFUSE_DEBUG``: 0 quiet; 1 schedules; 2 kernels as they run; 3 IR; 4 IR after each pass."""
+    try:
+        return int(os.environ.get("MLFUSE_DEBUG", "0"))
+    except ValueError:
+        return 0

@@ -1117,19 +1117,19 @@ class ContiguousOp(IRDLOperation):
         printer.print_attribute(self.input.type)
 
 
-DEVICES = ("cpu",)
-
-
 @irdl_op_definition
 class CopyOp(IRDLOperation):
-    """Materialize the operand on ``device``: ``lazy.copy %x to "cpu" : tensor<4xf32>``."""
+    """Materialize the operand on ``device``: ``lazy.copy %x to "cpu" : tensor<4xf32>``.
+
+    ``device`` must name a registered target (:func:`mlfuse.targets.devices`).
+    """
 
     name = "lazy.copy"
     device = prop_def(StringAttr)
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
-    def __init__(self, x, device: str = "cpu", attributes=None):
+    def __init__(self, x, device: str, attributes=None):
         x = SSAValue.get(x)
         super().__init__(
             operands=[x],
@@ -1143,9 +1143,11 @@ class CopyOp(IRDLOperation):
         _check_static(self, self.input.type, "operand")
         if self.input.type != self.result.type:
             raise VerifyException("lazy.copy: result type must equal the operand type")
-        if self.device.data not in DEVICES:
+        from mlfuse.targets import devices
+
+        if self.device.data not in devices():
             raise VerifyException(
-                f"lazy.copy: unknown device '{self.device.data}' (known: {', '.join(DEVICES)})"
+                f"lazy.copy: unknown device '{self.device.data}' (known: {', '.join(devices())})"
             )
 
     @classmethod

@@ -303,7 +303,8 @@ class ConvertLoopsToLlvm(ModulePass):
         for f in [o for o in op.ops if isinstance(o, func.FuncOp) and KERNEL_ATTR in o.attributes]:
             if any(o.dialect_name() == "scf" for o in f.walk()):
                 raise DiagnosticException(
-                    f"convert-loops-to-llvm: @{f.sym_name.data} still has scf ops; run "
-                    "convert-parallel-to-cpu and convert-scf-to-cf first"
+                    f"convert-loops-to-llvm: @{f.sym_name.data} still has scf ops; lower its "
+                    "scf.parallel for a target (as the target's kernel pipeline does) and run "
+                    "convert-scf-to-cf first"
                 )
             Rewriter.replace_op(f, _Converter(f).convert())

@@ -1,7 +1,9 @@
 """mlfuse's passes, by their ``mlfuse-opt`` name.
 
 One table serves both ``mlfuse-opt`` and the driver; each entry imports its
-pass lazily, so listing names costs nothing.
+pass lazily, so listing names costs nothing. :data:`PASSES` holds the
+target-neutral passes; each registered target adds its own
+(:meth:`mlfuse.targets.Target.passes`), and :func:`all_passes` is the union.
 """
 
 from __future__ import annotations
@@ -53,12 +55,6 @@ def _kernel_to_loops():
     return ConvertKernelToLoops
 
 
-def _parallel_to_cpu():
-    from mlfuse.lowering.parallel_to_cpu import ConvertParallelToCpu
-
-    return ConvertParallelToCpu
-
-
 def _loops_to_llvm():
     from mlfuse.lowering.loops_to_llvm import ConvertLoopsToLlvm
 
@@ -73,7 +69,6 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "outline-kernels": _outline_kernels,
     "plan-memory": _plan_memory,
     "convert-kernel-to-loops": _kernel_to_loops,
-    "convert-parallel-to-cpu": _parallel_to_cpu,
     "convert-loops-to-llvm": _loops_to_llvm,
 }
 
@@ -87,22 +82,30 @@ LAZY_PIPELINE = (
 )
 """Tensor program -> kernels and a schedule."""
 
-CPU_KERNEL_PIPELINE = (
-    "convert-kernel-to-loops",
-    "convert-parallel-to-cpu",
-    "convert-scf-to-cf",
-    "convert-loops-to-llvm",
-)
-"""Kernels -> llvm dialect for the CPU (convert-scf-to-cf is xDSL's)."""
+
+def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """mlfuse's passes and those of every registered target, by name."""
+    from mlfuse.targets import targets
+
+    out = dict(PASSES)
+    for t in targets():
+        for name, factory in t.passes().items():
+            if name in out and out[name] is not factory:
+                raise ValueError(f"target '{t.name}' redefines the pass '{name}'")
+            out[name] = factory
+    return out
 
 
 def get_pass(name: str) -> type[ModulePass]:
     """The pass class registered as ``name``; unknown names list the known ones."""
     if name in PASSES:
         return PASSES[name]()
+    passes = all_passes()
+    if name in passes:
+        return passes[name]()
     from xdsl.transforms import get_all_passes
 
     xdsl_passes = get_all_passes()
     if name in xdsl_passes:
         return xdsl_passes[name]()
-    raise KeyError(f"unknown pass '{name}'; mlfuse passes: {', '.join(PASSES)} (and xDSL's passes)")
+    raise KeyError(f"unknown pass '{name}'; mlfuse passes: {', '.join(passes)} (and xDSL's passes)")

@@ -1,7 +1,13 @@
-"""Running a kernel schedule: allocations, launches and frees on numpy buffers."""
+"""Running a kernel schedule: allocations, constants, launches and frees, through a target.
+
+The executor knows devices only through the target protocol
+(:mod:`mlfuse.targets`): it allocates, launches and frees with the target the
+program was compiled for, and never looks inside a buffer.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,28 +16,33 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
 from mlfuse.dialects import kernel
-from mlfuse.dtypes import from_ir
-from mlfuse.runtime.cpu import CompiledKernel
+from mlfuse.dtypes import DType, from_ir
+from mlfuse.targets import Buffer, CompiledKernel, Target
+from mlfuse.view import View
 
 
-def np_dtype(t: MemRefType) -> np.dtype:
-    return from_ir(t.element_type).np
+def _buffer_type(t) -> tuple[int, DType]:
+    assert isinstance(t, MemRefType)
+    return t.get_shape()[0], from_ir(t.element_type)
 
 
 @dataclass
 class Launch:
+    """One ``kernel.launch`` of a schedule: the compiled kernel and its buffer slots."""
+
     kernel: CompiledKernel
     name: str  # the schedule's name for it (k0, k1, ...)
     args: list[int]  # buffer slots
 
 
 class Program:
-    """A schedule bound to compiled kernels; ``run`` maps input buffers to outputs.
+    """A schedule bound to compiled kernels on one target; ``run`` maps input buffers to outputs.
 
-    Buffers are flat, C-contiguous numpy arrays.
+    Buffers are the target's flat, contiguous :class:`~mlfuse.targets.Buffer` objects.
     """
 
-    def __init__(self, schedule: func.FuncOp, kernels: dict[str, CompiledKernel]):
+    def __init__(self, schedule: func.FuncOp, kernels: dict[str, CompiledKernel], target: Target):
+        self.target = target
         block = schedule.body.block
         slot: dict[SSAValue, int] = {}
 
@@ -41,35 +52,36 @@ class Program:
             return slot[v]
 
         self.num_inputs = len(block.args)
-        self.input_types = [(np_dtype(a.type), a.type.get_shape()[0]) for a in block.args]  # type: ignore
+        self.input_types = [_buffer_type(a.type) for a in block.args]
         for a in block.args:
             get(a)
         self.steps: list[tuple] = []
         self.outputs: list[int] = []
+        self.views: dict[int, tuple[int, View]] = {}  # slot -> (source slot, its view)
         for op in block.ops:
             match op:
                 case kernel.AllocOp():
-                    t = op.result.type
-                    assert isinstance(t, MemRefType)
-                    self.steps.append(("alloc", get(op.result), t.get_shape()[0], np_dtype(t)))
+                    self.steps.append(("alloc", get(op.result), *_buffer_type(op.result.type)))
                 case kernel.LaunchOp():
                     name = op.callee.string_value()
                     self.steps.append(
                         ("launch", Launch(kernels[name], name, [get(a) for a in op.args]))
                     )
                 case kernel.FreeOp():
-                    self.steps.append(("free", get(op.buffer)))
+                    s = get(op.buffer)
+                    if s < self.num_inputs:
+                        raise ValueError("a schedule must not free its arguments (the caller's)")
+                    self.steps.append(("free", s))
                 case kernel.ConstantOp():
-                    t = op.result.type
-                    assert isinstance(t, MemRefType)
-                    self.steps.append(("const", get(op.result), op.scalar, np_dtype(t)))
+                    _, dt = _buffer_type(op.result.type)
+                    self.steps.append(("const", get(op.result), np.full(1, op.scalar, dt.np)))
                 case memref.ReinterpretCastOp():
-                    view = (
+                    view = View.create(
                         tuple(op.static_sizes.get_values()),
                         tuple(op.static_strides.get_values()),
                         op.static_offsets.get_values()[0],
                     )
-                    self.steps.append(("view", get(op.result), get(op.source), view))
+                    self.views[get(op.result)] = (get(op.source), view)
                 case func.ReturnOp():
                     self.outputs = [get(v) for v in op.operands]
                 case _:
@@ -80,40 +92,53 @@ class Program:
     def launches(self) -> list[Launch]:
         return [s[1] for s in self.steps if s[0] == "launch"]
 
-    def run(self, inputs: list[np.ndarray], trace=None) -> list[np.ndarray]:
+    def run(
+        self,
+        inputs: Sequence[Buffer],
+        trace: Callable[[Launch, Callable[[], None]], None] | None = None,
+    ) -> list[tuple[Buffer, View | None]]:
+        """Run the schedule on ``inputs``. Each output is a buffer of the same
+        target and the view through which it is read (None: the whole buffer,
+        row-major): a result that needed no kernel is a view of an input or of a
+        one-element constant buffer.
+
+        ``trace(launch, run)``, if given, is called instead of each launch and
+        must call ``run()`` (which launches and waits for the kernel).
+        """
+        target = self.target
         if len(inputs) != self.num_inputs:
             raise ValueError(f"expected {self.num_inputs} input buffers, got {len(inputs)}")
-        bufs: list[np.ndarray | None] = [None] * self.num_slots
-        for i, (x, (dt, n)) in enumerate(zip(inputs, self.input_types)):
-            if x.dtype != dt or x.size != n or not x.flags.c_contiguous:
+        bufs: list[Buffer | None] = [None] * self.num_slots
+        for i, (x, (n, dt)) in enumerate(zip(inputs, self.input_types)):
+            if x.device != target.name or x.dtype != dt or x.size != n:
                 raise ValueError(
-                    f"input {i}: expected a contiguous {dt} buffer of {n} elements, got "
-                    f"{x.dtype} of {x.size}"
+                    f"input {i}: expected a {target.name} buffer of {n} {dt.name} elements, got "
+                    f"{x!r}"
                 )
             bufs[i] = x
         for step in self.steps:
             kind = step[0]
             if kind == "alloc":
-                bufs[step[1]] = np.empty(step[2], dtype=step[3])
+                bufs[step[1]] = target.alloc(step[2], step[3])
             elif kind == "const":
-                bufs[step[1]] = np.full(1, step[2], dtype=step[3])
-            elif kind == "view":
-                src = bufs[step[2]]
-                shape, strides, offset = step[3]
-                item = src.itemsize  # type: ignore[union-attr]
-                base = src[offset:] if offset else src  # type: ignore[index]
-                bufs[step[1]] = np.ascontiguousarray(
-                    np.lib.stride_tricks.as_strided(
-                        base, shape, tuple(st * item for st in strides)
-                    )
-                ).reshape(-1)
+                bufs[step[1]] = target.from_numpy(step[2])
             elif kind == "launch":
                 launch: Launch = step[1]
-                ptrs = [bufs[s].__array_interface__["data"][0] for s in launch.args]  # type: ignore[union-attr]
+                args = [bufs[s] for s in launch.args]
                 if trace is not None:
-                    trace(launch, lambda k=launch.kernel, p=ptrs: k(p))
+                    trace(launch, lambda k=launch.kernel, a=args: _launch_and_wait(target, k, a))
                 else:
-                    launch.kernel(ptrs)
+                    target.launch(launch.kernel, args)  # type: ignore[arg-type]
             else:
+                target.free(bufs[step[1]])  # type: ignore[arg-type]
                 bufs[step[1]] = None
-        return [bufs[s] for s in self.outputs]  # type: ignore[misc]
+        out: list[tuple[Buffer, View | None]] = []
+        for s in self.outputs:
+            src, view = self.views.get(s, (s, None))
+            out.append((bufs[src], view))  # type: ignore[arg-type]
+        return out
+
+
+def _launch_and_wait(target: Target, k: CompiledKernel, args) -> None:
+    target.launch(k, args)
+    target.synchronize()

@@ -5,41 +5,28 @@
 
 Everything of ``xdsl-opt`` works (``-p`` with options, ``--verify-diagnostics``,
 ``--split-input-file``, ``--time-passes`` ...), and the verifier runs after
-every pass. Targets added: ``llvm`` (LLVM IR of the llvm.func ops) and
-``llvm-opt`` (the same after LLVM's O3). Errors are printed as diagnostics
-with a non-zero exit status, never as a Python traceback.
+every pass. Every registered compilation target (:mod:`mlfuse.targets`) adds
+its passes and its ``-t`` emitters (the CPU: ``convert-parallel-to-cpu``,
+``cpu-entry-points``; ``-t llvm``, ``-t llvm-opt``, ``-t asm``). Errors are
+printed as diagnostics with a non-zero exit status, never as a Python
+traceback.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
-from typing import IO
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError
-from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from mlfuse.passes import PASSES
-
-
-@dataclass(frozen=True)
-class OptimizedLLVMIRTarget(Target):
-    """``-t llvm-opt``: LLVM IR after LLVM's O3 for the host CPU."""
-
-    name = "llvm-opt"
-
-    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        from mlfuse.lowering.llvm_ir import to_llvm_ir
-        from mlfuse.runtime.cpu import optimized_ir
-
-        output.write(optimized_ir(to_llvm_ir(module)))
+from mlfuse.passes import all_passes
+from mlfuse.targets import targets
 
 
 class MlfuseOptMain(xDSLOptMain):
+    """xDSL's opt driver with mlfuse's dialects and the passes and emitters of every target."""
+
     version_format = "mlfuse-opt (mlfuse 0.1.0, xdsl {xdsl_version})"
 
     def register_all_dialects(self):
@@ -60,17 +47,19 @@ class MlfuseOptMain(xDSLOptMain):
 
     def register_all_passes(self):
         super().register_all_passes()
-        for name, factory in PASSES.items():
+        for name, factory in all_passes().items():
             self.register_pass(name, factory)
 
     def register_all_targets(self):
-        def llvm_target():
-            from mlfuse.lowering.llvm_ir import LLVMIRTarget
-
-            return LLVMIRTarget
-
-        self.available_targets["llvm"] = llvm_target
-        self.available_targets["llvm-opt"] = lambda: OptimizedLLVMIRTarget
+        owner: dict[str, str] = {}
+        for t in targets():
+            for name, factory in t.emitters().items():
+                if name in owner and self.available_targets[name] is not factory:
+                    raise ValueError(
+                        f"targets '{owner[name]}' and '{t.name}' both emit '-t {name}'"
+                    )
+                owner[name] = t.name
+                self.available_targets[name] = factory
         super().register_all_targets()
 
 
@@ -89,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         # bad pass names / options, unknown targets, ops a lowering lacks
         msg = str(e)
         if msg.startswith("Unrecognized passes"):
-            msg += f"; mlfuse passes: {', '.join(PASSES)} (xDSL's passes also work)"
+            msg += f"; mlfuse passes: {', '.join(all_passes())} (xDSL's passes also work)"
         print(f"mlfuse-opt: error: {msg}", file=sys.stderr)
         return 1
     except FileNotFoundError as e:

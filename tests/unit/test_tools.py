@@ -10,12 +10,13 @@ import pytest
 
 import mlfuse
 from mlfuse import Tensor
-from mlfuse.passes import CPU_KERNEL_PIPELINE, LAZY_PIPELINE, PASSES
+from mlfuse.passes import LAZY_PIPELINE, all_passes
+from mlfuse.targets import get_target
 from mlfuse.tools.mlfuse_opt import main as opt_main
 
 ROOT = Path(__file__).resolve().parents[2]
 SOFTMAX = ROOT / "examples" / "softmax.mlir"
-FULL = LAZY_PIPELINE + CPU_KERNEL_PIPELINE
+FULL = LAZY_PIPELINE + get_target("cpu").kernel_pipeline
 
 
 def opt(capsys, *argv: str) -> str:
@@ -25,7 +26,7 @@ def opt(capsys, *argv: str) -> str:
     return out
 
 
-@pytest.mark.parametrize("name", list(PASSES))
+@pytest.mark.parametrize("name", list(all_passes()))
 def test_every_pass_runs_and_its_output_reparses(capsys, tmp_path, name):
     assert name in FULL
     upto = FULL[: FULL.index(name) + 1]
@@ -40,6 +41,13 @@ def test_llvm_target_prints_ir_llvmlite_parses(capsys):
     mod = llvm.parse_assembly(out)
     mod.verify()
     assert "noalias" in out and "getelementptr inbounds" in out
+
+
+def test_every_target_adds_its_emitters(capsys):
+    out = opt(capsys, str(SOFTMAX), "-p", ",".join(FULL), "-t", "asm")
+    assert "\nk0.body:" in out and "\nk0:" in out  # the kernel body and its entry point
+    out = opt(capsys, str(SOFTMAX), "-p", ",".join(FULL), "-t", "llvm-opt")
+    assert "define void @k0(ptr" in out and "x float>" in out  # vectorized
 
 
 def test_print_between_passes(capsys):

@@ -9,10 +9,10 @@
 // Keep this case first: the ERR run stops at it.
 
 // ERR-NOT:   Traceback
-// ERR:       mlfuse-opt: error: convert-loops-to-llvm: @scf_left still has scf ops; run convert-parallel-to-cpu and convert-scf-to-cf first
+// ERR:       mlfuse-opt: error: convert-loops-to-llvm: @scf_left still has scf ops; lower its scf.parallel for a target (as the target's kernel pipeline does) and run convert-scf-to-cf first
 // ERR-NOT:   llvm.func
 
-// CHECK:     convert-loops-to-llvm: @scf_left still has scf ops; run convert-parallel-to-cpu and convert-scf-to-cf first
+// CHECK:     convert-loops-to-llvm: @scf_left still has scf ops; lower its scf.parallel for a target (as the target's kernel pipeline does) and run convert-scf-to-cf first
 // CHECK-NOT: llvm.func @scf_left
 
 func.func @scf_left(%out: memref<4xf32>, %lo: index, %hi: index) attributes {mlfuse.kernel} {

@@ -3,11 +3,13 @@
 // convert-parallel-to-cpu: each kernel gets %lo and %hi index arguments and
 // its scf.parallel becomes `scf.for %p = %lo to %hi`, one chunk of
 // [0, mlfuse.parallel_extent) per call. Extra dims are delinearized from %p
-// (divsi/remsi); the last parallel dim stays an inner scf.for.
+// (divsi/remsi); the last parallel dim stays an inner scf.for. mlfuse.work
+// counts the innermost loop iterations of a whole launch (the runtime's
+// estimate of the kernel's work, for choosing a thread count).
 
 // A 1-D parallel loop becomes the chunk loop itself: %p is the index.
 
-// CHECK-LABEL: func.func @one(%out: memref<4xf32>, %x: memref<4xf32>, %lo: index, %hi: index) attributes {mlfuse.kernel, mlfuse.parallel_extent = 4 : i64} {
+// CHECK-LABEL: func.func @one(%out: memref<4xf32>, %x: memref<4xf32>, %lo: index, %hi: index) attributes {mlfuse.kernel, mlfuse.parallel_extent = 4 : i64, mlfuse.work = 4 : i64} {
 // CHECK:         [[ONE:%[0-9]+]] = arith.constant 1 : index
 // CHECK-NEXT:    scf.for %p = %lo to %hi step [[ONE]] {
 // CHECK-NEXT:      [[V:%.*]] = memref.load %x[%p] : memref<4xf32>
@@ -34,7 +36,7 @@ func.func @one(%out: memref<4xf32>, %x: memref<4xf32>) attributes {mlfuse.kernel
 // 2-D: the chunk loop runs over the rows (extent 4), the last dim becomes an
 // inner scf.for over [0, 8) so the innermost loop stays contiguous.
 
-// CHECK-LABEL: func.func @two(%out: memref<32xf32>, %lo: index, %hi: index) attributes {mlfuse.kernel, mlfuse.parallel_extent = 4 : i64} {
+// CHECK-LABEL: func.func @two(%out: memref<32xf32>, %lo: index, %hi: index) attributes {mlfuse.kernel, mlfuse.parallel_extent = 4 : i64, mlfuse.work = 32 : i64} {
 // CHECK:         [[ZERO:%[0-9]+]] = arith.constant 0 : index
 // CHECK-NEXT:    [[ONE:%.*]] = arith.constant 1 : index
 // CHECK-NEXT:    scf.for %p = %lo to %hi step [[ONE]] {
@@ -68,7 +70,7 @@ func.func @two(%out: memref<32xf32>) attributes {mlfuse.kernel} {
 // 3-D [2, 3, 4]: %p runs over the 2*3 outer points (extent 6) and is
 // delinearized row-major, i = p / 3, j = p % 3; k is the inner loop.
 
-// CHECK-LABEL: func.func @three(%out: memref<24xf32>, %lo: index, %hi: index) attributes {mlfuse.kernel, mlfuse.parallel_extent = 6 : i64} {
+// CHECK-LABEL: func.func @three(%out: memref<24xf32>, %lo: index, %hi: index) attributes {mlfuse.kernel, mlfuse.parallel_extent = 6 : i64, mlfuse.work = 24 : i64} {
 // CHECK:         [[ZERO:%[0-9]+]] = arith.constant 0 : index
 // CHECK-NEXT:    [[ONE:%.*]] = arith.constant 1 : index
 // CHECK-NEXT:    scf.for %p = %lo to %hi step [[ONE]] {
@@ -111,7 +113,7 @@ func.func @three(%out: memref<24xf32>) attributes {mlfuse.kernel} {
 // 4-D [2, 3, 4, 5]: extent 2*3*4 = 24; i = p / 12, j = (p / 4) % 3, k = p % 4,
 // and the last dim (5) is the inner loop.
 
-// CHECK-LABEL: func.func @four(%out: memref<120xf32>, %lo: index, %hi: index) attributes {mlfuse.kernel, mlfuse.parallel_extent = 24 : i64} {
+// CHECK-LABEL: func.func @four(%out: memref<120xf32>, %lo: index, %hi: index) attributes {mlfuse.kernel, mlfuse.parallel_extent = 24 : i64, mlfuse.work = 120 : i64} {
 // CHECK:         scf.for %p = %lo to %hi step {{%.*}} {
 // CHECK-NEXT:      [[C12:%.*]] = arith.constant 12 : index
 // CHECK-NEXT:      [[I:%.*]] = arith.divsi %p, [[C12]] : index
@@ -151,7 +153,7 @@ func.func @four(%out: memref<120xf32>) attributes {mlfuse.kernel} {
 
 // A reduce loop inside the parallel body moves into the chunk loop intact.
 
-// CHECK-LABEL: func.func @rows(%out: memref<4xf32>, %x: memref<32xf32>, %lo: index, %hi: index) attributes {mlfuse.kernel, mlfuse.parallel_extent = 4 : i64} {
+// CHECK-LABEL: func.func @rows(%out: memref<4xf32>, %x: memref<32xf32>, %lo: index, %hi: index) attributes {mlfuse.kernel, mlfuse.parallel_extent = 4 : i64, mlfuse.work = 32 : i64} {
 // CHECK:         scf.for %p = %lo to %hi step {{%.*}} {
 // CHECK-NEXT:      [[S:%.*]] = scf.for [[J:%.*]] = %c0 to %c8 step %c1 iter_args([[ACC:%.*]] = %zero) -> (f32) {
 // CHECK-NEXT:        [[R:%.*]] = arith.muli %p, %c8 : index
@@ -180,6 +182,35 @@ func.func @rows(%out: memref<4xf32>, %x: memref<32xf32>) attributes {mlfuse.kern
       scf.yield %n : f32
     }
     memref.store %s, %out[%i] : memref<4xf32>
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}
+
+// -----
+
+// Work adds up over sibling loops and multiplies through nested ones: per row,
+// a loop of 8 around a loop of 2 (16) then a loop of 8 (8): 4 * (16 + 8) = 96.
+
+// CHECK-LABEL: func.func @work(%out: memref<4xf32>, %x: memref<32xf32>, %lo: index, %hi: index) attributes {mlfuse.kernel, mlfuse.parallel_extent = 4 : i64, mlfuse.work = 96 : i64} {
+
+func.func @work(%out: memref<4xf32>, %x: memref<32xf32>) attributes {mlfuse.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %f = arith.constant 1.0 : f32
+  "scf.parallel"(%c0, %c4, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%i: index):
+    scf.for %j = %c0 to %c8 step %c1 {
+      scf.for %k = %c0 to %c2 step %c1 {
+        memref.store %f, %out[%i] : memref<4xf32>
+      }
+    }
+    scf.for %j = %c0 to %c8 step %c1 {
+      memref.store %f, %out[%i] : memref<4xf32>
+    }
     scf.reduce
   }) : (index, index, index) -> ()
   func.return

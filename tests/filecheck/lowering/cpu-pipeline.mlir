@@ -1,16 +1,18 @@
-// RUN: mlfuse-opt %s --split-input-file -p convert-kernel-to-loops,convert-parallel-to-cpu,convert-scf-to-cf,convert-loops-to-llvm | filecheck %s --enable-var-scope
+// RUN: mlfuse-opt %s --split-input-file -p convert-kernel-to-loops,convert-parallel-to-cpu,convert-scf-to-cf,convert-loops-to-llvm,cpu-entry-points | filecheck %s --enable-var-scope
 
 // The CPU pipeline, kernel dialect -> llvm dialect in one -p: kernels (as
 // the front end outlines them) come out as llvm.func ops with no scf, cf,
-// arith, math or memref op left; the schedule stays.
+// arith, math or memref op left, each called through an entry point taking
+// an array of buffer pointers; the schedule stays.
 
-// Softmax from the front end: one llvm.func taking %lo/%hi (i64) after its
-// noalias buffers, three inner loops in one chunk loop: max (the only
-// maximum), sum of exp (reassoc), then exp/div/store. The max and the sum are
-// loop-carried block arguments used by the later loops, not recomputed. The
-// schedule stays a func.func calling the kernel.
+// Softmax from the front end: the kernel body @k0.body takes %lo/%hi (i64)
+// after its noalias buffers and has three inner loops in one chunk loop: max
+// (the only maximum), sum of exp (reassoc), then exp/div/store. The max and
+// the sum are loop-carried block arguments used by the later loops, not
+// recomputed. The entry point @k0 loads the two buffer pointers and calls it.
+// The schedule stays a func.func calling the kernel.
 
-// CHECK-LABEL: llvm.func @k0(%0: !llvm.ptr {llvm.noalias}, %1: !llvm.ptr {llvm.noalias}, %lo: i64, %hi: i64) attributes {mlfuse.kernel, mlfuse.parallel_extent = 4 : i64} {
+// CHECK-LABEL: llvm.func internal @k0.body(%0: !llvm.ptr {llvm.noalias}, %1: !llvm.ptr {llvm.noalias}, %lo: i64, %hi: i64) attributes {no_inline} {
 // CHECK-NOT:     {{(scf|cf|arith|math|memref)\.}}
 // CHECK:         llvm.br ^bb1(%lo : i64)
 // CHECK-NEXT:  ^bb1(%p: i64):
@@ -39,6 +41,14 @@
 // CHECK:       ^[[EXIT]]:
 // CHECK-NEXT:    llvm.return
 // CHECK-NEXT:  }
+// CHECK-NEXT:  llvm.func @k0(%buffers: !llvm.ptr, [[LO:%.*]]: i64, [[HI:%.*]]: i64) attributes {mlfuse.kernel, mlfuse.parallel_extent = 4 : i64, mlfuse.work = 96 : i64, mlfuse.num_buffers = 2 : i64} {
+// CHECK-NEXT:    [[S0:%.*]] = llvm.getelementptr inbounds %buffers[0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    [[B0:%.*]] = llvm.load [[S0]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:    [[S1:%.*]] = llvm.getelementptr inbounds %buffers[1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    [[B1:%.*]] = llvm.load [[S1]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:    llvm.call @k0.body([[B0]], [[B1]], [[LO]], [[HI]]) : (!llvm.ptr, !llvm.ptr, i64, i64) -> ()
+// CHECK-NEXT:    llvm.return
+// CHECK-NEXT:  }
 // CHECK-NEXT:  func.func @main(%in0: memref<32xf32>) -> memref<32xf32> attributes {peak_bytes = 128 : i64, reused = 0 : i64} {
 // CHECK-NEXT:    [[BUF:%.*]] = kernel.alloc : memref<32xf32>
 // CHECK-NEXT:    kernel.launch @k0 outs([[BUF]] : memref<32xf32>) ins(%in0 : memref<32xf32>)
@@ -64,7 +74,7 @@ func.func @main(%in0: memref<32xf32>) -> memref<32xf32> attributes {peak_bytes =
 // split into i = p / 2 and j = p % 2, the last dim is the inner loop; the load
 // offset is i + 12*j + 4*k, the store offset 6*i + 3*j + k.
 
-// CHECK-LABEL: llvm.func @k0(%0: !llvm.ptr {llvm.noalias}, %1: !llvm.ptr {llvm.noalias}, %lo: i64, %hi: i64) attributes {mlfuse.kernel, mlfuse.parallel_extent = 8 : i64} {
+// CHECK-LABEL: llvm.func internal @k0.body(%0: !llvm.ptr {llvm.noalias}, %1: !llvm.ptr {llvm.noalias}, %lo: i64, %hi: i64) attributes {no_inline} {
 // CHECK-DAG:     [[C3:%.*]] = llvm.mlir.constant(3) : i64
 // CHECK-DAG:     [[C4:%.*]] = llvm.mlir.constant(4) : i64
 // CHECK-DAG:     [[C6:%.*]] = llvm.mlir.constant(6) : i64
@@ -104,7 +114,7 @@ kernel.func @k0 outs(%0: memref<24xf32>) ins(%1: memref<24xf32>) space [4, 2, 3]
 
 // A pad: the masked load stays guarded down to the llvm dialect.
 
-// CHECK-LABEL: llvm.func @k0
+// CHECK-LABEL: llvm.func internal @k0.body
 // CHECK:       ^bb4:
 // CHECK-NEXT:    [[GE:%.*]] = llvm.icmp "sge" [[J:%.*]], {{%.*}} : i64
 // CHECK-NEXT:    [[LT:%.*]] = llvm.icmp "slt" [[J]], {{%.*}} : i64

@@ -1,20 +1,22 @@
-// RUN: mlfuse-opt %s --split-input-file --verify-diagnostics -p convert-kernel-to-loops,convert-parallel-to-cpu,convert-scf-to-cf,convert-loops-to-llvm -t llvm | filecheck %s --enable-var-scope
+// RUN: mlfuse-opt %s --split-input-file --verify-diagnostics -p convert-kernel-to-loops,convert-parallel-to-cpu,convert-scf-to-cf,convert-loops-to-llvm,cpu-entry-points -t llvm | filecheck %s --enable-var-scope
 
 // The `-t llvm` target: LLVM IR text of the module's llvm.func ops (through
 // xDSL's llvmlite translation). The triple is the host's: checked to be
 // there, not for its value.
 
 // An elementwise kernel as the front end outlines it, with its schedule:
-// only the kernel is translated, with the host's triple and data layout,
-// noalias pointer arguments then the i64 chunk bounds, and
-// `getelementptr inbounds float` addressing (no ptrtoint/inttoptr).
+// only the kernel is translated, with the host's triple and data layout. Its
+// body is internal and noinline, with noalias pointer arguments then the i64
+// chunk bounds, and `getelementptr inbounds float` addressing (no
+// ptrtoint/inttoptr). The entry point @k0 takes the array of buffer pointers
+// and the bounds, loads the three pointers and calls the body.
 
 // CHECK:       ; ModuleID = ""
 // CHECK-NEXT:  target triple = "{{.+}}"
 // CHECK-NEXT:  target datalayout = "{{.+}}"
 // CHECK-NOT:   main
-// CHECK-LABEL: define void @"k0"(
-// CHECK-SAME:    ptr noalias [[OUT:%"[^"]+"]], ptr noalias [[A:%"[^"]+"]], ptr noalias [[B:%"[^"]+"]], i64 [[LO:%"[^"]+"]], i64 [[HI:%"[^"]+"]])
+// CHECK-LABEL: define internal void @"k0.body"(
+// CHECK-SAME:    ptr noalias [[OUT:%"[^"]+"]], ptr noalias [[A:%"[^"]+"]], ptr noalias [[B:%"[^"]+"]], i64 [[LO:%"[^"]+"]], i64 [[HI:%"[^"]+"]]) noinline
 // CHECK-NOT:     {{ptrtoint|inttoptr}}
 // CHECK:         [[P:%"[^"]+"]] = phi i64 {{\[}}[[LO]], {{.*}}]
 // CHECK-NEXT:    [[MORE:%"[^"]+"]] = icmp slt i64 [[P]], [[HI]]
@@ -29,6 +31,17 @@
 // CHECK-NEXT:    store float [[S]], ptr [[PO]]
 // CHECK-NOT:     {{ptrtoint|inttoptr}}
 // CHECK:         ret void
+// CHECK-NEXT:  }
+// CHECK-EMPTY:
+// CHECK-NEXT:  define void @"k0"(ptr [[BUFS:%"[^"]+"]], i64 [[ELO:%"[^"]+"]], i64 [[EHI:%"[^"]+"]])
+// CHECK:         [[S0:%"[^"]+"]] = getelementptr inbounds ptr, ptr [[BUFS]], i32 0
+// CHECK-NEXT:    [[P0:%"[^"]+"]] = load ptr, ptr [[S0]]
+// CHECK-NEXT:    [[S1:%"[^"]+"]] = getelementptr inbounds ptr, ptr [[BUFS]], i32 1
+// CHECK-NEXT:    [[P1:%"[^"]+"]] = load ptr, ptr [[S1]]
+// CHECK-NEXT:    [[S2:%"[^"]+"]] = getelementptr inbounds ptr, ptr [[BUFS]], i32 2
+// CHECK-NEXT:    [[P2:%"[^"]+"]] = load ptr, ptr [[S2]]
+// CHECK-NEXT:    call ccc void @"k0.body"(ptr [[P0]], ptr [[P1]], ptr [[P2]], i64 [[ELO]], i64 [[EHI]])
+// CHECK-NEXT:    ret void
 // CHECK-NEXT:  }
 // CHECK-NOT:   main
 
@@ -50,18 +63,20 @@ func.func @main(%in0: memref<32xf32>, %in1: memref<32xf32>) -> memref<32xf32> at
 // starts from -inf / 0.0 and keeps its fast-math flag.
 
 // CHECK:       target triple = "{{.+}}"
-// CHECK-LABEL: define void @"rowmax"(
+// CHECK-LABEL: define internal void @"rowmax.body"(
 // CHECK-SAME:    ptr noalias {{%"[^"]+"}}, ptr noalias [[X:%"[^"]+"]], i64 {{%"[^"]+"}}, i64 {{%"[^"]+"}})
 // CHECK:         [[ACC:%"[^"]+"]] = phi float [0xfff0000000000000, {{.*}}], {{\[}}[[NEW:%"[^"]+"]], {{.*}}]
 // CHECK:         [[PX:%"[^"]+"]] = getelementptr inbounds float, ptr [[X]], i64
 // CHECK-NEXT:    [[V:%"[^"]+"]] = load float, ptr [[PX]]
 // CHECK-NEXT:    [[NEW]] = call float @"llvm.maximum.f32"(float [[ACC]], float [[V]])
-// CHECK-LABEL: define void @"rowsum"(
+// CHECK-LABEL: define void @"rowmax"(ptr
+// CHECK-LABEL: define internal void @"rowsum.body"(
 // CHECK-SAME:    ptr noalias {{%"[^"]+"}}, ptr noalias [[X:%"[^"]+"]], i64 {{%"[^"]+"}}, i64 {{%"[^"]+"}})
 // CHECK:         [[ACC:%"[^"]+"]] = phi double [{{ *}}0x0, {{.*}}], {{\[}}[[NEW:%"[^"]+"]], {{.*}}]
 // CHECK:         [[PX:%"[^"]+"]] = getelementptr inbounds double, ptr [[X]], i64
 // CHECK-NEXT:    [[V:%"[^"]+"]] = load double, ptr [[PX]]
 // CHECK-NEXT:    [[NEW]] = fadd reassoc double [[ACC]], [[V]]
+// CHECK-LABEL: define void @"rowsum"(ptr
 // CHECK:       declare float @"llvm.maximum.f32"(float {{%"[^"]+"}}, float {{%"[^"]+"}})
 // CHECK-NOT:   declare
 
@@ -82,7 +97,7 @@ kernel.func @rowsum outs(%out: memref<4xf64>) ins(%x: memref<32xf64>) space [4, 
 // stores of a loop nest follow all of its values (a kernel that also reads a
 // buffer it writes reads it first).
 
-// CHECK-LABEL: define void @"casts"(
+// CHECK-LABEL: define internal void @"casts.body"(
 // CHECK-SAME:    ptr noalias [[O1:%"[^"]+"]], ptr noalias [[O2:%"[^"]+"]], ptr noalias [[O3:%"[^"]+"]], ptr noalias [[X:%"[^"]+"]], i64 {{%"[^"]+"}}, i64 {{%"[^"]+"}})
 // CHECK:         [[V:%"[^"]+"]] = load float, ptr
 // CHECK-NEXT:    [[LT:%"[^"]+"]] = fcmp olt float [[V]], [[V]]
@@ -108,7 +123,7 @@ kernel.func @casts outs(%o1: memref<32xf32>, %o2: memref<32xi32>, %o3: memref<32
 
 // Nothing lowered to llvm.func: a diagnostic (via --verify-diagnostics).
 
-// CHECK: no llvm.func to translate; lower the kernels first (e.g. -p 'convert-kernel-to-loops,convert-parallel-to-cpu,convert-scf-to-cf,convert-loops-to-llvm')
+// CHECK: no llvm.func to translate; lower the kernels first (e.g. -p 'convert-kernel-to-loops,convert-parallel-to-cpu,convert-scf-to-cf,convert-loops-to-llvm,cpu-entry-points')
 
 func.func @nothing_lowered(%in0: memref<4xf32>) -> memref<4xf32> {
   func.return %in0 : memref<4xf32>

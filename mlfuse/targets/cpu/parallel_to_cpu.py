@@ -6,7 +6,9 @@ splits ``[0, extent)`` between threads and calls the kernel once per chunk.
 With one parallel dim, ``%p`` is that dim's index; with more, ``%p`` runs over
 all but the last (flattened, row-major) and the last becomes an inner
 ``scf.for``, so the innermost loop stays contiguous for the vectorizer. The
-extent is recorded as ``mlfuse.parallel_extent``.
+extent is recorded as ``mlfuse.parallel_extent``, and the iterations of the
+innermost loop bodies over the whole launch as ``mlfuse.work`` (the runtime's
+estimate of a kernel's work, from which it decides how many threads to use).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from mlfuse.lowering.kernel_to_loops import KERNEL_ATTR
 
 EXTENT_ATTR = "mlfuse.parallel_extent"
+WORK_ATTR = "mlfuse.work"
 index = IndexType()
 
 
@@ -33,6 +36,34 @@ def _const_value(v: SSAValue) -> int:
     if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
         return op.value.value.data
     raise DiagnosticException("convert-parallel-to-cpu: parallel loop bounds must be constants")
+
+
+def _trip_count(loop: scf.ForOp) -> int:
+    """Iterations of a loop with constant bounds (1 when they are not constants)."""
+    try:
+        lb, ub, step = (_const_value(v) for v in (loop.lb, loop.ub, loop.step))
+    except DiagnosticException:
+        return 1
+    return max(0, -(-(ub - lb) // step)) if step > 0 else 1
+
+
+def body_work(body: Block) -> int:
+    """Innermost loop iterations of one run of ``body``: a loop counts its trip count
+    times the work of its own body; sibling loops add up."""
+    inner: dict[Operation, int] = {}
+    total = 0
+    loops = [op for op in body.walk() if isinstance(op, scf.ForOp)]
+    inside, stop = set(loops), body.parent_op()
+    for loop in reversed(loops):  # pre-order reversed: inner loops before outer ones
+        work = _trip_count(loop) * max(1, inner.pop(loop, 0))
+        parent = loop.parent_op()
+        while parent is not None and parent is not stop and parent not in inside:
+            parent = parent.parent_op()
+        if parent in inside:
+            inner[parent] = inner.get(parent, 0) + work  # type: ignore[index]
+        else:
+            total += work
+    return max(1, total)
 
 
 def lower_parallel(f: func.FuncOp) -> None:
@@ -45,6 +76,7 @@ def lower_parallel(f: func.FuncOp) -> None:
     ):
         raise DiagnosticException("convert-parallel-to-cpu: expected 0-based unit-step loops")
     ubs = [_const_value(v) for v in par.upperBound]
+    work = math.prod(ubs) * body_work(par.body.block)
     lo = entry.insert_arg(index, len(entry.args))
     hi = entry.insert_arg(index, len(entry.args))
     lo.name_hint, hi.name_hint = "lo", "hi"
@@ -104,6 +136,7 @@ def lower_parallel(f: func.FuncOp) -> None:
         chunk_body.add_op(scf.YieldOp())
     Rewriter.replace_op(par, scf.ForOp(lo, hi, one, [], chunk_body))
     f.attributes[EXTENT_ATTR] = IntegerAttr(extent, i64)
+    f.attributes[WORK_ATTR] = IntegerAttr(work, i64)
 
 
 @dataclass(frozen=True)

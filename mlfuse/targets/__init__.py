@@ -1,0 +1,242 @@
+"""Compilation targets: one protocol, one folder per implementation.
+
+A :class:`Target` is everything mlfuse knows about a device: the passes that
+take kernels from the ``kernel`` dialect down to what it compiles, how it
+compiles them, and its memory (allocate, free, copy, move to and from the
+host), kernel launches and synchronization. The driver, the executor and
+``mlfuse-opt`` speak only this protocol; the CPU (``mlfuse/targets/cpu``) is
+its first implementation, and a new device is a new folder plus one line in
+:data:`_BUILTIN`.
+
+Devices are named by their target's ``name`` (``"cpu"``). The default device
+(where tensors are created when no ``device=`` is given) is
+:func:`get_default_device`: the one set by :func:`set_default_device`, else
+the environment variable ``MLFUSE_DEVICE``, else ``"cpu"``. Unknown names are
+errors that list the known devices, never a silent fallback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    import numpy as np
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.passes import ModulePass
+    from xdsl.utils.target import Target as Emitter
+
+    from mlfuse.dtypes import DType
+
+
+class Buffer:
+    """A flat, contiguous array of ``size`` elements of ``dtype`` in one device's memory.
+
+    Each target subclasses it with whatever names the memory (the CPU: a numpy
+    array and its address). Buffers have no shape: a tensor's shape and its
+    view of the buffer belong to the front end.
+    """
+
+    __slots__ = ("device", "size", "dtype")
+
+    def __init__(self, device: str, size: int, dtype: DType):
+        self.device = device
+        self.size = size
+        self.dtype = dtype
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.device} {self.size} x {self.dtype.name}>"
+
+
+class CompiledKernel:
+    """A kernel compiled by a target, ready for :meth:`Target.launch`.
+
+    ``num_buffers`` is how many buffers a launch passes, in the kernel's
+    argument order (outputs first, then inputs).
+    """
+
+    __slots__ = ("name", "num_buffers")
+
+    def __init__(self, name: str, num_buffers: int):
+        self.name = name
+        self.num_buffers = num_buffers
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} ({self.num_buffers} buffers)>"
+
+
+class Target(ABC):
+    """A compilation target: its lowering, compiler, memory and launches.
+
+    Constructing a target must be cheap and must not touch its device (``mlfuse-opt``
+    builds every registered target to list their passes and emitters); device
+    work starts at the first compile, allocation or launch.
+
+    Work is issued in order: an allocation, copy, launch or free sees the
+    effects of everything issued before it on the same target. ``to_numpy``
+    waits for them; :meth:`synchronize` waits for everything.
+    """
+
+    name: ClassVar[str]
+    """The device name (``"cpu"``), used in ``Tensor(..., device=name)``."""
+
+    kernel_pipeline: ClassVar[tuple[str, ...]]
+    """Pass names from the ``kernel`` dialect down to what :meth:`compile` takes."""
+
+    def passes(self) -> Mapping[str, Callable[[], type[ModulePass]]]:
+        """Target-specific passes for the pass table (name -> factory of the pass class)."""
+        return {}
+
+    def emitters(self) -> Mapping[str, Callable[[], type[Emitter]]]:
+        """``mlfuse-opt -t`` targets this target contributes (name -> factory of the class)."""
+        return {}
+
+    @abstractmethod
+    def compile(self, module: ModuleOp) -> dict[str, CompiledKernel]:
+        """Compile the kernels of ``module`` (lowered by :attr:`kernel_pipeline`), by name."""
+
+    @abstractmethod
+    def alloc(self, size: int, dtype: DType) -> Buffer:
+        """A new, uninitialized buffer of ``size`` elements."""
+
+    @abstractmethod
+    def free(self, buf: Buffer) -> None:
+        """Release ``buf``; using it afterwards is an error."""
+
+    @abstractmethod
+    def from_numpy(self, array: np.ndarray) -> Buffer:
+        """A new buffer holding a copy of ``array``'s elements (flattened in C order)."""
+
+    @abstractmethod
+    def to_numpy(self, buf: Buffer) -> np.ndarray:
+        """A new, flat host array with ``buf``'s elements (never aliases ``buf``)."""
+
+    @abstractmethod
+    def copy(self, dst: Buffer, src: Buffer) -> None:
+        """Copy ``src`` into ``dst`` (same size and dtype, both on this target)."""
+
+    @abstractmethod
+    def launch(self, kernel: CompiledKernel, buffers: Sequence[Buffer]) -> None:
+        """Run ``kernel`` over its whole iteration space on ``buffers``."""
+
+    @abstractmethod
+    def synchronize(self) -> None:
+        """Wait until all work issued to this target has finished."""
+
+    def clone(self, buf: Buffer) -> Buffer:
+        """A new buffer with the contents of ``buf``."""
+        out = self.alloc(buf.size, buf.dtype)
+        self.copy(out, buf)
+        return out
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+# ---------------------------------------------------------------------------
+# the registry
+# ---------------------------------------------------------------------------
+
+_BUILTIN: dict[str, str] = {
+    "cpu": "mlfuse.targets.cpu:CpuTarget",
+}
+"""Targets shipped with mlfuse: device name -> ``module:class`` (imported on first use)."""
+
+_factories: dict[str, Callable[[], Target]] = {}
+_instances: dict[str, Target] = {}
+_default: list[str | None] = [None]
+
+
+def _import(spec: str) -> Callable[[], Target]:
+    def factory() -> Target:
+        module, cls = spec.split(":")
+        return getattr(importlib.import_module(module), cls)()
+
+    return factory
+
+
+for _name, _spec in _BUILTIN.items():
+    _factories[_name] = _import(_spec)
+
+
+def register_target(name: str, factory: Callable[[], Target]) -> None:
+    """Make ``factory()`` the target of device ``name`` (built on first use)."""
+    if not isinstance(name, str) or not name or not name.replace("_", "").isalnum():
+        raise ValueError(f"device names are non-empty alphanumeric strings, got {name!r}")
+    if name in _factories:
+        raise ValueError(f"device '{name}' is already registered")
+    _factories[name] = factory
+
+
+def unregister_target(name: str) -> None:
+    """Forget device ``name`` (its buffers stay usable through their own target object)."""
+    if name not in _factories:
+        raise ValueError(_unknown(name))
+    del _factories[name]
+    _instances.pop(name, None)
+    if _default[0] == name:
+        _default[0] = None
+
+
+def devices() -> tuple[str, ...]:
+    """The names of the registered devices."""
+    return tuple(_factories)
+
+
+def _unknown(name: object) -> str:
+    return f"unknown device {name!r}; known devices: {', '.join(devices())}"
+
+
+def device_name(device: str | Target | None) -> str:
+    """The registered device name ``device`` means (None: the default device)."""
+    if device is None:
+        return get_default_device()
+    if isinstance(device, Target):
+        device = device.name
+    if not isinstance(device, str):
+        raise TypeError(f"a device is a name such as 'cpu', got {type(device).__name__}")
+    if device not in _factories:
+        raise ValueError(_unknown(device))
+    return device
+
+
+def get_target(device: str | Target | None = None) -> Target:
+    """The target of ``device`` (None: the default device), built once."""
+    name = device_name(device)
+    t = _instances.get(name)
+    if t is None:
+        t = _factories[name]()
+        if t.name != name:
+            raise ValueError(f"the target registered as '{name}' calls itself '{t.name}'")
+        _instances[name] = t
+    return t
+
+
+def targets() -> list[Target]:
+    """Every registered target (built if needed)."""
+    return [get_target(name) for name in devices()]
+
+
+def set_default_device(device: str | None) -> None:
+    """Create tensors on ``device`` from now on (None: back to ``MLFUSE_DEVICE`` or cpu)."""
+    _default[0] = None if device is None else device_name(device)
+
+
+def get_default_device() -> str:
+    """The device tensors are created on when no ``device=`` is given."""
+    if _default[0] is not None:
+        return _default[0]
+    env = os.environ.get("MLFUSE_DEVICE")
+    if env:
+        if env not in _factories:
+            known = ", ".join(devices())
+            raise ValueError(f"MLFUSE_DEVICE={env!r} is not a known device (known: {known})")
+        return env
+    return "cpu"

@@ -1,0 +1,114 @@
+"""The CPU target: host memory, llvmlite's MCJIT at O3, a thread pool for launches."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from mlfuse import dtypes
+from mlfuse.dtypes import DType
+from mlfuse.targets import Buffer, CompiledKernel, Target
+from mlfuse.targets.cpu.buffer import CpuBuffer
+from mlfuse.targets.cpu.threads import CpuKernel
+
+
+def _parallel_to_cpu():
+    from mlfuse.targets.cpu.parallel_to_cpu import ConvertParallelToCpu
+
+    return ConvertParallelToCpu
+
+
+def _entry_points():
+    from mlfuse.targets.cpu.entry_points import CpuEntryPoints
+
+    return CpuEntryPoints
+
+
+def _emitter(name: str):
+    def factory():
+        from mlfuse.targets.cpu import emitters
+
+        return emitters.EMITTERS[name]
+
+    return factory
+
+
+_PASSES = {"convert-parallel-to-cpu": _parallel_to_cpu, "cpu-entry-points": _entry_points}
+_EMITTERS = {name: _emitter(name) for name in ("llvm", "llvm-opt", "asm")}
+
+
+class CpuTarget(Target):
+    """The machine running mlfuse.
+
+    Kernels are lowered to loops whose parallel loop is split into ``[lo, hi)``
+    chunks, compiled for the host CPU's features at O3, and called through an
+    array of buffer pointers (``void k(ptr buffers, i64 lo, i64 hi)``) from a
+    thread pool. Buffers are numpy arrays; launches are synchronous.
+    """
+
+    name = "cpu"
+    kernel_pipeline = (
+        "convert-kernel-to-loops",
+        "convert-parallel-to-cpu",
+        "convert-scf-to-cf",
+        "convert-loops-to-llvm",
+        "cpu-entry-points",
+    )
+
+    def passes(self):
+        return _PASSES
+
+    def emitters(self):
+        return _EMITTERS
+
+    def compile(self, module: ModuleOp) -> dict[str, CompiledKernel]:
+        from mlfuse.targets.cpu.jit import compile_module
+
+        return dict(compile_module(module))
+
+    # -- memory -----------------------------------------------------------------
+    def _mine(self, buf: Buffer, what: str) -> CpuBuffer:
+        if not isinstance(buf, CpuBuffer) or buf.device != self.name:
+            raise ValueError(f"{what}: {buf!r} is not a buffer of device '{self.name}'")
+        return buf
+
+    def alloc(self, size: int, dtype: DType) -> CpuBuffer:
+        return CpuBuffer(np.empty(size, dtype.np), self.name, dtype)
+
+    def free(self, buf: Buffer) -> None:
+        self._mine(buf, "free").release()
+
+    def from_numpy(self, array: np.ndarray) -> CpuBuffer:
+        dt = dtypes.from_numpy(array.dtype)
+        return CpuBuffer(np.array(array, order="C", copy=True).reshape(-1), self.name, dt)
+
+    def to_numpy(self, buf: Buffer) -> np.ndarray:
+        return self._mine(buf, "to_numpy").host().copy()
+
+    def copy(self, dst: Buffer, src: Buffer) -> None:
+        d, s = self._mine(dst, "copy"), self._mine(src, "copy")
+        if d.size != s.size or d.dtype != s.dtype:
+            raise ValueError(f"copy: {src!r} does not fit {dst!r}")
+        np.copyto(d.host(), s.host())
+
+    # -- kernels ------------------------------------------------------------------
+    def launch(self, kernel: CompiledKernel, buffers: Sequence[Buffer]) -> None:
+        if not isinstance(kernel, CpuKernel):
+            raise TypeError(f"launch: {kernel!r} was not compiled for the CPU")
+        if len(buffers) != kernel.num_buffers:
+            raise ValueError(
+                f"launch of {kernel.name}: it takes {kernel.num_buffers} buffers, got "
+                f"{len(buffers)}"
+            )
+        try:
+            pointers = [b.ptr for b in buffers]  # type: ignore[attr-defined]
+        except AttributeError:
+            raise ValueError(f"launch of {kernel.name}: buffers must be CPU buffers") from None
+        if None in pointers:
+            raise ValueError(f"launch of {kernel.name}: buffer {pointers.index(None)} was freed")
+        kernel(kernel.array_type(*pointers))
+
+    def synchronize(self) -> None:
+        """Nothing to wait for: CPU launches return when they are done."""

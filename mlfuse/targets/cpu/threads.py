@@ -1,0 +1,74 @@
+"""Running a CPU kernel: ``[0, extent)`` split into ``[lo, hi)`` chunks over a thread pool.
+
+ctypes releases the GIL during a foreign call, so the chunks of one launch run
+in parallel. A launch passes one array of buffer pointers, built once and shared
+by all its chunks (see ``cpu-entry-points``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+
+from mlfuse.targets import CompiledKernel
+
+MIN_WORK_PER_THREAD = 1 << 15
+"""Below this many innermost loop iterations per thread a kernel runs on one thread."""
+
+ENTRY_TYPE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64, ctypes.c_int64)
+"""``void k(void **buffers, int64_t lo, int64_t hi)``: every CPU kernel's entry point."""
+
+
+@cache
+def num_threads() -> int:
+    """Threads a launch may use: ``MLFUSE_THREADS``, else the CPUs this process may run on."""
+    env = os.environ.get("MLFUSE_THREADS")
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise ValueError(f"MLFUSE_THREADS must be an integer, got {env!r}") from None
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@cache
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=num_threads(), thread_name_prefix="mlfuse")
+
+
+class CpuKernel(CompiledKernel):
+    """A JIT-compiled CPU kernel: its entry point, parallel extent and work estimate.
+
+    ``engine`` is the MCJIT engine that owns the machine code; the kernel keeps
+    it alive.
+    """
+
+    __slots__ = ("fn", "parallel_extent", "work", "array_type", "engine")
+
+    def __init__(
+        self, name: str, address: int, num_buffers: int, parallel_extent: int, work: int, engine
+    ):
+        super().__init__(name, num_buffers)
+        self.fn = ENTRY_TYPE(address)
+        self.parallel_extent = parallel_extent
+        self.work = work
+        self.array_type = ctypes.c_void_p * num_buffers
+        self.engine = engine
+
+    def __call__(self, pointers) -> None:
+        """Run the whole space on ``pointers`` (an ``array_type`` of buffer addresses)."""
+        extent = self.parallel_extent
+        chunks = min(num_threads(), extent, max(1, self.work // MIN_WORK_PER_THREAD))
+        if chunks <= 1:
+            self.fn(pointers, 0, extent)
+            return
+        step = -(-extent // chunks)
+        pool = _pool()
+        futures = [
+            pool.submit(self.fn, pointers, lo, min(lo + step, extent))
+            for lo in range(0, extent, step)
+        ]
+        for f in futures:
+            f.result()
