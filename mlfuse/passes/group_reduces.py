@@ -54,7 +54,7 @@ from mlfuse.dialects.syntax import i64_array
 from mlfuse.loop_nest import parallel_extent as loops_extent
 from mlfuse.passes.kernel_plan import Plan, PlanError, is_empty, plan_kernel
 from mlfuse.passes.mark_realize import mark, realize_reason
-from mlfuse.passes.utils import GROUP, assign_targets, free_output, lazy_funcs
+from mlfuse.passes.utils import GROUP, REALIZE, assign_targets, free_output, lazy_funcs
 
 NOT_FUSED = "not_fused"
 
@@ -318,6 +318,10 @@ class GroupReduces(ModulePass):
         for v in [e.value, *e.alternatives]:
             op = v.owner
             if isinstance(op, Operation) and op not in g.realized and op in g.pos:
+                if realize_reason(op) is not None:
+                    # an output that needed no kernel (a view of an argument or a
+                    # constant) that a kernel needs materialized after all
+                    op.attributes[REALIZE] = StringAttr(e.reason)
                 mark(op, e.reason)
                 g.realized.add(op)
                 for u in op.results[0].uses:

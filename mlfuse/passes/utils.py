@@ -8,14 +8,15 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerType, ModuleOp, NameLoc, StringAttr, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
-from xdsl.utils.exceptions import DiagnosticException
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
 )
+from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import region_dce
+from xdsl.utils.exceptions import DiagnosticException
 
 from mlfuse.dialects import lazy
 from mlfuse.view import View, ViewStack, contiguous_strides
@@ -154,11 +155,37 @@ def is_bool_tensor(v: SSAValue) -> bool:
 def make_view(
     rewriter: PatternRewriter, x: SSAValue, stack: ViewStack, like: Operation
 ) -> SSAValue:
-    """Insert ``lazy.view x`` (or return ``x`` if ``stack`` is its identity)."""
+    """``lazy.view x`` through ``stack`` (``x`` itself if ``stack`` is its identity).
+
+    Views are shared: a view of ``x`` is placed right after ``x``'s definition,
+    where it dominates every use of ``x``, and an existing view of ``x`` through
+    the same stack is reused (moved there if it sits later). Without this, a
+    view pushed through a graph that reaches one value along many paths would
+    copy that value once per path: exponential on a chain of ``x = x + x``.
+    """
     if stack == ViewStack.from_shape(lazy.shape_of(x)):
         return x
+    # the views of x sit together right after its definition, in creation order
+    run: list[Operation] = []
+    nxt = x.owner.next_op if isinstance(x.owner, Operation) else x.owner.first_op  # type: ignore[union-attr]
+    while isinstance(nxt, lazy.ViewOp) and (nxt.input is x or isinstance(x, BlockArgument)):
+        run.append(nxt)
+        nxt = nxt.next_op
+    if run:
+        point = InsertPoint.after(run[-1])
+    elif isinstance(x.owner, Operation):
+        point = InsertPoint.after(x.owner)
+    else:
+        point = InsertPoint.at_start(x.owner)  # type: ignore[arg-type]
+    for use in list(x.uses):
+        other = use.operation
+        if isinstance(other, lazy.ViewOp) and other.view.stack == stack and other.parent is not None:
+            if other not in run:
+                other.detach()
+                rewriter.insert(other, point)
+            return other.result
     op = with_loc(lazy.ViewOp.build(x, stack), like)
-    rewriter.insert(op)
+    rewriter.insert(op, point)
     return op.result
 
 

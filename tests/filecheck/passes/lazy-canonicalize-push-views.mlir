@@ -48,8 +48,8 @@ func.func @raw_slice_pad_flip(%x: tensor<16x16xf32>) -> tensor<10x12xf32> {
 // CHECK-NEXT:    %[[V:.*]] = lazy.view %x <[6, 6] strides [4, 1] offset -5 mask [[1, 5], [1, 5]]> : tensor<4x4xf32> -> tensor<6x6xf32>
 // CHECK-NEXT:    %[[E:.*]] = lazy.exp %[[V]] : tensor<6x6xf32>
 // CHECK-NEXT:    %[[T:.*]] = lazy.const true : tensor<4x4xi1>
-// CHECK-NEXT:    %[[Z:.*]] = lazy.const 0.0 : tensor<6x6xf32>
 // CHECK-NEXT:    %[[M:.*]] = lazy.view %[[T]] <[6, 6] strides [4, 1] offset -5 mask [[1, 5], [1, 5]]> : tensor<4x4xi1> -> tensor<6x6xi1>
+// CHECK-NEXT:    %[[Z:.*]] = lazy.const 0.0 : tensor<6x6xf32>
 // CHECK-NEXT:    %[[W:.*]] = lazy.where %[[M]], %[[E]], %[[Z]] : tensor<6x6xf32>
 // CHECK-NEXT:    func.return %[[W]] : tensor<6x6xf32>
 func.func @raw_pad_of_exp(%x: tensor<4x4xf32>) -> tensor<6x6xf32> {

@@ -122,9 +122,9 @@ func.func @view_of_const() -> (tensor<4x8xf32>, tensor<6x8xf32>, tensor<2x2xi32>
 // CHECK-LABEL: func.func @pad_value
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
 // CHECK-NOT:     lazy.pad
+// CHECK-NEXT:    %[[V:.*]] = lazy.view %[[X]] <[7] strides [1] offset -1 mask {{\[\[}}1, 5]]> : tensor<4xf32> -> tensor<7xf32>
 // CHECK-NEXT:    %[[T:.*]] = lazy.const true : tensor<4xi1>
 // CHECK-NEXT:    %[[M:.*]] = lazy.view %[[T]] <[7] strides [1] offset -1 mask {{\[\[}}1, 5]]> : tensor<4xi1> -> tensor<7xi1>
-// CHECK-NEXT:    %[[V:.*]] = lazy.view %[[X]] <[7] strides [1] offset -1 mask {{\[\[}}1, 5]]> : tensor<4xf32> -> tensor<7xf32>
 // CHECK-NEXT:    %[[F:.*]] = lazy.const -1.5 : tensor<7xf32>
 // CHECK-NEXT:    %[[W:.*]] = lazy.where %[[M]], %[[V]], %[[F]] : tensor<7xf32>
 // CHECK-NEXT:    func.return %[[W]]

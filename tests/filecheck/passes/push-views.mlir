@@ -19,15 +19,14 @@ func.func @transpose_add(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<8x4
 }
 
 // A chain of elementwise ops: the view reaches every leaf; the shared leaf
-// %x gets one view per use.
+// %x gets one view, shared by both uses (views of a value sit right after it).
 // CHECK-LABEL: func.func @pad_add_mul
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>, %[[Y:.*]]: tensor<4xf32>)
 // CHECK-NOT:     lazy.where
 // CHECK-NEXT:    %[[VX:.*]] = lazy.view %[[X]] <[6] strides [1] offset -1 mask {{\[\[}}1, 5]]> : tensor<4xf32> -> tensor<6xf32>
 // CHECK-NEXT:    %[[VY:.*]] = lazy.view %[[Y]] <[6] strides [1] offset -1 mask {{\[\[}}1, 5]]> : tensor<4xf32> -> tensor<6xf32>
 // CHECK-NEXT:    %[[S:.*]] = lazy.add %[[VX]], %[[VY]] : tensor<6xf32>
-// CHECK-NEXT:    %[[VX2:.*]] = lazy.view %[[X]] <[6] strides [1] offset -1 mask {{\[\[}}1, 5]]> : tensor<4xf32> -> tensor<6xf32>
-// CHECK-NEXT:    %[[M:.*]] = lazy.mul %[[S]], %[[VX2]] : tensor<6xf32>
+// CHECK-NEXT:    %[[M:.*]] = lazy.mul %[[S]], %[[VX]] : tensor<6xf32>
 // CHECK-NEXT:    func.return %[[M]]
 func.func @pad_add_mul(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<6xf32> {
   %0 = lazy.add %x, %y : tensor<4xf32>
@@ -45,8 +44,8 @@ func.func @pad_add_mul(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<6xf32> {
 // CHECK-NEXT:    %[[V:.*]] = lazy.view %[[X]] <[6] strides [1] offset -1 mask {{\[\[}}1, 5]]> : tensor<4xf32> -> tensor<6xf32>
 // CHECK-NEXT:    %[[E:.*]] = lazy.exp %[[V]] : tensor<6xf32>
 // CHECK-NEXT:    %[[T:.*]] = lazy.const true : tensor<4xi1>
-// CHECK-NEXT:    %[[Z:.*]] = lazy.const 0.0 : tensor<6xf32>
 // CHECK-NEXT:    %[[M:.*]] = lazy.view %[[T]] <[6] strides [1] offset -1 mask {{\[\[}}1, 5]]> : tensor<4xi1> -> tensor<6xi1>
+// CHECK-NEXT:    %[[Z:.*]] = lazy.const 0.0 : tensor<6xf32>
 // CHECK-NEXT:    %[[W:.*]] = lazy.where %[[M]], %[[E]], %[[Z]] : tensor<6xf32>
 // CHECK-NEXT:    func.return %[[W]]
 func.func @pad_exp(%x: tensor<4xf32>) -> tensor<6xf32> {
@@ -126,10 +125,10 @@ func.func @permute_exp_reduce(%x: tensor<4x8x2xf32>) -> tensor<2x4x1xf32> {
 // neg(y) is pushed onto %y as usual.
 // CHECK-LABEL: func.func @expand_of_reduce
 // CHECK-SAME:    (%[[X:.*]]: tensor<4x8xf32>, %[[Y:.*]]: tensor<4x1xf32>)
+// CHECK-NEXT:    %[[BY:.*]] = lazy.view %[[Y]] <[4, 8] strides [1, 0] offset 0> : tensor<4x1xf32> -> tensor<4x8xf32>
 // CHECK-NEXT:    %[[R:.*]] = lazy.reduce add %[[X]] [1] : tensor<4x8xf32> -> tensor<4x1xf32>
 // CHECK-NEXT:    %[[E:.*]] = lazy.exp %[[R]] : tensor<4x1xf32>
 // CHECK-NEXT:    %[[BE:.*]] = lazy.view %[[E]] <[4, 8] strides [1, 0] offset 0> : tensor<4x1xf32> -> tensor<4x8xf32>
-// CHECK-NEXT:    %[[BY:.*]] = lazy.view %[[Y]] <[4, 8] strides [1, 0] offset 0> : tensor<4x1xf32> -> tensor<4x8xf32>
 // CHECK-NEXT:    %[[N:.*]] = lazy.neg %[[BY]] : tensor<4x8xf32>
 // CHECK-NEXT:    %[[S:.*]] = lazy.sub %[[BE]], %[[N]] : tensor<4x8xf32>
 // CHECK-NEXT:    func.return %[[S]]
@@ -168,4 +167,24 @@ func.func @reduce_two_uses(%x: tensor<4x8xf32>) -> (tensor<1x4xf32>, tensor<4x1x
   %0 = lazy.reduce add %x [1] : tensor<4x8xf32> -> tensor<4x1xf32>
   %1 = lazy.view %0 <[1, 4] strides [0, 1] offset 0> : tensor<4x1xf32> -> tensor<1x4xf32>
   func.return %1, %0 : tensor<1x4xf32>, tensor<4x1xf32>
+}
+
+// -----
+
+// A view pushed through a graph that reaches one value along several paths
+// makes one view of it, not one per path (on a chain of x = x + x, one per
+// path would double at every step).
+// CHECK-LABEL: func.func @shared_paths
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x1xf32>)
+// CHECK-NEXT:    %[[V:.*]] = lazy.view %[[X]] <[1, 4] strides [0, 1] offset 0> : tensor<4x1xf32> -> tensor<1x4xf32>
+// CHECK-NEXT:    %[[A:.*]] = lazy.add %[[V]], %[[V]] : tensor<1x4xf32>
+// CHECK-NEXT:    %[[B:.*]] = lazy.add %[[A]], %[[A]] : tensor<1x4xf32>
+// CHECK-NEXT:    %[[C:.*]] = lazy.add %[[B]], %[[B]] : tensor<1x4xf32>
+// CHECK-NEXT:    func.return %[[C]]
+func.func @shared_paths(%x: tensor<4x1xf32>) -> tensor<1x4xf32> {
+  %0 = lazy.add %x, %x : tensor<4x1xf32>
+  %1 = lazy.add %0, %0 : tensor<4x1xf32>
+  %2 = lazy.add %1, %1 : tensor<4x1xf32>
+  %3 = lazy.view %2 <[1, 4] strides [0, 1] offset 0> : tensor<4x1xf32> -> tensor<1x4xf32>
+  func.return %3 : tensor<1x4xf32>
 }
