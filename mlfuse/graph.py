@@ -76,7 +76,8 @@ origin: contextvars.ContextVar[str | None] = contextvars.ContextVar("origin", de
 class Node:
     """One lazy value on a device: an op on source nodes, or a realized buffer
     read through a view (as a numpy array is: ``view`` None means the whole
-    buffer, row-major).
+    buffer, row-major). A realized constant keeps its scalar in ``arg`` and is
+    a constant again in the programs that read it.
 
     Nodes count who holds them: ``refs`` counts the :class:`~mlfuse.Tensor`
     objects whose value they are, ``readers`` the live nodes that have them as
@@ -270,7 +271,7 @@ def collect(outputs: Sequence[Node]) -> Graph:
                 + (" (realize the copy between them first)" if n.op == "copy" else "")
             )
     index = {id(n): i for i, n in enumerate(nodes)}
-    args = [n for n in nodes if n.realized]
+    args = [n for n in nodes if n.realized and n.arg is None]
     slot: dict[int, int] = {}
     buffers: list[Buffer] = []
     for n in args:
@@ -279,7 +280,9 @@ def collect(outputs: Sequence[Node]) -> Graph:
             buffers.append(n.buffer)  # type: ignore[arg-type]
     copies = copy_on_write(nodes, outputs)
     struct = tuple(
-        ("arg", slot[id(n.buffer)], n.buffer.size, n.shape, n.dtype.name, n.view)  # type: ignore[union-attr]
+        ("realized const", n.arg, n.shape, n.dtype.name)
+        if n.realized and n.arg is not None
+        else ("arg", slot[id(n.buffer)], n.buffer.size, n.shape, n.dtype.name, n.view)  # type: ignore[union-attr]
         if n.realized
         else (
             "assign-copy" if id(n) in copies else n.op,
@@ -331,6 +334,7 @@ def copy_on_write(nodes: Sequence[Node], outputs: Sequence[Node]) -> set[int]:
         t = a.srcs[0]
         in_place = (
             t.realized
+            and t.arg is None  # a realized constant is not an argument
             and t.view is None
             and t.refs == 0
             and t.readers == inside.get(id(t), 0)
@@ -415,7 +419,9 @@ def to_module(g: Graph) -> ModuleOp:
         a.name_hint = f"in{i}"
     value: dict[int, SSAValue] = {}
     for n in g.nodes:
-        if n.realized:
+        if n.realized and n.arg is not None:  # a realized constant: still a constant
+            op = lazy.ConstOp(n.arg, lazy.tensor_type(n.shape, n.dtype.ir()))
+        elif n.realized:
             i = slot[id(n.buffer)]
             if i in whole:
                 value[id(n)] = block.args[i]
@@ -490,8 +496,9 @@ def _realize_on(pending: list[Node]) -> None:
         items = {it.name: it for it in c.items}  # type: ignore[attr-defined]
         trace = lambda launch, run: _trace(launch, run, items.get(launch.name))  # noqa: E731
     outs = c.program.run(g.buffers, trace=trace)  # type: ignore[attr-defined]
-    for n, (buf, view) in zip(pending, outs):
-        n.become(buf, view)
+    for n, r in zip(pending, outs):
+        n.become(r.buffer, r.view)
+        n.arg = r.constant  # a known constant stays one in later programs
 
 
 def _trace(launch, run, item) -> None:

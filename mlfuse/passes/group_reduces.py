@@ -54,7 +54,7 @@ from mlfuse.dialects.syntax import i64_array
 from mlfuse.loop_nest import parallel_extent as loops_extent
 from mlfuse.passes.kernel_plan import Plan, PlanError, is_empty, plan_kernel
 from mlfuse.passes.mark_realize import mark, realize_reason
-from mlfuse.passes.utils import GROUP, REALIZE, assign_targets, free_output, lazy_funcs
+from mlfuse.passes.utils import GROUP, REALIZE, free_outputs, lazy_funcs
 
 NOT_FUSED = "not_fused"
 
@@ -158,13 +158,11 @@ class _Groups:
     def __init__(self, f: func.FuncOp, plans: dict):
         self.ops = [op for op in f.body.block.ops if not isinstance(op, func.ReturnOp)]
         self.pos = {op: i for i, op in enumerate(self.ops)}
-        # outputs that are views of buffer arguments or constants need no kernel:
+        # outputs that are views of buffers or constants need no kernel: they are
         # not group boundaries, their readers read through them
-        assigned = assign_targets(f)
+        free = free_outputs(f, lambda op: realize_reason(op) is not None)
         self.realized = {
-            op
-            for op in self.ops
-            if realize_reason(op) is not None and free_output(op, assigned) is None
+            op for op in self.ops if realize_reason(op) is not None and op not in free
         }
         self.roots = [op for op in self.ops if op in self.realized]
         self.members = {r: upstream(r, self.realized) for r in self.roots}
@@ -293,6 +291,7 @@ class GroupReduces(ModulePass):
         if self.horizontal:
             self._merge_horizontally(g, log)
         _assign(g)
+        _recount_readers(g)
         refused = refusals_attr(log)
         if refused.data:
             f.attributes[NOT_FUSED] = refused
@@ -488,6 +487,25 @@ def _assign(g: _Groups) -> None:
                 if v in mapping:
                     op.operands[i] = mapping[v]
             op.attributes[GROUP] = attr
+
+
+def _recount_readers(g: _Groups) -> None:
+    """A value materialized as "read by N kernels" may end up read by fewer
+    (readers merged, or outputs that became views of it): say how many read it,
+    or that it is stored as an output seen through views."""
+    for op in g.realized:
+        reason = realize_reason(op)
+        if reason is None or not reason.startswith("read by "):
+            continue
+        readers = {
+            group_of(u.operation)
+            for u in op.results[0].uses
+            if group_of(u.operation) not in (None, group_of(op))
+        }
+        if len(readers) >= 2:
+            op.attributes[REALIZE] = StringAttr(f"read by {len(readers)} kernels")
+        elif not readers:
+            op.attributes[REALIZE] = StringAttr("output")
 
 
 def group_of(op: Operation) -> int | None:

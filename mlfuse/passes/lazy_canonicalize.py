@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
@@ -165,28 +166,142 @@ _FOLDABLE = {
     "add": np.add,
     "sub": np.subtract,
     "mul": np.multiply,
+    "div": np.true_divide,
     "max": np.maximum,
     "min": np.minimum,
     "neg": np.negative,
+    "abs": np.abs,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "sqrt": np.sqrt,
+    "recip": np.reciprocal,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+    "xor": np.bitwise_xor,
+    "cmplt": np.less,
+    "cmple": np.less_equal,
+    "cmpeq": np.equal,
+    "cmpne": np.not_equal,
 }
+"""Elementwise kinds folded on constants: the IEEE operations (correctly rounded,
+so a folded value is the value a kernel computes), bitwise ops and compares.
+Transcendentals, integer division (guarded in kernels) and pow are not folded."""
+
+
+def _np_dtype(v: SSAValue) -> np.dtype:
+    from mlfuse.dtypes import from_ir
+
+    return from_ir(lazy.element_of(v)).np
 
 
 class FoldConstants(RewritePattern):
-    """op(const a, const b) -> const (op a b) for add/sub/mul/max/min/neg"""
+    """op(const a, const b) -> const (op a b), for the kinds of _FOLDABLE"""
 
     def match_and_rewrite(self, op, rewriter: PatternRewriter, /):
-        if not isinstance(op, (lazy.BinaryOp, lazy.NegOp)) or op.KIND not in _FOLDABLE:
+        if not isinstance(op, (lazy.BinaryOp, lazy.UnaryOp)) or op.KIND not in _FOLDABLE:
             return
         vals = [const_scalar(v) for v in op.operands]
         if any(v is None for v in vals):
             return
-        from mlfuse.dtypes import from_ir
-
-        dt = from_ir(lazy.element_of(op.result)).np
+        dt = _np_dtype(op.operands[0])
+        if dt.kind != "f" and op.KIND in ("div", "sqrt", "recip"):
+            return  # integer division by 0 is defined by the kernels, not numpy
+        if dt.kind == "b" and op.KIND == "sub":
+            return
         with np.errstate(all="ignore"):
             out = _FOLDABLE[op.KIND](*[dt.type(v) for v in vals])
         value = out.item()
         rewriter.replace(op, with_loc(lazy.ConstOp(value, op.result.type), op))  # type: ignore[arg-type]
+
+
+class FoldNot(RewritePattern):
+    """not(const a) -> const (logical not for bools, bitwise not for ints)"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.NotOp, rewriter: PatternRewriter, /):
+        v = const_scalar(op.input)
+        if v is None:
+            return
+        dt = _np_dtype(op.input)
+        out = (not v) if dt.kind == "b" else np.invert(dt.type(v)).item()
+        rewriter.replace(op, with_loc(lazy.ConstOp(out, op.result.type), op))  # type: ignore[arg-type]
+
+
+class FoldCast(RewritePattern):
+    """cast(const a) -> const a converted as kernels convert (floats to ints saturate)"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.CastOp, rewriter: PatternRewriter, /):
+        v = const_scalar(op.input)
+        if v is None:
+            return
+        to = _np_dtype(op.result)
+        if to.kind == "b":
+            out: float | int | bool = bool(v)
+        elif to.kind == "f":
+            out = to.type(v).item()
+        elif isinstance(v, float):
+            info = np.iinfo(to)
+            out = 0 if v != v else int(min(max(np.trunc(v), info.min), info.max))
+        else:
+            out = np.array(int(v)).astype(to).item()  # integers wrap
+        rewriter.replace(op, with_loc(lazy.ConstOp(out, op.result.type), op))  # type: ignore[arg-type]
+
+
+class WhereOfConst(RewritePattern):
+    """where(const c, a, b) -> a if c else b"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.WhereOp, rewriter: PatternRewriter, /):
+        c = const_scalar(op.operands[0])
+        if c is None:
+            return
+        rewriter.replace(op, [], [op.operands[1] if c else op.operands[2]])
+
+
+class FoldReduceOfConst(RewritePattern):
+    """reduce(const c) over n elements -> const c*n (add), c**n (mul), c (max)"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.ReduceOp, rewriter: PatternRewriter, /):
+        c = const_scalar(op.input)
+        if c is None:
+            return
+        shape = lazy.shape_of(op.input)
+        n = 1
+        for a in op.reduce_axes:
+            n *= shape[a]
+        dt = _np_dtype(op.input)
+        with np.errstate(all="ignore"):
+            if op.reduce_kind == "max":
+                out = dt.type(c)
+            elif op.reduce_kind == "add":
+                out = np.multiply(dt.type(c), dt.type(n)) if dt.kind == "f" else dt.type(
+                    np.array(int(c) * n).astype(dt)
+                )
+            else:
+                out = np.power(dt.type(c), n) if dt.kind == "f" else dt.type(
+                    np.array(pow(int(c), n, 1 << 64)).astype(np.uint64).astype(dt)
+                )
+        rewriter.replace(op, with_loc(lazy.ConstOp(out.item(), op.result.type), op))  # type: ignore[arg-type]
+
+
+class ContiguousOfContiguous(RewritePattern):
+    """contiguous(contiguous(x)) -> contiguous(x)"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.ContiguousOp, rewriter: PatternRewriter, /):
+        if isinstance(op.input.owner, lazy.ContiguousOp):
+            rewriter.replace(op, [], [op.input])
+
+
+class AssignOfItself(RewritePattern):
+    """assign(t, t) -> t: writing a buffer's own values changes nothing"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.AssignOp, rewriter: PatternRewriter, /):
+        if op.value is op.target:
+            rewriter.replace(op, [], [op.target])
 
 
 PATTERNS = (
@@ -200,6 +315,12 @@ PATTERNS = (
     FoldViewOfConst,
     AlgebraicIdentities,
     FoldConstants,
+    FoldNot,
+    FoldCast,
+    WhereOfConst,
+    FoldReduceOfConst,
+    ContiguousOfContiguous,
+    AssignOfItself,
 )
 
 

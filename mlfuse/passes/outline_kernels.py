@@ -44,13 +44,7 @@ from mlfuse.passes.group_reduces import NOT_FUSED, group_of
 from mlfuse.passes.kernel_plan import Node, Plan, PlanError, is_empty, plan_kernel
 from mlfuse.passes.mark_realize import realize_reason
 from mlfuse.passes.scalar import ScalarEmitter, constant
-from mlfuse.passes.utils import (
-    FreeOutput,
-    assign_targets,
-    free_output,
-    lazy_funcs,
-    origin_of,
-)
+from mlfuse.passes.utils import FreeOutput, free_outputs, lazy_funcs, origin_of
 from mlfuse.view import ViewStack, contiguous_strides
 
 
@@ -272,12 +266,7 @@ def _order(groups: list[_Group], producer: dict[SSAValue, _Group]) -> list[_Grou
 
 
 def outline_function(module: ModuleOp, f: func.FuncOp, names: set[str]) -> None:
-    assigned = assign_targets(f)
-    free = {
-        op: fo
-        for op in f.body.block.ops
-        if realize_reason(op) is not None and (fo := free_output(op, assigned)) is not None
-    }
+    free = free_outputs(f, lambda op: realize_reason(op) is not None)
     groups = _groups(f, free)
     producer: dict[SSAValue, _Group] = {}
     for g in groups:
@@ -346,7 +335,7 @@ def _free_buffer(sb: Builder, fo: FreeOutput, v: SSAValue, buffer: dict) -> SSAV
     if fo.source is None:
         src = sb.insert(kernel.ConstantOp(fo.value, kernel.buffer_type(1, et))).result  # type: ignore[arg-type]
     else:
-        src = buffer[fo.source]
+        src = buffer[fo.source]  # an argument, or a buffer a kernel of this schedule wrote
     size = src.type.get_shape()[0]  # type: ignore[attr-defined]
     view = fo.view
     if view.offset == 0 and view.strides == contiguous_strides(shape) and math.prod(shape) == size:

@@ -1,8 +1,8 @@
 """plan-memory: buffer lifetimes, frees and reuse in a kernel schedule.
 
 1. The lifetime of an allocated buffer runs from its ``kernel.alloc`` to its
-   last use; buffers the schedule returns live to the end, arguments belong
-   to the caller and are never freed.
+   last use; buffers the schedule returns (itself or through a view) live to
+   the end, arguments belong to the caller and are never freed.
 2. Linear scan in schedule order: an allocation takes over a dead buffer of
    the same type when that buffer's last use comes strictly before the first
    launch of the new one (a kernel never writes a buffer it still reads).
@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, i64
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
@@ -47,6 +47,10 @@ def plan_schedule(f: func.FuncOp, reuse: bool) -> None:
     ops = list(block.ops)
     pos = {op: i for i, op in enumerate(ops)}
     returned = set(block.last_op.operands) if isinstance(block.last_op, func.ReturnOp) else set()
+    # a result read through a view keeps its source buffer alive
+    returned |= {
+        v.owner.source for v in returned if isinstance(v.owner, memref.ReinterpretCastOp)
+    }
 
     def last_use(v: SSAValue) -> int:
         return max((pos[u.operation] for u in v.uses), default=pos[v.owner])  # type: ignore

@@ -43,20 +43,23 @@ def assign_targets(f: func.FuncOp) -> set[SSAValue]:
     return {op.target for op in f.body.block.ops if isinstance(op, lazy.AssignOp)}
 
 
-def free_output(op: Operation, assigned: set[SSAValue]) -> FreeOutput | None:
+def free_output(
+    op: Operation, assigned: set[SSAValue], materialized=lambda op: False
+) -> FreeOutput | None:
     """Whether realizing ``op`` (an output, or a ``contiguous``) costs no kernel.
 
     A realized tensor is a buffer plus a view, as a numpy array is: an output
     that is an unmasked view of a buffer argument (not one the function
-    overwrites) is that buffer; a ``contiguous`` of one is too when the view
-    is already row-major; a constant is a one-element buffer, broadcast.
+    overwrites) or of a value some kernel materializes anyway
+    (``materialized(op)``) is that buffer; a ``contiguous`` of one is too when
+    the view is already row-major; a constant is a one-element buffer, broadcast.
     """
     reason = op.attributes.get(REALIZE)
     if not isinstance(reason, StringAttr) or reason.data not in ("output", "contiguous"):
         return None
     v = op.input if isinstance(op, lazy.ContiguousOp) else op.results[0]  # type: ignore[attr-defined]
     stack = ViewStack.from_shape(lazy.shape_of(v))
-    while isinstance(v.owner, lazy.MovementOp):
+    while isinstance(v.owner, lazy.MovementOp) and (v.owner is op or not materialized(v.owner)):
         m = v.owner
         if isinstance(m, lazy.PadOp) and m.pad_value != 0:
             return None
@@ -71,11 +74,33 @@ def free_output(op: Operation, assigned: set[SSAValue]) -> FreeOutput | None:
     if isinstance(v.owner, lazy.ConstOp):
         shape = lazy.shape_of(op.results[0])
         return FreeOutput(None, View.create(shape, (0,) * len(shape)), v.owner.scalar)
-    if not isinstance(v, BlockArgument) or v in assigned:
+    if v is op.results[0]:
+        return None  # the op itself computes something
+    if isinstance(v, BlockArgument):
+        if v in assigned:
+            return None
+    elif not materialized(v.owner):
         return None
     if isinstance(op, lazy.ContiguousOp) and view.strides != contiguous_strides(view.shape):
         return None  # the user asked for a row-major buffer: a copy
     return FreeOutput(v, view)
+
+
+def free_outputs(f: func.FuncOp, realized) -> dict[Operation, FreeOutput]:
+    """The realized ops of ``f`` that need no kernel (see :func:`free_output`);
+    ``realized(op)`` tells whether ``op`` is marked for materializing."""
+    assigned = assign_targets(f)
+    free: dict[Operation, FreeOutput] = {}
+
+    def materialized(o: Operation) -> bool:
+        return realized(o) and o not in free
+
+    for op in f.body.block.ops:  # sources come first: their status is known
+        if realized(op):
+            fo = free_output(op, assigned, materialized)
+            if fo is not None:
+                free[op] = fo
+    return free
 
 
 def lazy_funcs(module: ModuleOp) -> Iterator[func.FuncOp]:

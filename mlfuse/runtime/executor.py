@@ -27,6 +27,18 @@ def _buffer_type(t) -> tuple[int, DType]:
 
 
 @dataclass
+class Result:
+    """One output of a schedule: a buffer of the schedule's target and the view
+    through which it is read (None: the whole buffer, row-major). A result that
+    needed no kernel is a view of an input, or a one-element buffer holding the
+    scalar ``constant`` read through a broadcasting view."""
+
+    buffer: Buffer
+    view: View | None
+    constant: float | int | bool | None = None
+
+
+@dataclass
 class Launch:
     """One ``kernel.launch`` of a schedule: the compiled kernel and its buffer slots."""
 
@@ -58,6 +70,7 @@ class Program:
         self.steps: list[tuple] = []
         self.outputs: list[int] = []
         self.views: dict[int, tuple[int, View]] = {}  # slot -> (source slot, its view)
+        self.consts: dict[int, float | int | bool] = {}  # slot -> the scalar it holds
         for op in block.ops:
             match op:
                 case kernel.AllocOp():
@@ -75,6 +88,7 @@ class Program:
                 case kernel.ConstantOp():
                     _, dt = _buffer_type(op.result.type)
                     self.steps.append(("const", get(op.result), np.full(1, op.scalar, dt.np)))
+                    self.consts[get(op.result)] = op.scalar
                 case memref.ReinterpretCastOp():
                     view = View.create(
                         tuple(op.static_sizes.get_values()),
@@ -96,11 +110,8 @@ class Program:
         self,
         inputs: Sequence[Buffer],
         trace: Callable[[Launch, Callable[[], None]], None] | None = None,
-    ) -> list[tuple[Buffer, View | None]]:
-        """Run the schedule on ``inputs``. Each output is a buffer of the same
-        target and the view through which it is read (None: the whole buffer,
-        row-major): a result that needed no kernel is a view of an input or of a
-        one-element constant buffer.
+    ) -> list[Result]:
+        """Run the schedule on ``inputs``; see :class:`Result` for the outputs.
 
         ``trace(launch, run)``, if given, is called instead of each launch and
         must call ``run()`` (which launches and waits for the kernel).
@@ -132,10 +143,10 @@ class Program:
             else:
                 target.free(bufs[step[1]])  # type: ignore[arg-type]
                 bufs[step[1]] = None
-        out: list[tuple[Buffer, View | None]] = []
+        out: list[Result] = []
         for s in self.outputs:
             src, view = self.views.get(s, (s, None))
-            out.append((bufs[src], view))  # type: ignore[arg-type]
+            out.append(Result(bufs[src], view, self.consts.get(src)))  # type: ignore[arg-type]
         return out
 
 

@@ -230,3 +230,52 @@ func.func @empty(%x: tensor<0x4xf32>) -> (tensor<0x4xf32>, tensor<1x4xf32>, tens
   %3 = lazy.pad %x [[1, 1], [0, 0]] : tensor<0x4xf32> -> tensor<2x4xf32>
   func.return %0, %1, %2, %3 : tensor<0x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<2x4xf32>
 }
+
+// -----
+
+// Folding constants: casts convert as kernels do (floats to ints saturate,
+// NaN to 0), compares give bools, a where with a constant condition is one of
+// its operands, a reduce of a constant is c*n (add), c**n (mul) or c (max);
+// exp is not folded (its value is the kernel's math library's).
+// CHECK-LABEL: func.func @fold_more
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>, %[[Y:.*]]: tensor<4xf32>)
+// CHECK-DAG:     lazy.const 3 : tensor<4xi32>
+// CHECK-DAG:     lazy.const 2147483647 : tensor<4xi32>
+// CHECK-DAG:     lazy.const true : tensor<4xi1>
+// CHECK-DAG:     lazy.const 24.0 : tensor<1x1xf32>
+// CHECK-DAG:     lazy.const 16.0 : tensor<1x1xf32>
+// CHECK-DAG:     lazy.const 2.0 : tensor<1x1xf32>
+// CHECK-DAG:     %[[E:.*]] = lazy.exp
+// CHECK-NOT:     lazy.{{cast|cmplt|where|reduce}}
+// CHECK:         func.return {{.*}}, %[[X]], {{.*}}, %[[E]] :
+func.func @fold_more(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xi32>, tensor<4xi32>, tensor<4xi1>, tensor<4xf32>, tensor<1x1xf32>, tensor<1x1xf32>, tensor<1x1xf32>, tensor<4xf32>) {
+  %a = lazy.const 3.7 : tensor<4xf32>
+  %0 = lazy.cast %a : tensor<4xf32> to tensor<4xi32>
+  %b = lazy.const 1.0e20 : tensor<4xf32>
+  %1 = lazy.cast %b : tensor<4xf32> to tensor<4xi32>
+  %c = lazy.const 1.0 : tensor<4xf32>
+  %2 = lazy.cmplt %c, %a : tensor<4xf32>
+  %3 = lazy.where %2, %x, %y : tensor<4xf32>
+  %t = lazy.const 2.0 : tensor<3x4xf32>
+  %4 = lazy.reduce add %t [0, 1] : tensor<3x4xf32> -> tensor<1x1xf32>
+  %u = lazy.const 2.0 : tensor<2x2xf32>
+  %5 = lazy.reduce mul %u [0, 1] : tensor<2x2xf32> -> tensor<1x1xf32>
+  %6 = lazy.reduce max %u [0, 1] : tensor<2x2xf32> -> tensor<1x1xf32>
+  %7 = lazy.exp %c : tensor<4xf32>
+  func.return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<4xi32>, tensor<4xi32>, tensor<4xi1>, tensor<4xf32>, tensor<1x1xf32>, tensor<1x1xf32>, tensor<1x1xf32>, tensor<4xf32>
+}
+
+// -----
+
+// contiguous(contiguous(x)) is one contiguous; assigning a buffer its own
+// values changes nothing.
+// CHECK-LABEL: func.func @no_ops
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NEXT:    %[[C:.*]] = lazy.contiguous %[[X]] : tensor<4xf32>
+// CHECK-NEXT:    func.return %[[C]], %[[X]] :
+func.func @no_ops(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = lazy.contiguous %x : tensor<4xf32>
+  %1 = lazy.contiguous %0 : tensor<4xf32>
+  %2 = lazy.assign %x, %x : tensor<4xf32>
+  func.return %1, %2 : tensor<4xf32>, tensor<4xf32>
+}
