@@ -135,6 +135,36 @@ def reduce_input_view(r: lazy.ReduceOp, stack: ViewStack) -> tuple[ViewStack, li
     return ViewStack((new,)), hosts
 
 
+class SplitMaskOffReduce(RewritePattern):
+    """view_masked(r) -> where(view_masked(true), view(r), 0) for a reduce ``r``
+    when the view without its mask still reads inside ``r`` (a padded broadcast
+    of a reduced scalar, say): a kernel can read a reduce through an unmasked
+    view, not through a masked one, so the reduce need not be materialized."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.ViewOp, rewriter: PatternRewriter, /):
+        r = op.input.owner
+        stack = op.view.stack
+        if not isinstance(r, lazy.ReduceOp) or len(stack.views) != 1 or stack.top.mask is None:
+            return
+        v = stack.top
+        unmasked = View.create(v.shape, v.strides, v.offset)
+        rng = unmasked.offset_range()
+        size = 1
+        for d in lazy.shape_of(r.result):
+            size *= d
+        if rng is None or rng[0] < 0 or rng[1] >= size:
+            return
+        inner = make_view(rewriter, r.result, ViewStack((unmasked,)), op)
+        true = with_loc(
+            lazy.ConstOp(True, lazy.tensor_type(lazy.shape_of(r.result), IntegerType(1))), op
+        )
+        zero = with_loc(lazy.ConstOp(0, op.result.type), op)  # type: ignore[arg-type]
+        rewriter.insert([true, zero])
+        valid = make_view(rewriter, true.result, stack, op)
+        rewriter.replace(op, with_loc(lazy.WhereOp(valid, inner, zero.result), op))
+
+
 class PushViewThroughReduce(RewritePattern):
     """view(reduce(x, axes)) -> reduce(view'(x), axes') when the reduce has no other
     use and the view only permutes, slices, flips, strides or pads kept dims."""
@@ -164,6 +194,7 @@ class PushViews(ModulePass):
             [
                 PushViewThroughElementwise(),
                 PushViewThroughReduce(),
+                SplitMaskOffReduce(),
                 ComposeViews(),
                 DropIdentityView(),
                 FoldViewOfConst(),

@@ -193,7 +193,11 @@ def make_view(
     # the views of x sit together right after its definition, in creation order
     run: list[Operation] = []
     nxt = x.owner.next_op if isinstance(x.owner, Operation) else x.owner.first_op  # type: ignore[union-attr]
-    while isinstance(nxt, lazy.ViewOp) and (nxt.input is x or isinstance(x, BlockArgument)):
+    while (
+        isinstance(nxt, lazy.ViewOp)
+        and nxt is not like  # the op being rewritten: the new view goes before it
+        and (nxt.input is x or isinstance(x, BlockArgument))
+    ):
         run.append(nxt)
         nxt = nxt.next_op
     if run:

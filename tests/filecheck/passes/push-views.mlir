@@ -91,11 +91,17 @@ func.func @pad_reduce(%x: tensor<4x8xf32>) -> tensor<6x1xf32> {
   func.return %1 : tensor<6x1xf32>
 }
 
-// A pad of the reduced (size-1) dim has nowhere to go: it stays on the reduce.
+// A pad of the reduced (size-1) dim has nowhere to go on the reduce's input:
+// it stays above the reduce, as a mask on an unmasked broadcast of it
+// (where(mask, view(r), 0)), which a kernel can read.
 // CHECK-LABEL: func.func @pad_reduced_axis
 // CHECK-NEXT:    %[[R:.*]] = lazy.reduce max %{{.*}} [1] : tensor<4x8xf32> -> tensor<4x1xf32>
-// CHECK-NEXT:    %[[V:.*]] = lazy.view %[[R]] <[4, 3] strides [1, 0] offset 0 mask {{\[\[}}0, 4], [1, 2]]> : tensor<4x1xf32> -> tensor<4x3xf32>
-// CHECK-NEXT:    func.return %[[V]]
+// CHECK-NEXT:    %[[V:.*]] = lazy.view %[[R]] <[4, 3] strides [1, 0] offset 0> : tensor<4x1xf32> -> tensor<4x3xf32>
+// CHECK-NEXT:    %[[T:.*]] = lazy.const true : tensor<4x1xi1>
+// CHECK-NEXT:    %[[M:.*]] = lazy.view %[[T]] <[4, 3] strides [1, 0] offset 0 mask {{\[\[}}0, 4], [1, 2]]> : tensor<4x1xi1> -> tensor<4x3xi1>
+// CHECK-NEXT:    %[[Z:.*]] = lazy.const 0.0 : tensor<4x3xf32>
+// CHECK-NEXT:    %[[W:.*]] = lazy.where %[[M]], %[[V]], %[[Z]] : tensor<4x3xf32>
+// CHECK-NEXT:    func.return %[[W]]
 func.func @pad_reduced_axis(%x: tensor<4x8xf32>) -> tensor<4x3xf32> {
   %0 = lazy.reduce max %x [1] : tensor<4x8xf32> -> tensor<4x1xf32>
   %1 = lazy.view %0 <[4, 3] strides [1, 0] offset 0 mask [[0, 4], [1, 2]]> : tensor<4x1xf32> -> tensor<4x3xf32>
@@ -187,4 +193,25 @@ func.func @shared_paths(%x: tensor<4x1xf32>) -> tensor<1x4xf32> {
   %2 = lazy.add %1, %1 : tensor<4x1xf32>
   %3 = lazy.view %2 <[1, 4] strides [0, 1] offset 0> : tensor<4x1xf32> -> tensor<1x4xf32>
   func.return %3 : tensor<1x4xf32>
+}
+
+// -----
+
+// A masked view of a reduce that reads inside it without its mask (here a
+// padded broadcast of a sum) becomes where(mask, unmasked view, 0): a kernel
+// reads a reduce through an unmasked view, so the sum need not be stored.
+// CHECK-LABEL: func.func @masked_view_of_reduce
+// CHECK:         %[[R:.*]] = lazy.reduce add %{{.*}} [0, 1, 2] : tensor<3x4x5xf32> -> tensor<1x1x1xf32>
+// CHECK-NEXT:    %[[V:.*]] = lazy.view %[[R]] <[4, 5, 6] strides [0, 0, 0] offset 0> : tensor<1x1x1xf32> -> tensor<4x5x6xf32>
+// CHECK-NEXT:    %[[T:.*]] = lazy.const true : tensor<1x1x1xi1>
+// CHECK-NEXT:    %[[M:.*]] = lazy.view %[[T]] <[4, 5, 6] strides [0, 0, 0] offset 0 mask {{\[\[}}0, 3], [0, 4], [0, 5]]> : tensor<1x1x1xi1> -> tensor<4x5x6xi1>
+// CHECK-NEXT:    %[[Z:.*]] = lazy.const 0.0 : tensor<4x5x6xf32>
+// CHECK-NEXT:    lazy.where %[[M]], %[[V]], %[[Z]] : tensor<4x5x6xf32>
+func.func @masked_view_of_reduce(%a: tensor<3x4x5xf32>, %b: tensor<3x4x5xf32>) -> tensor<4x5x6xf32> {
+  %0 = lazy.reduce add %a [0, 1, 2] : tensor<3x4x5xf32> -> tensor<1x1x1xf32>
+  %1 = lazy.view %0 <[3, 4, 5] strides [0, 0, 0] offset 0> : tensor<1x1x1xf32> -> tensor<3x4x5xf32>
+  %2 = lazy.add %1, %b : tensor<3x4x5xf32>
+  %3 = lazy.exp %2 : tensor<3x4x5xf32>
+  %4 = lazy.view %3 <[4, 5, 6] strides [20, 5, 1] offset 0 mask [[0, 3], [0, 4], [0, 5]]> : tensor<3x4x5xf32> -> tensor<4x5x6xf32>
+  func.return %4 : tensor<4x5x6xf32>
 }
