@@ -234,16 +234,23 @@ class Analysis:
 
 
 def analyze(
-    items: Sequence[Item], stores: Sequence[StoreItem], plan: LoopPlan, budget: int | None = None
+    items: Sequence[Item],
+    stores: Sequence[StoreItem],
+    plan: LoopPlan,
+    budget: int | None = None,
+    max_ops: int | None = None,
 ) -> Analysis:
     """Place every item (users before operands) and report what is computed too often.
 
     A reduce must be computed exactly once, in a scope whose dims are exactly
     its domain (more dims would repeat the reduction along them). With a
     ``budget``, a computed elementwise item may be placed in at most that many
-    scopes of one kernel. An item that breaks a rule is reported and from then
-    on treated as materialized: its operands are placed as in a kernel of its
-    own, so the violations further up are the ones that remain after cutting.
+    scopes of one kernel; with ``max_ops``, a kernel computes at most that many
+    ops (counting each placement). An item that breaks a rule is reported and
+    from then on treated as materialized: its operands are placed as in a
+    kernel of its own (guessed by :func:`_kernel_of`), so the violations further
+    up are about what remains after cutting, and one analysis finds the cuts of
+    a long chain at every level.
     """
     root = Scope(None, None, frozenset(plan.parallel))
     requests: list[list[Scope]] = [[] for _ in items]
@@ -254,6 +261,7 @@ def analyze(
             requests[stores[i].value].append(inner)
     placements: list[list[Scope]] = [[] for _ in items]
     violations: list[Violation] = []
+    size: dict[int, int] = {}  # kernel root -> ops placed in it
     for i in range(len(items) - 1, -1, -1):
         it = items[i]
         where = _distinct(hoist(s, it.domain) for s in requests[i])
@@ -272,9 +280,16 @@ def analyze(
             if budget is not None and it.computes and _over_budget(where, budget):
                 violations.append(Violation(i, "budget", where))
                 where = [_kernel_of(it, plan)]
+            elif max_ops is not None and it.computes and _over_size(where, size, max_ops):
+                violations.append(Violation(i, "size", where))
+                where = [_kernel_of(it, plan)]
             for p in where:
                 for o in it.operands:
                     requests[o].append(p)
+        if it.computes:
+            for p in where:
+                k = id(p.chain()[0])
+                size[k] = size.get(k, 0) + 1
         placements[i] = where
     return Analysis(placements, violations)
 
@@ -288,6 +303,11 @@ def _kernel_of(it: Item, plan: LoopPlan) -> Scope:
     root = Scope(None, None, it.domain & frozenset(plan.parallel), elastic=True)
     nest = open_nest(root, plan.ordered(it.domain - root.ctx), elastic=True)
     return nest[-1] if nest else root
+
+
+def _over_size(where: list[Scope], size: dict[int, int], max_ops: int) -> bool:
+    """Whether placing an item in ``where`` takes a kernel past ``max_ops`` ops."""
+    return any(size.get(id(p.chain()[0]), 0) >= max_ops for p in where)
 
 
 def _over_budget(where: list[Scope], budget: int) -> bool:

@@ -17,6 +17,7 @@ shapes and element types.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
@@ -123,7 +124,12 @@ class ViewAttr(Data[ViewStack]):
 
 
 def tensor_type(shape: Sequence[int], element: Attribute) -> TensorType:
-    return TensorType(element, list(shape))
+    return _tensor_type(tuple(shape), element)
+
+
+@functools.lru_cache(maxsize=8192)
+def _tensor_type(shape: tuple[int, ...], element: Attribute) -> TensorType:
+    return TensorType(element, list(shape))  # types are immutable: built once
 
 
 def shape_of(v: SSAValue | Attribute) -> tuple[int, ...]:

@@ -52,7 +52,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from mlfuse.dialects import lazy
 from mlfuse.dialects.syntax import i64_array
 from mlfuse.loop_nest import parallel_extent as loops_extent
-from mlfuse.passes.kernel_plan import Plan, PlanError, is_empty, plan_kernel
+from mlfuse.passes.kernel_plan import Limits, Plan, PlanError, is_empty, plan_kernel
 from mlfuse.passes.mark_realize import mark, realize_reason
 from mlfuse.passes.utils import GROUP, REALIZE, free_outputs, lazy_funcs
 
@@ -155,7 +155,7 @@ def refusals_attr(log: list[Refusal]) -> ArrayAttr:
 class _Groups:
     """Groups of one function, with union-find over their roots."""
 
-    def __init__(self, f: func.FuncOp, plans: dict):
+    def __init__(self, f: func.FuncOp, plans: dict, limits: Limits):
         self.ops = [op for op in f.body.block.ops if not isinstance(op, func.ReturnOp)]
         self.pos = {op: i for i, op in enumerate(self.ops)}
         # outputs that are views of buffers or constants need no kernel: they are
@@ -168,6 +168,7 @@ class _Groups:
         self.members = {r: upstream(r, self.realized) for r in self.roots}
         self.parent = {r: r for r in self.roots}
         self._plans = plans  # shared across rounds: keyed by roots and members
+        self.limits = limits
 
     def find(self, r: Operation) -> Operation:
         while self.parent[r] is not r:
@@ -211,7 +212,7 @@ class _Groups:
         key = (ordered, frozenset(members))
         if key not in self._plans:
             try:
-                self._plans[key] = plan_kernel(ordered, members)
+                self._plans[key] = plan_kernel(ordered, members, self.limits)
             except PlanError as e:
                 self._plans[key] = e
         found = self._plans[key]
@@ -276,6 +277,12 @@ class GroupReduces(ModulePass):
     horizontal: bool = True
     """Merge independent kernels that read the same buffers."""
 
+    recompute: int = 3
+    """An elementwise value is computed in at most this many loops of a kernel."""
+
+    max_ops: int = 2048
+    """A kernel computes at most this many ops (longer chains are cut)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in lazy_funcs(op):
             self.group_function(f)
@@ -284,7 +291,7 @@ class GroupReduces(ModulePass):
         log: list[Refusal] = []
         plans: dict = {}
         while True:
-            g = _Groups(f, plans)
+            g = _Groups(f, plans, Limits(self.recompute, self.max_ops))
             if self._cut(g, log) or self._share(g, log):
                 continue
             break

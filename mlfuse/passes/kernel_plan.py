@@ -18,9 +18,10 @@ default loop plan (:func:`mlfuse.loop_nest.default_plan`) and the loop-nest
 analysis places every value in the loops that need it. The plan is legal when
 no reduction is computed twice or repeated along a dim it does not vary along
 (a reduce may run inside another reduce's loop: ``x.sum(2).relu().sum(1)`` is
-one kernel), and cheap elementwise work is recomputed in at most
-``RECOMPUTE_BUDGET`` loops. Each broken rule names a value to materialize
-instead (a :class:`PlanError`); all of them are found in one walk.
+one kernel). Within :class:`Limits`, cheap elementwise work is recomputed
+in a few loops at most and a kernel has a bounded number of ops. Each broken
+rule names a value to materialize instead (a :class:`PlanError`); all of them
+are found in one walk.
 """
 
 from __future__ import annotations
@@ -36,8 +37,21 @@ from mlfuse.loop_nest import Item, LoopPlan, StoreItem, Violation, analyze, defa
 from mlfuse.utils import postorder
 from mlfuse.view import View, ViewStack
 
-RECOMPUTE_BUDGET = 3
-"""The most loops of one kernel an elementwise value may be computed in."""
+@dataclass(frozen=True)
+class Limits:
+    """Profitability limits of a kernel (legality is not negotiable; these are).
+
+    ``recompute``: the most loops of one kernel an elementwise value may be
+    computed in. ``max_ops``: the most ops one kernel computes (each loop an op
+    is computed in counts), so a longer chain is cut into several kernels: LLVM's
+    loop vectorizer takes time quadratic in the loop body (0.7 s at O3 for a
+    2,500-op body, 12 s for 10,000), and past this size a kernel costs more to
+    compile than the stores between its parts cost to run. Inductor bounds its
+    fusions for the same reason (``max_fusion_size``).
+    """
+
+    recompute: int | None = 3
+    max_ops: int | None = 2048
 
 Dim = tuple
 """A space dim's identity: ("root", i), ("reduce", id, axis), or (parent, "part", k)."""
@@ -441,12 +455,12 @@ def is_empty(roots: Sequence[Operation]) -> bool:
 
 
 def plan_kernel(
-    roots: Sequence[Operation], members: set[Operation], budget: int | None = RECOMPUTE_BUDGET
+    roots: Sequence[Operation], members: set[Operation], limits: Limits | None = None
 ) -> Plan:
     """Plan the kernel computing ``roots`` from ``members``. The plan's
     ``problems`` name the values to materialize where it would compute a
-    reduction twice (or cheap work in more than ``budget`` loops); a kernel
-    that cannot exist at all (outputs of different shapes) raises PlanError."""
+    reduction twice (or, with ``limits``, go past them); a kernel that cannot
+    exist at all (outputs of different shapes) raises PlanError."""
     splits: dict[Dim, tuple[int, ...]] = {}
     for _ in range(16):
         planner = _Planner(roots, members, splits)
@@ -476,9 +490,10 @@ def plan_kernel(
     )
     problems = list(planner.problems) + _assign_hazards(root_nodes, nodes, sizes)
     known = {e.value for e in problems}  # the walk already cut these reduces
-    for v in analyze(items, stores, loops, budget).violations:
+    limits = limits or Limits(None, None)
+    for v in analyze(items, stores, loops, limits.recompute, limits.max_ops).violations:
         if nodes[v.item].value not in known:
-            problems.append(_violation(nodes[v.item], v, members))
+            problems.append(_violation(nodes[v.item], v, members, limits))
     return Plan(sizes, root_nodes, reduces, nodes, loops, problems)
 
 
@@ -508,10 +523,12 @@ def _assign_hazards(
     return out
 
 
-def _violation(node: Node, v: Violation, members: set[Operation]) -> PlanError:
+def _violation(node: Node, v: Violation, members: set[Operation], limits: Limits) -> PlanError:
     """The value to materialize for a loop-nest violation at ``node``."""
     if v.kind == "budget":
         return PlanError(node.value, f"recomputed in {len(v.placements)} loops")
+    if v.kind == "size":
+        return PlanError(node.value, f"kernel over {limits.max_ops} ops")
     # a reduce computed twice, or repeated along dims it does not vary along
     in_reduce = any(s.reduce is not None for p in v.placements for s in p.chain())
     why = "reduce of reduce" if in_reduce else "reduce read at two index maps"

@@ -185,18 +185,24 @@ def test_the_executor_checks_its_inputs(other):
 # -- kernels with any number of buffers ----------------------------------------
 
 
-def test_sum_of_2000_inputs(monkeypatch):
-    """More buffers than a C call through ctypes can take (1,024): one kernel, one pointer
-    array. (Summed as a balanced tree: the scheduler still recurses along deep chains.)"""
+@pytest.mark.parametrize("shape", ["chain", "tree"])
+def test_sum_of_2000_inputs(monkeypatch, shape):
+    """More buffers than a C call through ctypes can take (1,024): one kernel, one
+    pointer array; summed one after the other (a 2,000-deep graph) or as a tree."""
     monkeypatch.setenv("MLFUSE_VERIFY", "0")  # the IR of 2,000 loads is verified elsewhere
     xs = [np.random.default_rng(i).standard_normal(4).astype(np.float32) for i in range(2000)]
     level = [Tensor(x) for x in xs]
-    while len(level) > 1:
-        level = [
-            level[i] + level[i + 1] if i + 1 < len(level) else level[i]
-            for i in range(0, len(level), 2)
-        ]
-    total = level[0]
+    if shape == "chain":
+        total = level[0]
+        for t in level[1:]:
+            total = total + t
+    else:
+        while len(level) > 1:
+            level = [
+                level[i] + level[i + 1] if i + 1 < len(level) else level[i]
+                for i in range(0, len(level), 2)
+            ]
+        total = level[0]
     items = mlfuse.schedule(total)
     assert len(items) == 1 and len(items[0].inputs) == 2000
     np.testing.assert_allclose(
