@@ -2,7 +2,8 @@
 // RUN: mlfuse-opt %s --split-input-file -p 'lazy-canonicalize,push-views,mark-realize,group-reduces{horizontal=false}' | filecheck %s --check-prefix=NOH
 // RUN: mlfuse-opt %s --split-input-file -p 'lazy-canonicalize,push-views,mark-realize,group-reduces{max-buffers=2}' | filecheck %s --check-prefix=MAXB
 // RUN: mlfuse-opt %s --split-input-file -p mark-realize,group-reduces 2>&1 | filecheck %s --check-prefix=RAW
-// RUN: mlfuse-opt %s --split-input-file -p 'lazy-canonicalize,push-views,mark-realize,group-reduces{recompute=4 max-ops=3}' | filecheck %s --check-prefix=LIMITS
+// RUN: mlfuse-opt %s --split-input-file -p 'lazy-canonicalize,push-views,mark-realize,group-reduces{recompute=4}' | filecheck %s --check-prefix=RECOMPUTE
+// RUN: mlfuse-opt %s --split-input-file -p 'lazy-canonicalize,push-views,mark-realize,group-reduces{max-ops=3}' | filecheck %s --check-prefix=MAXOPS
 
 // group-reduces: every op gets {group = N} (N numbers the kernels in program
 // order); values a kernel cannot compute without recomputing a reduction get a
@@ -333,12 +334,12 @@ func.func @multistage(%x: tensor<2x3x4xf32>) -> tensor<2xf32> {
 // exp in the loops of all three later maxes and in the store loop: the value
 // is materialized instead, "recomputed in 4 loops" (all cuts of a long chain
 // are found at once).
-// With recompute=4 the four normalizations are one kernel (LIMITS).
+// With recompute=4 the four normalizations are one kernel.
 // CHECK-LABEL: func.func @budget
 // CHECK-SAME:    not_fused = [{groups = array<i64: 0, 1>, reason = "recomputed in 4 loops", stored}]
-// LIMITS-LABEL: func.func @budget
-// LIMITS-NOT:     realize = "recomputed
-// LIMITS:         lazy.exp {{.*}} {realize = "output", group = 0 : i64}
+// RECOMPUTE-LABEL: func.func @budget
+// RECOMPUTE-NOT:     realize = "recomputed
+// RECOMPUTE:         lazy.exp {{.*}} {realize = "output", group = 0 : i64}
 // CHECK:         lazy.exp {{.*}} {realize = "recomputed in 4 loops", group = 0 : i64}
 // CHECK-NOT:     realize = "recomputed
 // CHECK:         lazy.exp {{.*}} {realize = "output", group = 1 : i64}
@@ -366,15 +367,15 @@ func.func @budget(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // A kernel computes at most max-ops ops: with max-ops=3 a chain of eight is
 // cut, from the output up, into kernels of three (every cut found at once).
-// LIMITS-LABEL: func.func @long_chain
+// MAXOPS-LABEL: func.func @long_chain
 // LIMITS:         lazy.add {{.*}} {group = 0 : i64}
-// LIMITS-NEXT:    lazy.mul {{.*}} {realize = "kernel over 3 ops", group = 0 : i64}
-// LIMITS-NEXT:    lazy.add {{.*}} {group = 1 : i64}
-// LIMITS-NEXT:    lazy.mul {{.*}} {group = 1 : i64}
-// LIMITS-NEXT:    lazy.add {{.*}} {realize = "kernel over 3 ops", group = 1 : i64}
-// LIMITS-NEXT:    lazy.mul {{.*}} {group = 2 : i64}
-// LIMITS-NEXT:    lazy.add {{.*}} {group = 2 : i64}
-// LIMITS-NEXT:    lazy.mul {{.*}} {realize = "output", group = 2 : i64}
+// MAXOPS-NEXT:    lazy.mul {{.*}} {realize = "kernel over 3 ops", group = 0 : i64}
+// MAXOPS-NEXT:    lazy.add {{.*}} {group = 1 : i64}
+// MAXOPS-NEXT:    lazy.mul {{.*}} {group = 1 : i64}
+// MAXOPS-NEXT:    lazy.add {{.*}} {realize = "kernel over 3 ops", group = 1 : i64}
+// MAXOPS-NEXT:    lazy.mul {{.*}} {group = 2 : i64}
+// MAXOPS-NEXT:    lazy.add {{.*}} {group = 2 : i64}
+// MAXOPS-NEXT:    lazy.mul {{.*}} {realize = "output", group = 2 : i64}
 // CHECK-LABEL: func.func @long_chain
 // CHECK-NOT:     realize = "kernel
 func.func @long_chain(%x: tensor<8xf32>) -> tensor<8xf32> {
