@@ -368,7 +368,7 @@ func.func @budget(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // A kernel computes at most max-ops ops: with max-ops=3 a chain of eight is
 // cut, from the output up, into kernels of three (every cut found at once).
 // MAXOPS-LABEL: func.func @long_chain
-// LIMITS:         lazy.add {{.*}} {group = 0 : i64}
+// MAXOPS:         lazy.add {{.*}} {group = 0 : i64}
 // MAXOPS-NEXT:    lazy.mul {{.*}} {realize = "kernel over 3 ops", group = 0 : i64}
 // MAXOPS-NEXT:    lazy.add {{.*}} {group = 1 : i64}
 // MAXOPS-NEXT:    lazy.mul {{.*}} {group = 1 : i64}
