@@ -302,8 +302,9 @@ def copy_on_write(nodes: Sequence[Node], outputs: Sequence[Node]) -> set[int]:
     target's (ids). An assign writes in place only when nothing can observe its
     target's old value afterwards: no tensor holds the old value, no node
     outside this realize reads it, no other node shares its buffer or assigns
-    it here, its view is the whole buffer, and no node of this realize that
-    stays lazy and is still reachable from outside depends on it."""
+    it here, its view is the whole buffer, no node of this realize that stays
+    lazy and is still reachable from outside depends on it, and no node needs
+    both the old value and the new one (no kernel order could serve it)."""
     assigns = [n for n in nodes if n.op == "assign"]
     if not assigns:
         return set()
@@ -317,15 +318,24 @@ def copy_on_write(nodes: Sequence[Node], outputs: Sequence[Node]) -> set[int]:
         t = a.srcs[0]
         if t.realized:
             per_buffer[id(t.buffer)] = per_buffer.get(id(t.buffer), 0) + 1
-    # which targets each node reads (transitively), for the nodes that stay lazy
+    # which targets' old values each node reads (transitively, not through their
+    # assigns), and which assigns it reads the new values of
     watched = {id(a.srcs[0]) for a in assigns}
+    assigning = {id(a) for a in assigns}
     reads: dict[int, frozenset[int]] = {}
+    after: dict[int, frozenset[int]] = {}
     observed: set[int] = set()
+    both: set[int] = set()  # targets some node needs before and after their assign
     for n in nodes:
         r = frozenset({id(n)}) & watched if n.realized else frozenset()
+        w = frozenset({id(n)}) if id(n) in assigning else frozenset()
         for s in n.srcs:
-            r |= reads.get(id(s), frozenset())
-        reads[id(n)] = r
+            if id(s) not in assigning:
+                r |= reads.get(id(s), frozenset())
+            w |= after.get(id(s), frozenset())
+        reads[id(n)], after[id(n)] = r, w
+        if r and w:
+            both |= {id(a.srcs[0]) for a in assigns if id(a) in w} & r
         outside = n.refs > 0 or n.readers > inside.get(id(n), 0)
         if not n.realized and id(n) not in pending and outside:
             observed |= r
@@ -341,6 +351,7 @@ def copy_on_write(nodes: Sequence[Node], outputs: Sequence[Node]) -> set[int]:
             and buffer_users(t.buffer) == 1  # type: ignore[arg-type]
             and per_buffer[id(t.buffer)] == 1
             and id(t) not in observed
+            and id(t) not in both  # one kernel cannot run both before and after it
         )
         if not in_place:
             copies.add(id(a))
