@@ -135,13 +135,31 @@ class ScheduleItem:
         )
 
 
-def explain(module: ModuleOp) -> list[ScheduleItem]:
-    """The launches of a scheduled module, in order."""
+class Schedule(list):
+    """The kernels of a schedule in launch order (:class:`ScheduleItem`), and
+    ``not_fused``: every merge the scheduler refused, with both kernels, their
+    front-end origins and the reason (``k0 (matmul, add, relu) -> k1 (matmul,
+    add): expand of reduce`` when k1 reads a value k0 stores; ``k0 (...) + k1
+    (...): reason`` for kernels that were not merged)."""
+
+    def __init__(self, items=(), not_fused=()):
+        super().__init__(items)
+        self.not_fused: list[str] = list(not_fused)
+
+    def __str__(self) -> str:
+        lines = [str(i) for i in self]
+        lines += [f"not fused: {r}" for r in self.not_fused]
+        return "\n".join(lines)
+
+
+def explain(module: ModuleOp) -> Schedule:
+    """The launches of a scheduled module, in order, and its refused merges."""
     kernels = {op.sym_name.data: op for op in module.ops if isinstance(op, kernel.FuncOp)}
-    items = []
+    items = Schedule()
     for f in module.ops:
         if not isinstance(f, func.FuncOp):
             continue
+        items.not_fused += _strings(f, "not_fused")
         for op in f.body.walk():
             if isinstance(op, kernel.LaunchOp):
                 k = kernels[op.callee.string_value()]

@@ -328,12 +328,13 @@ def copy_on_write(nodes: Sequence[Node], outputs: Sequence[Node]) -> set[int]:
     both: set[int] = set()  # targets some node needs before and after their assign
     for n in nodes:
         r = frozenset({id(n)}) & watched if n.realized else frozenset()
-        w = frozenset({id(n)}) if id(n) in assigning else frozenset()
+        w: frozenset[int] = frozenset()  # assigns whose results n reads
         for s in n.srcs:
             if id(s) not in assigning:
                 r |= reads.get(id(s), frozenset())
             w |= after.get(id(s), frozenset())
-        reads[id(n)], after[id(n)] = r, w
+        reads[id(n)] = r
+        after[id(n)] = w | {id(n)} if id(n) in assigning else w
         if r and w:
             both |= {id(a.srcs[0]) for a in assigns if id(a) in w} & r
         outside = n.refs > 0 or n.readers > inside.get(id(n), 0)
@@ -507,9 +508,17 @@ def _realize_on(pending: list[Node]) -> None:
         items = {it.name: it for it in c.items}  # type: ignore[attr-defined]
         trace = lambda launch, run: _trace(launch, run, items.get(launch.name))  # noqa: E731
     outs = c.program.run(g.buffers, trace=trace)  # type: ignore[attr-defined]
+    if trace is not None:
+        for line in c.items.not_fused:  # type: ignore[attr-defined]
+            print(f"mlfuse: not fused: {line}", file=sys.stderr)
     for n, r in zip(pending, outs):
         n.become(r.buffer, r.view)
         n.arg = r.constant  # a known constant stays one in later programs
+    for n in g.nodes:
+        # an assign done in place has happened: it is its target's buffer now
+        # (left lazy, a later program would apply it a second time)
+        if n.op == "assign" and id(n) not in g.copies:
+            n.become(n.srcs[0].buffer)  # type: ignore[arg-type]
 
 
 def _trace(launch, run, item) -> None:

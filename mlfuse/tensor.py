@@ -1024,13 +1024,17 @@ def schedule(*tensors: Tensor):
     """The kernels realizing ``tensors`` would run, without running them.
 
     Each item shows the kernel's ops, its iteration space, the bytes it reads
-    and writes, and why each of its outputs is a separate buffer.
+    and writes, and why each of its outputs is a separate buffer; the list's
+    ``not_fused`` says which merges were refused and why (``print`` shows both).
     """
+    from mlfuse.driver import Schedule
+
     nodes = [t.node for t in tensors if not t.node.realized]
     if not nodes:
-        return []
+        return Schedule()
     g = graph.collect(nodes)
-    return list(graph.compiled_for(g).items)  # type: ignore[attr-defined]
+    c = graph.compiled_for(g)
+    return Schedule(c.items, c.items.not_fused)  # type: ignore[attr-defined]
 
 
 def schedule_ir(*tensors: Tensor) -> str:

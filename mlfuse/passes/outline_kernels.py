@@ -366,10 +366,38 @@ def not_fused_lines(entries, kernel_of: dict[int, kernel.FuncOp]) -> list[str]:
             continue  # an empty kernel is never launched
         sep = " -> " if "stored" in d else " + "
         tail = " (heuristic, not needed for correctness)" if "heuristic" in d else ""
-        line = f"{_describe(ks[0])}{sep}{_describe(ks[1])}: {reason.data}{tail}"
+        why = _explain(reason.data, ks[0].sym_name.data, ks[1].sym_name.data)
+        line = f"{_describe(ks[0])}{sep}{_describe(ks[1])}: {reason.data}{tail}{why}"
         if line not in out:
             out.append(line)
     return out
+
+
+_WHY = {
+    "expand of reduce": "{b} reads {a}'s reduction broadcast along a loop of its own; one "
+    "kernel would redo the reduction for every copy",
+    "reduce of reduce": "{b} needs {a}'s reduction in more than one place of its loops; "
+    "one kernel would compute it more than once",
+    "reduce read at two index maps": "{b} reads {a}'s reduction at two index maps; one "
+    "kernel would compute it twice",
+    "view of reduce": "{b} reads {a}'s reduction through a view no index map of one "
+    "kernel expresses",
+    "reads the buffer it assigns": "{b} overwrites a buffer {a} reads through another view; "
+    "{a} runs first",
+}
+
+
+def _explain(reason: str, a: str, b: str) -> str:
+    """The reason in words about the two kernels, when there is more to say."""
+    if reason in _WHY:
+        return " (" + _WHY[reason].format(a=a, b=b) + ")"
+    if reason.startswith("read by "):
+        return f" (they cannot be one kernel: {a} computes the value once for all of them)"
+    if reason.startswith("recomputed in "):
+        return f" ({b} would compute {a}'s value again in each of its loops)"
+    if reason.startswith("kernel over "):
+        return " (a bound on kernel size, for compile time)"
+    return ""
 
 
 def _describe(k: kernel.FuncOp) -> str:

@@ -100,7 +100,7 @@ func.func @layernorm(%x: tensor<4x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) 
 // CHECK:         kernel.reduce add %{{.*}} [2] : f32
 // CHECK-NOT:   kernel.func
 // CHECK:       func.func @mlp2(%[[X:.*]]: memref<32xf32>, %[[W1:.*]]: memref<128xf32>, %[[B1:.*]]: memref<16xf32>, %[[W2:.*]]: memref<64xf32>, %[[B2:.*]]: memref<4xf32>)
-// CHECK-SAME:    attributes {not_fused = ["k0 (mul, reduce, add, max) -> k1 (mul, reduce, add): expand of reduce"], peak_bytes = 320 : i64, reused = 0 : i64}
+// CHECK-SAME:    attributes {not_fused = ["k0 (mul, reduce, add, max) -> k1 (mul, reduce, add): expand of reduce (k1 reads k0's reduction broadcast along a loop of its own; one kernel would redo the reduction for every copy)"], peak_bytes = 320 : i64, reused = 0 : i64}
 // CHECK-NEXT:    %[[H:.*]] = kernel.alloc : memref<64xf32>
 // CHECK-NEXT:    kernel.launch @k0 outs(%[[H]] : memref<64xf32>) ins(%[[X]] : memref<32xf32>, %[[W1]] : memref<128xf32>, %[[B1]] : memref<16xf32>)
 // CHECK-NEXT:    %[[Y:.*]] = kernel.alloc : memref<16xf32>
@@ -155,7 +155,7 @@ func.func @mlp2(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %b1: tensor<16xf32>,
 // CHECK:         kernel.store %{{.*}} <[2, 4, 3, 4] strides [12, 3, 1, 0] offset 0>
 // CHECK-NOT:   kernel.func
 // CHECK:       func.func @attention(%[[Q:.*]]: memref<24xf32>, %[[K:.*]]: memref<24xf32>, %[[V:.*]]: memref<24xf32>)
-// CHECK-SAME:    attributes {not_fused = ["k0 (mul, reduce) -> k1 (div, reduce, sub, exp, reduce, div, mul, reduce): reduce of reduce"], peak_bytes = 224 : i64, reused = 0 : i64}
+// CHECK-SAME:    attributes {not_fused = ["k0 (mul, reduce) -> k1 (div, reduce, sub, exp, reduce, div, mul, reduce): reduce of reduce (k1 needs k0's reduction in more than one place of its loops; one kernel would compute it more than once)"], peak_bytes = 224 : i64, reused = 0 : i64}
 // CHECK-NEXT:    %[[S:.*]] = kernel.alloc : memref<32xf32>
 // CHECK-NEXT:    kernel.launch @k0 outs(%[[S]] : memref<32xf32>) ins(%[[Q]] : memref<24xf32>, %[[K]] : memref<24xf32>)
 // CHECK-NEXT:    %[[O:.*]] = kernel.alloc : memref<24xf32>
