@@ -239,6 +239,7 @@ def analyze(
     plan: LoopPlan,
     budget: int | None = None,
     max_ops: int | None = None,
+    max_loops: int | None = None,
 ) -> Analysis:
     """Place every item (users before operands) and report what is computed too often.
 
@@ -246,7 +247,8 @@ def analyze(
     its domain (more dims would repeat the reduction along them). With a
     ``budget``, a computed elementwise item may be placed in at most that many
     scopes of one kernel; with ``max_ops``, a kernel computes at most that many
-    ops (counting each placement). An item that breaks a rule is reported and
+    ops (counting each placement), and with ``max_loops`` it has at most that
+    many reduce loop nests. An item that breaks a rule is reported and
     from then on treated as materialized: its operands are placed as in a
     kernel of its own (guessed by :func:`_kernel_of`), so the violations further
     up are about what remains after cutting, and one analysis finds the cuts of
@@ -262,6 +264,7 @@ def analyze(
     placements: list[list[Scope]] = [[] for _ in items]
     violations: list[Violation] = []
     size: dict[int, int] = {}  # kernel root -> ops placed in it
+    loops: dict[int, int] = {}  # kernel root -> reduce nests placed in it
     for i in range(len(items) - 1, -1, -1):
         it = items[i]
         where = _distinct(hoist(s, it.domain) for s in requests[i])
@@ -272,6 +275,8 @@ def analyze(
                 violations.append(Violation(i, "reduce", where))
                 where = [Scope(None, None, it.domain, elastic=True)]  # as if materialized
             for p in where:
+                k = id(p.chain()[0])
+                loops[k] = loops.get(k, 0) + 1
                 nest = open_nest(p, plan.ordered(it.reduce_dims), reduce=i)
                 inner = nest[-1] if nest else p
                 for o in it.operands:
@@ -282,6 +287,11 @@ def analyze(
                 where = [_kernel_of(it, plan)]
             elif max_ops is not None and it.computes and _over_size(where, size, max_ops):
                 violations.append(Violation(i, "size", where))
+                where = [_kernel_of(it, plan)]
+            elif max_loops is not None and it.computes and _over_size(where, loops, max_loops):
+                # the kernel already has its share of reduce loops: the next value
+                # starts another one (cutting at a reduce would cut one at a time)
+                violations.append(Violation(i, "loops", where))
                 where = [_kernel_of(it, plan)]
             for p in where:
                 for o in it.operands:

@@ -283,6 +283,9 @@ class GroupReduces(ModulePass):
     max_ops: int = 2048
     """A kernel computes at most this many ops (longer chains are cut)."""
 
+    max_loops: int = 16
+    """A kernel has at most this many reduce loop nests."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in lazy_funcs(op):
             self.group_function(f)
@@ -291,7 +294,7 @@ class GroupReduces(ModulePass):
         log: list[Refusal] = []
         plans: dict = {}
         while True:
-            g = _Groups(f, plans, Limits(self.recompute, self.max_ops))
+            g = _Groups(f, plans, Limits(self.recompute, self.max_ops, self.max_loops))
             if self._cut(g, log) or self._share(g, log):
                 continue
             break

@@ -396,7 +396,7 @@ def _explain(reason: str, a: str, b: str) -> str:
     if reason.startswith("recomputed in "):
         return f" ({b} would compute {a}'s value again in each of its loops)"
     if reason.startswith("kernel over "):
-        return " (a bound on kernel size, for compile time)"
+        return " (a bound on kernel size, for compile time; see group-reduces' options)"
     return ""
 
 

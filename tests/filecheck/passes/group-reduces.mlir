@@ -4,6 +4,7 @@
 // RUN: mlfuse-opt %s --split-input-file -p mark-realize,group-reduces 2>&1 | filecheck %s --check-prefix=RAW
 // RUN: mlfuse-opt %s --split-input-file -p 'lazy-canonicalize,push-views,mark-realize,group-reduces{recompute=4}' | filecheck %s --check-prefix=RECOMPUTE
 // RUN: mlfuse-opt %s --split-input-file -p 'lazy-canonicalize,push-views,mark-realize,group-reduces{max-ops=3}' | filecheck %s --check-prefix=MAXOPS
+// RUN: mlfuse-opt %s --split-input-file -p 'lazy-canonicalize,push-views,mark-realize,group-reduces{max-loops=2}' | filecheck %s --check-prefix=MAXLOOPS
 
 // group-reduces: every op gets {group = N} (N numbers the kernels in program
 // order); values a kernel cannot compute without recomputing a reduction get a
@@ -389,4 +390,24 @@ func.func @long_chain(%x: tensor<8xf32>) -> tensor<8xf32> {
   %6 = lazy.add %5, %c : tensor<8xf32>
   %7 = lazy.mul %6, %c : tensor<8xf32>
   func.return %7 : tensor<8xf32>
+}
+
+// -----
+
+// A kernel has at most max-loops reduce loop nests: with max-loops=2 a sum of
+// four row sums is cut after every two (at the running sum, not at a reduce).
+// MAXLOOPS-LABEL: func.func @many_reduces
+// MAXLOOPS:         lazy.add {{.*}} {realize = "kernel over 2 loops", group = 0 : i64}
+// MAXLOOPS:         lazy.add {{.*}} {realize = "output", group = 1 : i64}
+// CHECK-LABEL: func.func @many_reduces
+// CHECK-NOT:     realize = "kernel
+func.func @many_reduces(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %c: tensor<4x8xf32>, %d: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  %0 = lazy.reduce add %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %1 = lazy.reduce add %b [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %2 = lazy.reduce add %c [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %3 = lazy.reduce add %d [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %4 = lazy.add %0, %1 : tensor<4x1xf32>
+  %5 = lazy.add %4, %2 : tensor<4x1xf32>
+  %6 = lazy.add %5, %3 : tensor<4x1xf32>
+  func.return %6 : tensor<4x1xf32>
 }
