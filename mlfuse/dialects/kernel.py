@@ -25,6 +25,7 @@ The schedule is a ``func.func`` of ``kernel.alloc`` / ``kernel.launch`` /
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, math
@@ -586,6 +587,33 @@ class FreeOp(IRDLOperation):
         printer.print_attribute(self.buffer.type)
 
 
+_symbols: weakref.WeakKeyDictionary[Operation, dict[str, Operation]] = weakref.WeakKeyDictionary()
+
+
+def lookup_callee(launch: Operation) -> Operation | None:
+    """The function a launch calls, through a name -> op map per symbol table
+    (xDSL's lookup scans the table: verifying every launch of a schedule with
+    it is quadratic). A stale map (the op moved or was renamed) is rebuilt."""
+    table = launch.parent_op()
+    while table is not None and not table.has_trait(SymbolTable):
+        table = table.parent_op()
+    if table is None:
+        return None
+    name = launch.callee.root_reference.data  # type: ignore[attr-defined]
+    found = _symbols.get(table, {}).get(name)
+    if found is None or found.parent_op() is not table or _sym_name(found) != name:
+        _symbols[table] = {
+            n: o for o in table.regions[0].block.ops if (n := _sym_name(o)) is not None
+        }
+        found = _symbols[table].get(name)
+    return found
+
+
+def _sym_name(op: Operation) -> str | None:
+    a = op.properties.get("sym_name") or op.attributes.get("sym_name")
+    return a.data if isinstance(a, StringAttr) else None
+
+
 @irdl_op_definition
 class LaunchOp(IRDLOperation):
     """Run a kernel: ``kernel.launch @k0 outs(%b : memref<64xf32>) ins(%x : memref<4096xf32>)``."""
@@ -610,7 +638,7 @@ class LaunchOp(IRDLOperation):
         return tuple(self.args[self.num_outputs.data :])
 
     def kernel(self) -> FuncOp:
-        k = SymbolTable.lookup_symbol(self, self.callee)
+        k = lookup_callee(self)
         if not isinstance(k, FuncOp):
             raise VerifyException(
                 f"kernel.launch: no kernel.func named @{self.callee.string_value()}"
@@ -618,7 +646,7 @@ class LaunchOp(IRDLOperation):
         return k
 
     def verify_(self) -> None:
-        callee = SymbolTable.lookup_symbol(self, self.callee)
+        callee = lookup_callee(self)
         if callee is None:
             raise VerifyException(f"kernel.launch: no function named @{self.callee.string_value()}")
         got = tuple(a.type for a in self.args)

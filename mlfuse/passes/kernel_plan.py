@@ -102,6 +102,14 @@ class Affine:
     def from_view(v: View) -> Affine:
         return Affine.of(v.offset, dict(enumerate(v.strides)))
 
+    def compact(self, sizes: Sequence[int]) -> tuple[View, tuple[int, ...]]:
+        """This map as a view over only the dims it uses, and those dims: work
+        on it costs the map's size, not the space's rank (which grows with the
+        graph while a big group is planned)."""
+        dims = tuple(d for d, _ in self.strides)
+        view = View.create(tuple(sizes[d] for d in dims), tuple(s for _, s in self.strides), self.offset)
+        return view, dims
+
 
 def _axis_of(stride: int, shape: Sequence[int], rm: Sequence[int]) -> int | None:
     """The axis of ``shape`` whose index one step of ``stride`` advances (None: none)."""
@@ -194,6 +202,7 @@ class _Planner:
         self.sizes: list[int] = []
         self.nodes: dict[tuple, Node] = {}
         self.reduce_nodes: dict[Operation, Node] = {}
+        self.busy: set[int] = set()  # dims some reduce's result varies along
         self.problems: list[PlanError] = []
         # requests still to resolve: (parent node, arg slot, value, map, buffer-side view)
         self.todo: list[tuple[Node, int, SSAValue, Affine, ViewStack | None]] = []
@@ -280,10 +289,12 @@ class _Planner:
             return at  # a reshape keeps row-major positions
         if len(stack.views) != 1 or stack.top.mask is not None:
             raise PlanError(u, "view of reduce")
-        merged = ViewStack((stack.top,)).compose(ViewStack((self.dense(at),)))
+        compact, dims = at.compact(self.sizes)
+        merged = ViewStack((stack.top,)).compose(ViewStack((compact,)))
         if len(merged.views) != 1 or merged.top.mask is not None:
             raise PlanError(u, "view of reduce")
-        return Affine.from_view(merged.top)
+        top = merged.top
+        return Affine.of(top.offset, {dims[k]: st for k, st in enumerate(top.strides)})
 
     def reduce(self, r: lazy.ReduceOp, at: Affine) -> Node:
         if r in self.reduce_nodes:
@@ -308,7 +319,7 @@ class _Planner:
             return Node("cut", r.result, at)
         rm_in = row_major(t_in)
         dims: list[int] = []
-        busy = set().union(*(o.at.domain for o in self.reduce_nodes.values()))
+        busy = self.busy
         for a in r.reduce_axes:
             n = t_in[a]
             if n == 1:
@@ -332,6 +343,7 @@ class _Planner:
         offset = in_map.pop("offset")
         node = Node("reduce", r.result, at, args=[None], op=r, dims=tuple(sorted(dims)))  # type: ignore[list-item]
         self.reduce_nodes[r] = node
+        self.busy |= at.domain
         self.todo.append((node, 0, r.input, Affine.of(offset, in_map), None))
         return node
 
@@ -434,14 +446,18 @@ def domains(nodes: Sequence[Node], sizes: Sequence[int]) -> dict[int, frozenset[
     (:func:`mlfuse.dialects.kernel.body_items`): a load or masked constant along
     its view's dims, a reduce along its input's minus its axes, any other op
     along the union of its operands'."""
-    rank = len(sizes)
     dom: dict[int, frozenset[int]] = {}
     for n in nodes:
         if n.kind in ("load", "cut") or (
             n.kind == "const" and n.view is not None and any(v.mask for v in n.view.views)
         ):
-            top = n.stack(sizes).top
-            dom[id(n)] = frozenset(d for d in range(rank) if top.depends_on(d))
+            if n.view is None:
+                dom[id(n)] = n.at.domain
+                continue
+            # the dims the load's view depends on, among those its map uses
+            compact, dims = n.at.compact(sizes)
+            top = n.view.compose(ViewStack((compact,))).top
+            dom[id(n)] = frozenset(dims[k] for k in range(len(dims)) if top.depends_on(k))
         elif n.kind == "reduce":
             dom[id(n)] = dom[id(n.args[0])] - set(n.dims)
         else:

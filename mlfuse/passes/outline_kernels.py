@@ -265,7 +265,7 @@ def _order(groups: list[_Group], producer: dict[SSAValue, _Group]) -> list[_Grou
     return out
 
 
-def outline_function(module: ModuleOp, f: func.FuncOp, names: set[str]) -> None:
+def outline_function(module: ModuleOp, f: func.FuncOp, names: _Names) -> None:
     free = free_outputs(f, lambda op: realize_reason(op) is not None)
     groups = _groups(f, free)
     producer: dict[SSAValue, _Group] = {}
@@ -295,7 +295,7 @@ def outline_function(module: ModuleOp, f: func.FuncOp, names: set[str]) -> None:
             outs.append(buf)
         if g.plan is None:
             continue  # an empty kernel: its outputs have no elements
-        kb = _KernelBuilder(_fresh(names, "k"), g)
+        kb = _KernelBuilder(names.fresh("k"), g)
         k = kb.build()
         kernels.append(k)
         kernel_of[g.gid] = k
@@ -409,12 +409,19 @@ def _describe(k: kernel.FuncOp) -> str:
     return k.sym_name.data
 
 
-def _fresh(names: set[str], prefix: str) -> str:
-    i = 0
-    while f"{prefix}{i}" in names:
-        i += 1
-    names.add(f"{prefix}{i}")
-    return f"{prefix}{i}"
+class _Names:
+    """Fresh kernel names k0, k1, ... that no symbol of the module uses."""
+
+    def __init__(self, taken: set[str]):
+        self.taken = taken
+        self.next = 0
+
+    def fresh(self, prefix: str) -> str:
+        while f"{prefix}{self.next}" in self.taken:
+            self.next += 1
+        name = f"{prefix}{self.next}"
+        self.taken.add(name)
+        return name
 
 
 @dataclass(frozen=True)
@@ -424,7 +431,7 @@ class OutlineKernels(ModulePass):
     name = "outline-kernels"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        names = {o.sym_name.data for o in op.ops if hasattr(o, "sym_name")}
+        names = _Names({o.sym_name.data for o in op.ops if hasattr(o, "sym_name")})
         for f in list(lazy_funcs(op)):
             if any(isinstance(o, kernel.LaunchOp) for o in f.body.walk()):
                 continue  # already a schedule
