@@ -333,9 +333,7 @@ def _over_budget(where: list[Scope], budget: int) -> bool:
 # ---------------------------------------------------------------------------
 
 
-def schedule_scopes(
-    items: Sequence[Item], stores: Sequence[StoreItem], plan: LoopPlan
-) -> Scope:
+def schedule_scopes(items: Sequence[Item], stores: Sequence[StoreItem], plan: LoopPlan) -> Scope:
     """The scope tree of a kernel, with each scope's contents in emission order.
 
     Contents are ``("value", item)``, ``("loop", child)`` and ``("store", i)``

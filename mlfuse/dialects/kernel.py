@@ -220,7 +220,9 @@ class FuncOp(IRDLOperation):
         for op in self.body.block.ops:
             for v in op.operands:
                 if v not in defined:
-                    where = "later in the kernel" if v.owner in self.body.block.ops else "outside it"
+                    where = (
+                        "later in the kernel" if v.owner in self.body.block.ops else "outside it"
+                    )
                     raise VerifyException(
                         f"kernel.func @{self.sym_name.data}: '{op.name}' uses a value defined "
                         f"{where} (operands must be defined before their use)"
@@ -243,12 +245,12 @@ class FuncOp(IRDLOperation):
                 raise VerifyException(f"kernel.func: '{op.name}' must produce one scalar")
         if self.plan is None:
             raise VerifyException(f"kernel.func @{self.sym_name.data} has no loop plan")
-        reduce_dims = [
-            op.reduce_axes for op in self.body.block.ops if isinstance(op, ReduceOp)
-        ]
+        reduce_dims = [op.reduce_axes for op in self.body.block.ops if isinstance(op, ReduceOp)]
         why = self.loop_plan.problems(len(self.space_shape), reduce_dims)
         if why is not None:
-            raise VerifyException(f"kernel.func @{self.sym_name.data}: bad plan {self.plan.data}: {why}")
+            raise VerifyException(
+                f"kernel.func @{self.sym_name.data}: bad plan {self.plan.data}: {why}"
+            )
 
     @classmethod
     def parse(cls, parser: Parser) -> FuncOp:
@@ -522,9 +524,7 @@ class ConstantOp(IRDLOperation):
     result = result_def(MemRefType)
 
     def __init__(self, value: float | int | bool, t: MemRefType):
-        super().__init__(
-            result_types=[t], properties={"value": scalar_attr(value, t.element_type)}
-        )
+        super().__init__(result_types=[t], properties={"value": scalar_attr(value, t.element_type)})
 
     @property
     def scalar(self) -> float | int | bool:

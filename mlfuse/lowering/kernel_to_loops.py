@@ -186,9 +186,7 @@ class _Lowering:
             return
         r = self.ops[s.reduce]
         assert isinstance(r, kernel.ReduceOp)
-        inner = next(
-            (c for kind, c in s.contents if kind == "loop" and c.reduce == s.reduce), None
-        )
+        inner = next((c for kind, c in s.contents if kind == "loop" and c.reduce == s.reduce), None)
         if inner is not None:  # an outer loop of the reduce yields its inner loop's result
             result = self.open[id(inner)].op.results[0]  # type: ignore[union-attr]
         else:  # the innermost loop combines the input

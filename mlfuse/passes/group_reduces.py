@@ -143,7 +143,10 @@ def refusals_attr(log: list[Refusal]) -> ArrayAttr:
         if ga is None or gb is None or ga == gb or key in seen:
             continue
         seen.add(key)
-        entry: dict[str, Attribute] = {"groups": i64_array([ga, gb]), "reason": StringAttr(r.reason)}
+        entry: dict[str, Attribute] = {
+            "groups": i64_array([ga, gb]),
+            "reason": StringAttr(r.reason),
+        }
         if r.stored:
             entry["stored"] = UnitAttr()
         if r.heuristic:
@@ -161,9 +164,7 @@ class _Groups:
         # outputs that are views of buffers or constants need no kernel: they are
         # not group boundaries, their readers read through them
         free = free_outputs(f, lambda op: realize_reason(op) is not None)
-        self.realized = {
-            op for op in self.ops if realize_reason(op) is not None and op not in free
-        }
+        self.realized = {op for op in self.ops if realize_reason(op) is not None and op not in free}
         self.roots = [op for op in self.ops if op in self.realized]
         self.members = {r: upstream(r, self.realized) for r in self.roots}
         self.parent = {r: r for r in self.roots}
@@ -418,7 +419,7 @@ class GroupReduces(ModulePass):
         for r in g.roots:
             for v in sorted(group_inputs(g.members[r]), key=_value_order(g)):
                 readers.setdefault(v, []).append(r)
-        for v, rs in readers.items():
+        for rs in readers.values():
             for i, b in enumerate(rs):
                 tried = 0
                 for a in rs[:i]:

@@ -37,6 +37,7 @@ from mlfuse.loop_nest import Item, LoopPlan, StoreItem, Violation, analyze, defa
 from mlfuse.utils import postorder
 from mlfuse.view import View, ViewStack
 
+
 @dataclass(frozen=True)
 class Limits:
     """Profitability limits of a kernel (legality is not negotiable; these are).
@@ -55,6 +56,7 @@ class Limits:
     recompute: int | None = 3
     max_ops: int | None = 2048
     max_loops: int | None = 16
+
 
 Dim = tuple
 """A space dim's identity: ("root", i), ("reduce", id, axis), or (parent, "part", k)."""
@@ -107,7 +109,9 @@ class Affine:
         on it costs the map's size, not the space's rank (which grows with the
         graph while a big group is planned)."""
         dims = tuple(d for d, _ in self.strides)
-        view = View.create(tuple(sizes[d] for d in dims), tuple(s for _, s in self.strides), self.offset)
+        view = View.create(
+            tuple(sizes[d] for d in dims), tuple(s for _, s in self.strides), self.offset
+        )
         return view, dims
 
 
@@ -277,7 +281,9 @@ class _Planner:
                     f"kernel planner: '{op.name}' is not a lazy op a kernel can compute"
                 )
             node = Node("op", v, at, args=[None] * len(op.operands), op=op)  # type: ignore[list-item]
-            self.todo.extend((node, i, a, at, None) for i, a in reversed(list(enumerate(op.operands))))
+            self.todo.extend(
+                (node, i, a, at, None) for i, a in reversed(list(enumerate(op.operands)))
+            )
             break
         for key in keys:
             self.nodes[key] = node
@@ -525,7 +531,7 @@ def _assign_hazards(
     view would see elements the kernel already overwrote: the value computed
     from it is materialized first, by a kernel that runs before this one."""
     out: list[PlanError] = []
-    for r, node, at in roots:
+    for r, _, at in roots:
         if not isinstance(r, lazy.AssignOp):
             continue
         store = ViewStack((at.view(sizes),))
@@ -536,7 +542,9 @@ def _assign_hazards(
         }
         if not bad:
             continue
-        users = [n for n in nodes if n.kind in ("op", "reduce") and any(id(a) in bad for a in n.args)]
+        users = [
+            n for n in nodes if n.kind in ("op", "reduce") and any(id(a) in bad for a in n.args)
+        ]
         value = users[0].value if users else r.value
         if all(e.value is not value for e in out):
             out.append(PlanError(value, "reads the buffer it assigns"))
@@ -579,5 +587,3 @@ def _culprit(
         elif not isinstance(u, lazy.ElementwiseOp):
             return PlanError(v, reason, alternatives)
         v = u.results[0]
-
-

@@ -276,12 +276,16 @@ class FoldReduceOfConst(RewritePattern):
             if op.reduce_kind == "max":
                 out = dt.type(c)
             elif op.reduce_kind == "add":
-                out = np.multiply(dt.type(c), dt.type(n)) if dt.kind == "f" else dt.type(
-                    np.array(int(c) * n).astype(dt)
+                out = (
+                    np.multiply(dt.type(c), dt.type(n))
+                    if dt.kind == "f"
+                    else dt.type(np.array(int(c) * n).astype(dt))
                 )
             else:
-                out = np.power(dt.type(c), n) if dt.kind == "f" else dt.type(
-                    np.array(pow(int(c), n, 1 << 64)).astype(np.uint64).astype(dt)
+                out = (
+                    np.power(dt.type(c), n)
+                    if dt.kind == "f"
+                    else dt.type(np.array(pow(int(c), n, 1 << 64)).astype(np.uint64).astype(dt))
                 )
         rewriter.replace(op, with_loc(lazy.ConstOp(out.item(), op.result.type), op))  # type: ignore[arg-type]
 

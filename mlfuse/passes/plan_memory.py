@@ -48,9 +48,7 @@ def plan_schedule(f: func.FuncOp, reuse: bool) -> None:
     pos = {op: i for i, op in enumerate(ops)}
     returned = set(block.last_op.operands) if isinstance(block.last_op, func.ReturnOp) else set()
     # a result read through a view keeps its source buffer alive
-    returned |= {
-        v.owner.source for v in returned if isinstance(v.owner, memref.ReinterpretCastOp)
-    }
+    returned |= {v.owner.source for v in returned if isinstance(v.owner, memref.ReinterpretCastOp)}
 
     def last_use(v: SSAValue) -> int:
         return max((pos[u.operation] for u in v.uses), default=pos[v.owner])  # type: ignore

@@ -63,8 +63,10 @@ def free_output(
         m = v.owner
         if isinstance(m, lazy.PadOp) and m.pad_value != 0:
             return None
-        inner = m.view.stack if isinstance(m, lazy.ViewOp) else m.apply(
-            ViewStack.from_shape(lazy.shape_of(m.input))
+        inner = (
+            m.view.stack
+            if isinstance(m, lazy.ViewOp)
+            else m.apply(ViewStack.from_shape(lazy.shape_of(m.input)))
         )
         stack = inner.compose(stack)
         v = m.input
@@ -208,7 +210,11 @@ def make_view(
         point = InsertPoint.at_start(x.owner)  # type: ignore[arg-type]
     for use in list(x.uses):
         other = use.operation
-        if isinstance(other, lazy.ViewOp) and other.view.stack == stack and other.parent is not None:
+        if (
+            isinstance(other, lazy.ViewOp)
+            and other.view.stack == stack
+            and other.parent is not None
+        ):
             if other not in run:
                 other.detach()
                 rewriter.insert(other, point)

@@ -25,9 +25,17 @@ def x() -> Tensor:
 # shapes and broadcasting
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("op", [
-    lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a < b, lambda a, b: a.maximum(b),
-], ids=["add", "mul", "lt", "maximum"])
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda a, b: a + b,
+        lambda a, b: a * b,
+        lambda a, b: a < b,
+        lambda a, b: a.maximum(b),
+    ],
+    ids=["add", "mul", "lt", "maximum"],
+)
 def test_shapes_that_do_not_broadcast(x, op):
     with pytest.raises(ValueError, match=r"shapes \(2, 3\) and \(4,\) do not broadcast"):
         op(x, Tensor(np.zeros(4, np.float32)))
@@ -89,12 +97,16 @@ def test_expand_of_non1_dim(x):
         x.expand(3)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: Tensor.zeros(-1),
-    lambda: Tensor.full((2, -1), 0),
-    lambda: Tensor.ones(3, -3),
-    lambda: Tensor([1.0, 2.0]).expand(-2, 2),
-], ids=["zeros(-1)", "full((2,-1))", "ones(3,-3)", "expand(-2,2)"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Tensor.zeros(-1),
+        lambda: Tensor.full((2, -1), 0),
+        lambda: Tensor.ones(3, -3),
+        lambda: Tensor([1.0, 2.0]).expand(-2, 2),
+    ],
+    ids=["zeros(-1)", "full((2,-1))", "ones(3,-3)", "expand(-2,2)"],
+)
 def test_negative_dims(make):
     with pytest.raises(ValueError, match="negative|must be non-negative|shape"):
         make()
@@ -104,21 +116,48 @@ def test_negative_dims(make):
 # axes
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("fn", [
-    lambda t, a: t.sum(a), lambda t, a: t.max(a), lambda t, a: t.mean(a),
-    lambda t, a: t.softmax(a), lambda t, a: t.log_softmax(a), lambda t, a: t.logsumexp(a),
-    lambda t, a: t.layernorm(a), lambda t, a: t.flip(a), lambda t, a: t.transpose(0, a),
-], ids=["sum", "max", "mean", "softmax", "log_softmax", "logsumexp", "layernorm", "flip",
-        "transpose"])
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t, a: t.sum(a),
+        lambda t, a: t.max(a),
+        lambda t, a: t.mean(a),
+        lambda t, a: t.softmax(a),
+        lambda t, a: t.log_softmax(a),
+        lambda t, a: t.logsumexp(a),
+        lambda t, a: t.layernorm(a),
+        lambda t, a: t.flip(a),
+        lambda t, a: t.transpose(0, a),
+    ],
+    ids=[
+        "sum",
+        "max",
+        "mean",
+        "softmax",
+        "log_softmax",
+        "logsumexp",
+        "layernorm",
+        "flip",
+        "transpose",
+    ],
+)
 @pytest.mark.parametrize("axis", [2, -3, 5])
 def test_axis_out_of_range(x, fn, axis):
     with pytest.raises(ValueError, match=f"axis {axis} is out of range for a tensor of 2 dims"):
         fn(x, axis)
 
 
-@pytest.mark.parametrize("fn", [
-    lambda t: t.squeeze(4), lambda t: t.unsqueeze(4), lambda t: t.flatten(3), lambda t: t.size(3),
-], ids=["squeeze", "unsqueeze", "flatten", "size"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t: t.squeeze(4),
+        lambda t: t.unsqueeze(4),
+        lambda t: t.flatten(3),
+        lambda t: t.size(3),
+    ],
+    ids=["squeeze", "unsqueeze", "flatten", "size"],
+)
 def test_dim_out_of_range(x, fn):
     with pytest.raises(ValueError, match=r"dim \d is out of range"):
         fn(x)
@@ -141,8 +180,12 @@ def test_axis_of_wrong_type(x):
 # matmul
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("sa,sb", [((2, 3), (2, 3)), ((3,), (4,)), ((5, 3), (4,)), ((4,), (3, 2))],
-                         ids=["2d", "1d", "2d-1d", "1d-2d"])
+
+@pytest.mark.parametrize(
+    "sa,sb",
+    [((2, 3), (2, 3)), ((3,), (4,)), ((5, 3), (4,)), ((4,), (3, 2))],
+    ids=["2d", "1d", "2d-1d", "1d-2d"],
+)
 def test_matmul_inner_dim_mismatch(sa, sb):
     a, b = Tensor(np.zeros(sa, np.float32)), Tensor(np.zeros(sb, np.float32))
     with pytest.raises(ValueError, match=r"matmul: inner dims differ"):
@@ -161,6 +204,7 @@ def test_matmul_batch_mismatch_and_0d():
 # pad, shrink, stride
 # ---------------------------------------------------------------------------
 
+
 def test_pad_wrong_number_of_pairs(x):
     with pytest.raises(ValueError, match=r"pad needs 2 \(before, after\) pairs, got 1"):
         x.pad(((1, 1),))
@@ -168,8 +212,11 @@ def test_pad_wrong_number_of_pairs(x):
         x.pad(((1, 1), (1, 1), (1, 1)))
 
 
-@pytest.mark.parametrize("padding", [(1, 1), ((1,), (1, 1)), ((1, 1, 1), (1, 1))],
-                         ids=["flat-ints", "short-pair", "long-pair"])
+@pytest.mark.parametrize(
+    "padding",
+    [(1, 1), ((1,), (1, 1)), ((1, 1, 1), (1, 1))],
+    ids=["flat-ints", "short-pair", "long-pair"],
+)
 def test_pad_malformed_pairs(x, padding):
     """Each entry must be a (before, after) pair; a flat torch-style list is a clear error."""
     with pytest.raises((ValueError, TypeError), match="pair"):
@@ -181,8 +228,9 @@ def test_pad_negative_amounts(x):
         x.pad(((1, 1), (-1, 0)))
 
 
-@pytest.mark.parametrize("bounds", [((0, 3), None), ((2, 1), None), ((-1, 1), None),
-                                    (None, (1, 4))], ids=str)
+@pytest.mark.parametrize(
+    "bounds", [((0, 3), None), ((2, 1), None), ((-1, 1), None), (None, (1, 4))], ids=str
+)
 def test_shrink_out_of_bounds(x, bounds):
     with pytest.raises(ValueError, match=r"shrink range \(-?\d, \d\) out of bounds"):
         x.shrink(bounds)
@@ -208,12 +256,17 @@ def test_stride_wrong_count(x):
 # indexing
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("index,msg", [
-    (2, r"index 2 is out of bounds for a dim of size 2"),
-    (-3, r"index -3 is out of bounds for a dim of size 2"),
-    ((0, 3), r"index 3 is out of bounds for a dim of size 3"),
-    ((0, -4), r"index -4 is out of bounds for a dim of size 3"),
-], ids=["2", "-3", "(0,3)", "(0,-4)"])
+
+@pytest.mark.parametrize(
+    "index,msg",
+    [
+        (2, r"index 2 is out of bounds for a dim of size 2"),
+        (-3, r"index -3 is out of bounds for a dim of size 2"),
+        ((0, 3), r"index 3 is out of bounds for a dim of size 3"),
+        ((0, -4), r"index -4 is out of bounds for a dim of size 3"),
+    ],
+    ids=["2", "-3", "(0,3)", "(0,-4)"],
+)
 def test_index_out_of_range(x, index, msg):
     with pytest.raises(IndexError, match=msg):
         x[index]
@@ -228,9 +281,18 @@ def test_too_many_indices(x):
         x[..., ...]
 
 
-@pytest.mark.parametrize("index", [
-    Tensor([0]), [0, 1], np.array([0, 1]), True, 1.0, (0, Tensor([1])),
-], ids=["tensor", "list", "ndarray", "bool", "float", "tuple-with-tensor"])
+@pytest.mark.parametrize(
+    "index",
+    [
+        Tensor([0]),
+        [0, 1],
+        np.array([0, 1]),
+        True,
+        1.0,
+        (0, Tensor([1])),
+    ],
+    ids=["tensor", "list", "ndarray", "bool", "float", "tuple-with-tensor"],
+)
 def test_unsupported_index(x, index):
     with pytest.raises(TypeError, match="unsupported index .*no tensor indexing"):
         x[index]
@@ -245,8 +307,12 @@ def test_slice_step_zero(x):
 # dtypes
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("op", [lambda t: ~t, lambda t: t & t, lambda t: t | 1, lambda t: 1 ^ t],
-                         ids=["invert", "and", "or", "rxor"])
+
+@pytest.mark.parametrize(
+    "op",
+    [lambda t: ~t, lambda t: t & t, lambda t: t | 1, lambda t: 1 ^ t],
+    ids=["invert", "and", "or", "rxor"],
+)
 def test_bitwise_on_float(x, op):
     with pytest.raises(TypeError, match="is not defined for float32 tensors"):
         op(x)
@@ -274,8 +340,9 @@ def test_bool_minus_bool():
         b - b
 
 
-@pytest.mark.parametrize("src,to", [("float32", "float64"), ("int32", "bool"), ("bool", "int32"),
-                                    ("int64", "float32")])
+@pytest.mark.parametrize(
+    "src,to", [("float32", "float64"), ("int32", "bool"), ("bool", "int32"), ("int64", "float32")]
+)
 def test_bitcast_to_another_size(src, to):
     with pytest.raises(TypeError, match=f"cannot bitcast {src} to {to}"):
         Tensor(np.zeros(3, src)).bitcast(to)
@@ -344,6 +411,7 @@ def test_shape_of_wrong_type():
 # Python protocol
 # ---------------------------------------------------------------------------
 
+
 def test_bool_of_tensor():
     t = Tensor([1.0])
     with pytest.raises(TypeError, match="truth value of a Tensor is ambiguous"):
@@ -371,10 +439,19 @@ def test_len_of_0d():
 # reductions over empty axes
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("fn", [
-    lambda t: t.max(1), lambda t: t.min(1), lambda t: t.max(), lambda t: t.max((0, 1)),
-    lambda t: t.softmax(1), lambda t: t.logsumexp(1),
-], ids=["max(1)", "min(1)", "max()", "max((0,1))", "softmax", "logsumexp"])
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t: t.max(1),
+        lambda t: t.min(1),
+        lambda t: t.max(),
+        lambda t: t.max((0, 1)),
+        lambda t: t.softmax(1),
+        lambda t: t.logsumexp(1),
+    ],
+    ids=["max(1)", "min(1)", "max()", "max((0,1))", "softmax", "logsumexp"],
+)
 def test_max_of_empty_axis(fn):
     t = Tensor(np.zeros((3, 0), np.float32))
     with pytest.raises(ValueError, match="(max|min) of an empty axis has no identity"):
@@ -389,6 +466,7 @@ def test_max_of_nonempty_axis_of_empty_tensor_is_fine():
 # ---------------------------------------------------------------------------
 # assign
 # ---------------------------------------------------------------------------
+
 
 def _square() -> Tensor:
     t = Tensor(np.arange(9, dtype=np.float32).reshape(3, 3))

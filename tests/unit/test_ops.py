@@ -103,8 +103,11 @@ def _divisors(shape, key):
     return rng("d", shape, key).choice(np.array([-2.5, -1.5, -0.75, 0.75, 1.5, 2.5], F32), shape)
 
 
-@pytest.mark.parametrize("sa,sb", [((), ()), ((13,), ()), ((3, 1), (1, 33)), ((BIG,), (BIG,))],
-                         ids=["0d", "13-0d", "bcast", "big"])
+@pytest.mark.parametrize(
+    "sa,sb",
+    [((), ()), ((13,), ()), ((3, 1), (1, 33)), ((BIG,), (BIG,))],
+    ids=["0d", "13-0d", "bcast", "big"],
+)
 @pytest.mark.parametrize("name", ["floordiv", "mod"])
 def test_floordiv_mod_float(name, sa, sb):
     a, b = _quarter_grid(sa, 1), _divisors(sb, 2)
@@ -124,8 +127,11 @@ INT_BINARY = {
 }
 
 
-@pytest.mark.parametrize("sa,sb", [((), ()), ((7,), ()), ((3, 1), (1, 33)), ((BIG,), (BIG,))],
-                         ids=["0d", "7-0d", "bcast", "big"])
+@pytest.mark.parametrize(
+    "sa,sb",
+    [((), ()), ((7,), ()), ((3, 1), (1, 33)), ((BIG,), (BIG,))],
+    ids=["0d", "7-0d", "bcast", "big"],
+)
 @pytest.mark.parametrize("name", list(INT_BINARY))
 def test_binary_int(name, sa, sb):
     """Negative operands too: // and % round toward -inf like numpy."""
@@ -158,10 +164,17 @@ def test_negative_base_integral_float_exponent():
     check(Tensor(a) ** Tensor(b), np.power(a.astype(F64), b), F32)
 
 
-@pytest.mark.parametrize("da,db,want", [
-    (I32, F32, F32), (I32, I64, I64), (F32, F64, F64), (B, I32, I32), (B, F32, F32),
-    (I64, F32, F32),
-])
+@pytest.mark.parametrize(
+    "da,db,want",
+    [
+        (I32, F32, F32),
+        (I32, I64, I64),
+        (F32, F64, F64),
+        (B, I32, I32),
+        (B, F32, F32),
+        (I64, F32, F32),
+    ],
+)
 def test_mixed_dtype_promotion(da, db, want):
     a = rand_i32((3, 7), 0, 5, key=1).astype(da)
     b = rand_i32((7,), 1, 5, key=2).astype(db)
@@ -185,15 +198,21 @@ def test_bool_matmul():
     check(Tensor(a) @ Tensor(b), a @ b, B)
 
 
-@pytest.mark.parametrize("other,want", [(1, I32), (2.5, F32), (np.array([1, 2], I32), I32)],
-                         ids=["int", "float", "ndarray"])
+@pytest.mark.parametrize(
+    "other,want",
+    [(1, I32), (2.5, F32), (np.array([1, 2], I32), I32)],
+    ids=["int", "float", "ndarray"],
+)
 def test_bool_plus_number_adds(other, want):
     """bool + 1 is arithmetic (numpy: [True, False] + 1 == [2, 1]), like 1 + bool."""
     x = np.array([True, False])
     ref = x.astype(F64) + other
     check(Tensor(x) + other, ref, want)
-    check(other + Tensor(x) if not isinstance(other, np.ndarray) else Tensor(x) + Tensor(other),
-          ref, want)
+    check(
+        other + Tensor(x) if not isinstance(other, np.ndarray) else Tensor(x) + Tensor(other),
+        ref,
+        want,
+    )
 
 
 # tensor-scalar and scalar-tensor: (mlfuse op, numpy op on float64/int values)
@@ -285,8 +304,9 @@ CMP = {
 
 
 @pytest.mark.parametrize("kind", ["float", "int"])
-@pytest.mark.parametrize("sa,sb", [((), ()), ((3, 1), (1, 13)), ((BIG,), (BIG,))],
-                         ids=["0d", "bcast", "big"])
+@pytest.mark.parametrize(
+    "sa,sb", [((), ()), ((3, 1), (1, 13)), ((BIG,), (BIG,))], ids=["0d", "bcast", "big"]
+)
 @pytest.mark.parametrize("name", list(CMP))
 def test_compare(name, sa, sb, kind):
     op, ref = CMP[name]
@@ -329,8 +349,9 @@ BITWISE = {
 
 
 @pytest.mark.parametrize("kind", ["bool", "int32", "int64"])
-@pytest.mark.parametrize("sa,sb", [((), ()), ((3, 1), (1, 13)), ((BIG,), (BIG,))],
-                         ids=["0d", "bcast", "big"])
+@pytest.mark.parametrize(
+    "sa,sb", [((), ()), ((3, 1), (1, 13)), ((BIG,), (BIG,))], ids=["0d", "bcast", "big"]
+)
 @pytest.mark.parametrize("name", list(BITWISE))
 def test_bitwise(name, sa, sb, kind):
     op, ref = BITWISE[name]
@@ -367,6 +388,7 @@ def test_logical_not():
 # ---------------------------------------------------------------------------
 # elementwise unary
 # ---------------------------------------------------------------------------
+
 
 def _sig(x):
     return 1 / (1 + np.exp(-x))
@@ -448,10 +470,14 @@ def test_special_float_values():
     t = Tensor(x)
     with np.errstate(all="ignore"):
         cases = [
-            (t.abs(), np.abs(x)), (t.exp(), np.exp(x.astype(F64))),
-            (t.sqrt(), np.sqrt(x.astype(F64))), (t.relu(), np.maximum(x, 0)),
-            (t.maximum(1.0), np.maximum(x, 1)), (t.sigmoid(), _sig(x.astype(F64))),
-            (t.floor(), np.floor(x)), (t.log(), np.log(x.astype(F64))),
+            (t.abs(), np.abs(x)),
+            (t.exp(), np.exp(x.astype(F64))),
+            (t.sqrt(), np.sqrt(x.astype(F64))),
+            (t.relu(), np.maximum(x, 0)),
+            (t.maximum(1.0), np.maximum(x, 1)),
+            (t.sigmoid(), _sig(x.astype(F64))),
+            (t.floor(), np.floor(x)),
+            (t.log(), np.log(x.astype(F64))),
         ]
         mlfuse.realize(*(c[0] for c in cases))
         for o, r in cases:
@@ -462,10 +488,18 @@ def test_special_float_values():
 # where, fma
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("sc,sa,sb", [
-    ((), (), ()), ((13,), (13,), (13,)), ((3, 1), (1, 7), ()), ((2, 1, 33), (33,), (3, 1)),
-    ((BIG,), (BIG,), (BIG,)),
-], ids=["0d", "13", "bcast", "bcast3", "big"])
+
+@pytest.mark.parametrize(
+    "sc,sa,sb",
+    [
+        ((), (), ()),
+        ((13,), (13,), (13,)),
+        ((3, 1), (1, 7), ()),
+        ((2, 1, 33), (33,), (3, 1)),
+        ((BIG,), (BIG,), (BIG,)),
+    ],
+    ids=["0d", "13", "bcast", "bcast3", "big"],
+)
 def test_where(sc, sa, sb):
     c, a, b = rand_bool(sc, 1), rand_f32(sa, key=2), rand_f32(sb, key=3)
     check(Tensor(c).where(Tensor(a), Tensor(b)), np.where(c, a, b), F32, rtol=0, atol=0)
@@ -497,8 +531,11 @@ def test_where_mixed_dtype_branches():
     check(Tensor(c).where(Tensor(a), Tensor(b)), np.where(c, a.astype(F64), b), F32)
 
 
-@pytest.mark.parametrize("sx,sy,sz", [((), (), ()), ((13,), (13,), ()), ((3, 1), (1, 7), (7,)),
-                                      ((BIG,), (BIG,), (BIG,))], ids=["0d", "13", "bcast", "big"])
+@pytest.mark.parametrize(
+    "sx,sy,sz",
+    [((), (), ()), ((13,), (13,), ()), ((3, 1), (1, 7), (7,)), ((BIG,), (BIG,), (BIG,))],
+    ids=["0d", "13", "bcast", "big"],
+)
 def test_fma(sx, sy, sz):
     x, y, z = rand_f32(sx, key=1), rand_f32(sy, key=2), rand_f32(sz, key=3)
     ref = x.astype(F64) * y.astype(F64) + z.astype(F64)
@@ -515,10 +552,10 @@ def test_fma_scalars_and_int():
 # ---------------------------------------------------------------------------
 
 CAST_SRC = {
-    "float32": np.array([0.0, -0.0, 1.0, -1.0, 2.7, -2.7, 0.5, -0.5, 1e5 + 0.75, -3e6, 123.999],
-                        F32),
-    "float64": np.array([0.0, -0.0, 1.0, -1.0, 2.7, -2.7, 0.5, -0.5, 1e9 + 0.75, -3e9, 1 / 3],
-                        F64),
+    "float32": np.array(
+        [0.0, -0.0, 1.0, -1.0, 2.7, -2.7, 0.5, -0.5, 1e5 + 0.75, -3e6, 123.999], F32
+    ),
+    "float64": np.array([0.0, -0.0, 1.0, -1.0, 2.7, -2.7, 0.5, -0.5, 1e9 + 0.75, -3e9, 1 / 3], F64),
     "int32": np.array([0, 1, -1, 7, -7, 2**31 - 1, -(2**31), 16777217, 100], I32),
     "int64": np.array([0, 1, -1, 7, -7, 2**40 + 3, -(2**40), 2**53 + 1, 100], I64),
     "bool": np.array([True, False, True, True, False], B),
@@ -558,8 +595,10 @@ def test_cast_large_and_after_ops():
     check((Tensor(x) * 3).cast("int32"), (x * 3).astype(I32), I32)
 
 
-@pytest.mark.parametrize("src,to", [("float32", "int32"), ("int32", "float32"),
-                                    ("float64", "int64"), ("int64", "float64")])
+@pytest.mark.parametrize(
+    "src,to",
+    [("float32", "int32"), ("int32", "float32"), ("float64", "int64"), ("int64", "float64")],
+)
 def test_bitcast(src, to):
     x = CAST_SRC[src]
     with np.errstate(all="ignore"):
@@ -685,8 +724,9 @@ def test_reduce_of_expression_and_view():
     x = rand_f32((13, 7), key=22)
     x64 = x.astype(F64)
     check((Tensor(x) * 2 + 1).T.sum(1), (x64 * 2 + 1).T.sum(1), F32, rtol=2e-6)
-    check((Tensor(x).exp()).max(0) - Tensor(x).min(0), np.exp(x64).max(0) - x64.min(0), F32,
-          rtol=2e-6)
+    check(
+        (Tensor(x).exp()).max(0) - Tensor(x).min(0), np.exp(x64).max(0) - x64.min(0), F32, rtol=2e-6
+    )
 
 
 def test_reduce_empty_sum_prod_mean():
@@ -706,6 +746,7 @@ def test_max_nan_propagates():
 # ---------------------------------------------------------------------------
 # softmax family, layernorm
 # ---------------------------------------------------------------------------
+
 
 def _softmax(x, axis):
     e = np.exp(x - x.max(axis, keepdims=True))
@@ -738,15 +779,20 @@ SM_CASES = [
 def test_softmax_family(name, shape, axis):
     x = rand_f32(shape, -5, 5, key=23)
     x64 = x.astype(F64)
-    ref = {"softmax": lambda: _softmax(x64, axis),
-           "log_softmax": lambda: np.log(_softmax(x64, axis)),
-           "layernorm": lambda: _layernorm(x64, axis)}[name]()
+    ref = {
+        "softmax": lambda: _softmax(x64, axis),
+        "log_softmax": lambda: np.log(_softmax(x64, axis)),
+        "layernorm": lambda: _layernorm(x64, axis),
+    }[name]()
     tol = 1e-4 if shape == (4, 25001) else 1e-5
     check(getattr(Tensor(x), name)(axis), ref, F32, rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("axis,keepdim", [(None, False), (-1, False), (0, True), ((0, 2), False),
-                                          ((0, 2), True)], ids=str)
+@pytest.mark.parametrize(
+    "axis,keepdim",
+    [(None, False), (-1, False), (0, True), ((0, 2), False), ((0, 2), True)],
+    ids=str,
+)
 def test_logsumexp(axis, keepdim):
     x = rand_f32((3, 5, 7), -5, 5, key=24)
     x64 = x.astype(F64)
@@ -767,8 +813,9 @@ def test_softmax_int_input_and_large_values():
 
 def test_layernorm_eps():
     x = rand_f32((4, 13), key=25)
-    check(Tensor(x).layernorm(eps=0.5), _layernorm(x.astype(F64), -1, 0.5), F32, rtol=1e-5,
-          atol=1e-6)
+    check(
+        Tensor(x).layernorm(eps=0.5), _layernorm(x.astype(F64), -1, 0.5), F32, rtol=1e-5, atol=1e-6
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -843,6 +890,7 @@ def test_matmul_of_views_and_chain():
 # creation
 # ---------------------------------------------------------------------------
 
+
 def test_zeros_ones_full():
     check(Tensor.zeros(3, 4), np.zeros((3, 4)), F32)
     check(Tensor.zeros((2, 7)), np.zeros((2, 7)), F32)
@@ -867,14 +915,18 @@ def test_like_functions():
     check(Tensor.zeros_like(x, dtype="bool"), np.zeros((3, 7), bool), B)
 
 
-@pytest.mark.parametrize("args,kw,ref", [
-    ((5,), {}, np.arange(5, dtype=I32)),
-    ((2, 11, 3), {}, np.arange(2, 11, 3, dtype=I32)),
-    ((10, 0, -3), {}, np.arange(10, 0, -3, dtype=I32)),
-    ((0.0, 1.0, 0.25), {}, np.arange(0, 1, 0.25, dtype=F32)),
-    ((7,), {"dtype": "float32"}, np.arange(7, dtype=F32)),
-    ((33,), {"dtype": "int64"}, np.arange(33, dtype=I64)),
-], ids=["n", "start-stop-step", "neg-step", "float", "dtype-f32", "dtype-i64"])
+@pytest.mark.parametrize(
+    "args,kw,ref",
+    [
+        ((5,), {}, np.arange(5, dtype=I32)),
+        ((2, 11, 3), {}, np.arange(2, 11, 3, dtype=I32)),
+        ((10, 0, -3), {}, np.arange(10, 0, -3, dtype=I32)),
+        ((0.0, 1.0, 0.25), {}, np.arange(0, 1, 0.25, dtype=F32)),
+        ((7,), {"dtype": "float32"}, np.arange(7, dtype=F32)),
+        ((33,), {"dtype": "int64"}, np.arange(33, dtype=I64)),
+    ],
+    ids=["n", "start-stop-step", "neg-step", "float", "dtype-f32", "dtype-i64"],
+)
 def test_arange(args, kw, ref):
     check(Tensor.arange(*args, **kw), ref, ref.dtype, rtol=0, atol=0)
 
@@ -945,12 +997,15 @@ MOVES = {
     "transpose-default": (lambda t: t.transpose(), lambda a: a.swapaxes(-2, -1)),
     "T": (lambda t: t.T, lambda a: a.T),
     "expand": (lambda t: t[:, :1].expand(2, 5, 4), lambda a: np.broadcast_to(a[:, :1], (2, 5, 4))),
-    "expand-neg1": (lambda t: t[:1].expand(3, -1, -1),
-                    lambda a: np.broadcast_to(a[:1], (3, 3, 4))),
-    "expand-newdims": (lambda t: t[0, 0].expand(2, 3, 4),
-                       lambda a: np.broadcast_to(a[0, 0], (2, 3, 4))),
-    "broadcast_to": (lambda t: t[0, :, :1].broadcast_to(5, 3, 7),
-                     lambda a: np.broadcast_to(a[0, :, :1], (5, 3, 7))),
+    "expand-neg1": (lambda t: t[:1].expand(3, -1, -1), lambda a: np.broadcast_to(a[:1], (3, 3, 4))),
+    "expand-newdims": (
+        lambda t: t[0, 0].expand(2, 3, 4),
+        lambda a: np.broadcast_to(a[0, 0], (2, 3, 4)),
+    ),
+    "broadcast_to": (
+        lambda t: t[0, :, :1].broadcast_to(5, 3, 7),
+        lambda a: np.broadcast_to(a[0, :, :1], (5, 3, 7)),
+    ),
     "squeeze": (lambda t: t[:1, :, 2:3].squeeze(), lambda a: a[:1, :, 2:3].squeeze()),
     "squeeze-dim": (lambda t: t[:1, :, 2:3].squeeze(-1), lambda a: a[:1, :, 2:3].squeeze(-1)),
     "squeeze-non1": (lambda t: t.squeeze(1), lambda a: a),
@@ -959,10 +1014,14 @@ MOVES = {
     "flatten": (lambda t: t.flatten(), lambda a: a.reshape(-1)),
     "flatten-1": (lambda t: t.flatten(1), lambda a: a.reshape(2, 12)),
     "flatten-0-1": (lambda t: t.flatten(0, 1), lambda a: a.reshape(6, 4)),
-    "pad": (lambda t: t.pad(((1, 0), (0, 2), (3, 1))),
-            lambda a: np.pad(a, ((1, 0), (0, 2), (3, 1)))),
-    "pad-value": (lambda t: t.pad((None, (2, 2), None), value=-1.5),
-                  lambda a: np.pad(a, ((0, 0), (2, 2), (0, 0)), constant_values=-1.5)),
+    "pad": (
+        lambda t: t.pad(((1, 0), (0, 2), (3, 1))),
+        lambda a: np.pad(a, ((1, 0), (0, 2), (3, 1))),
+    ),
+    "pad-value": (
+        lambda t: t.pad((None, (2, 2), None), value=-1.5),
+        lambda a: np.pad(a, ((0, 0), (2, 2), (0, 0)), constant_values=-1.5),
+    ),
     "shrink": (lambda t: t.shrink(((1, 2), None, (1, 3))), lambda a: a[1:2, :, 1:3]),
     "shrink-partial": (lambda t: t.shrink(((0, 2), (1, 3), (0, 4))), lambda a: a[:, 1:3]),
     "flip": (lambda t: t.flip(1), lambda a: np.flip(a, 1)),
@@ -972,16 +1031,23 @@ MOVES = {
     "stride-big-step": (lambda t: t.stride(5, 1, 1), lambda a: a[::5]),
     "contiguous": (lambda t: t.contiguous(), lambda a: a),
     "contiguous-T": (lambda t: t.T.contiguous(), lambda a: a.T),
-    "chain": (lambda t: t.permute(2, 0, 1).pad(((1, 1), None, (0, 2))).flip(0).stride(2, 1, 2)
-              .reshape(3, -1),
-              lambda a: np.flip(np.pad(a.transpose(2, 0, 1), ((1, 1), (0, 0), (0, 2))), 0)
-              [::2, :, ::2].reshape(3, -1)),
-    "chain-elementwise": (lambda t: (t.T * 2 + t.permute(2, 1, 0).flip(0)).sum(1),
-                          lambda a: (a.T * 2 + np.flip(a.transpose(2, 1, 0), 0)).sum(1)),
+    "chain": (
+        lambda t: (
+            t.permute(2, 0, 1).pad(((1, 1), None, (0, 2))).flip(0).stride(2, 1, 2).reshape(3, -1)
+        ),
+        lambda a: np.flip(np.pad(a.transpose(2, 0, 1), ((1, 1), (0, 0), (0, 2))), 0)[
+            ::2, :, ::2
+        ].reshape(3, -1),
+    ),
+    "chain-elementwise": (
+        lambda t: (t.T * 2 + t.permute(2, 1, 0).flip(0)).sum(1),
+        lambda a: (a.T * 2 + np.flip(a.transpose(2, 1, 0), 0)).sum(1),
+    ),
     "T-of-reduce": (lambda t: t.sum(0).T + 1, lambda a: a.sum(0).T + 1),
-    "pad-then-reduce": (lambda t: t.pad(((0, 0), (1, 1), (2, 0)), value=1.0).max(1),
-                        lambda a: np.pad(a, ((0, 0), (1, 1), (2, 0)), constant_values=1.0)
-                        .max(1)),
+    "pad-then-reduce": (
+        lambda t: t.pad(((0, 0), (1, 1), (2, 0)), value=1.0).max(1),
+        lambda a: np.pad(a, ((0, 0), (1, 1), (2, 0)), constant_values=1.0).max(1),
+    ),
 }
 
 
@@ -995,8 +1061,11 @@ def test_movement(name):
 def test_pad_value_int_bool(kind):
     x = rand_i32((3, 7), key=45) if kind == "int" else rand_bool((3, 7), 46)
     v = 9 if kind == "int" else True
-    check(Tensor(x).pad(((1, 2), (0, 1)), value=v),
-          np.pad(x, ((1, 2), (0, 1)), constant_values=v), x.dtype)
+    check(
+        Tensor(x).pad(((1, 2), (0, 1)), value=v),
+        np.pad(x, ((1, 2), (0, 1)), constant_values=v),
+        x.dtype,
+    )
 
 
 def test_movement_big():
@@ -1074,6 +1143,7 @@ def test_getitem_then_compute_and_0d():
 # item / tolist / numpy
 # ---------------------------------------------------------------------------
 
+
 def test_item():
     v = Tensor(np.array([[2.5]], F32)).item()
     assert v == 2.5 and type(v) is float
@@ -1104,6 +1174,7 @@ def test_numpy_returns_a_fresh_copy():
 # ---------------------------------------------------------------------------
 # realize, schedule cache
 # ---------------------------------------------------------------------------
+
 
 def test_realize_several_at_once():
     x = rand_f32((3, 13), key=50)
@@ -1156,6 +1227,7 @@ def test_schedule_cache_reruns_on_new_data():
 # ---------------------------------------------------------------------------
 # assign
 # ---------------------------------------------------------------------------
+
 
 def _realized(x: np.ndarray) -> Tensor:
     t = Tensor(x)
