@@ -225,3 +225,152 @@ def test_elementwise_chain_and_reduce_of_product_are_one_kernel_each():
     assert len(mlfuse.schedule(rows)) == 1
     want = (a.astype(np.float64) * b).sum(axis=1)
     np.testing.assert_allclose(rows.numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+# -- multi-stage reductions: one kernel when no reduction is recomputed ---------------
+
+
+@pytest.mark.parametrize(
+    "build, ref",
+    [
+        (lambda t: t.sum(2).relu().sum(1), lambda x: np.maximum(x.sum(2), 0).sum(1)),
+        (lambda t: t.max(2).exp().sum(1), lambda x: np.exp(x.max(2)).sum(1)),
+        (lambda t: (t.sum(2) * 2).max(1), lambda x: (x.sum(2) * 2).max(1)),
+        (lambda t: t.sum(2).sum(1).sum(0), lambda x: x.sum()),
+        (lambda t: t.permute(2, 0, 1).sum(0).sum(1), lambda x: x.sum(2).sum(1)),
+    ],
+    ids=["sum-relu-sum", "max-exp-sum", "sum-max", "three-levels", "permuted"],
+)
+def test_reduce_inside_a_reduce_is_one_kernel(build, ref):
+    x = rnd(6, 5, 7)
+    out = build(Tensor(x))
+    (item,) = mlfuse.schedule(out)
+    assert item.inputs == [x.nbytes]
+    np.testing.assert_allclose(out.numpy(), ref(x.astype(np.float64)), rtol=1e-5, atol=1e-5)
+
+
+# -- results that are views, constants or empty: no kernel ---------------------------
+
+
+@pytest.mark.parametrize(
+    "build, ref",
+    [
+        (lambda t: t.expand(3, 4, 5), lambda x: np.broadcast_to(x, (3, 4, 5))),
+        (lambda t: t.T, lambda x: x.T),
+        (lambda t: t.contiguous(), lambda x: x),
+        (lambda t: t.reshape(20).contiguous(), lambda x: x.reshape(20)),
+        (lambda t: t.permute(1, 0).reshape(5, 2, 2), lambda x: x.T.reshape(5, 2, 2)),
+        (lambda t: t[1:3, ::2], lambda x: x[1:3, ::2]),
+        (lambda t: t[None, 2], lambda x: x[None, 2]),
+        (lambda t: t.flip(1), lambda x: x[:, ::-1]),
+    ],
+    ids=[
+        "expand",
+        "T",
+        "contiguous",
+        "reshape-contiguous",
+        "permute-reshape",
+        "slice",
+        "index",
+        "flip",
+    ],
+)
+def test_view_of_a_realized_buffer_is_no_kernel(build, ref):
+    x = rnd(4, 5)
+    out = build(Tensor(x))
+    assert mlfuse.schedule(out) == []
+    np.testing.assert_array_equal(out.numpy(), ref(x))
+    # and so is a view of a computed, realized tensor
+    y = (Tensor(x) * 2).realize()
+    assert mlfuse.schedule(build(y)) == []
+    np.testing.assert_array_equal(build(y).numpy(), ref(x * 2))
+
+
+def test_view_of_a_value_a_kernel_stores_anyway_is_no_extra_kernel():
+    x = rnd(4, 5)
+    s = Tensor(x).sum(1)
+    items = mlfuse.schedule(s, s.reshape(2, 2), s.expand(3, 4))
+    assert len(items) == 1
+    out = s.expand(3, 4)
+    mlfuse.realize(s, out)
+    np.testing.assert_allclose(out.numpy(), np.broadcast_to(x.sum(1), (3, 4)), rtol=1e-6)
+
+
+def test_constants_and_their_views_are_no_kernel():
+    out = Tensor.full((64, 64), 2.5)
+    assert mlfuse.schedule(out) == []
+    np.testing.assert_array_equal(out.numpy(), np.full((64, 64), 2.5, np.float32))
+    again = out.realize().reshape(16, 256) * 2  # a realized constant stays a constant
+    assert mlfuse.schedule(again) == []
+    np.testing.assert_array_equal(again.numpy(), np.full((16, 256), 5.0, np.float32))
+
+
+@pytest.mark.parametrize(
+    "build, shape",
+    [
+        (lambda: Tensor.zeros((0, 4)).sum(0), (4,)),
+        (lambda: Tensor(np.ones((3, 0), np.float32)).sum(1) * 2, (3,)),
+        (lambda: (Tensor(np.ones((0, 3), np.float32)).exp() + 1).T, (3, 0)),
+        (lambda: Tensor(rnd(4, 4))[4:, :], (0, 4)),
+        (lambda: Tensor(rnd(4, 4)).pad(((1, 1), (0, 0)))[:1] * 3, (1, 4)),
+    ],
+    ids=["sum-of-empty", "empty-axis", "empty-ew", "empty-slice", "reads-only-padding"],
+)
+def test_zero_size_work_is_no_kernel(build, shape):
+    out = build()
+    assert mlfuse.schedule(out) == []
+    np.testing.assert_array_equal(out.numpy(), np.zeros(shape, np.float32), strict=True)
+
+
+def test_zero_size_children_leave_one_kernel():
+    x = rnd(4, 4)
+    full = Tensor(x) * 2
+    empty = full[:, 4:] + 1
+    assert len(mlfuse.schedule(full, empty)) == 1
+    mlfuse.realize(full, empty)
+    np.testing.assert_array_equal(full.numpy(), x * 2)
+    assert empty.numpy().shape == (4, 0)
+
+
+# -- values that reach outputs along several paths are computed once ------------------
+# (the programs of tinygrad's test_schedule multiple-paths cases; tinygrad 0.14's counts)
+
+
+def _paths(name, a, A):
+    s = A.astype(np.float64).sum()
+    if name == "multiple_paths":
+        out0 = a.sum().exp2()
+        out1 = a.sum() + out0
+        return [out0, out1], [2**s, s + 2**s]
+    if name == "multireduce_multiple_paths":
+        out0 = a.sum().exp2()
+        out1 = a.sum() + out0
+        b = a + out0 + out1
+        out2 = b.sum().exp2()
+        out3 = b.sum() + out2
+        s2 = (A + 2**s + s + 2**s).sum()
+        return [out0, out1, out2, out3], [2**s, s + 2**s, 2**s2, s2 + 2**s2]
+    if name == "midreduce":
+        r = a.sum()
+        o0 = r.exp2()
+        o1 = (a - o0).max()
+        m = (A - 2**s).max()
+        return [r, o0, o1, r + o1], [s, 2**s, m, s + m]
+    rs = A.astype(np.float64).sum(1)
+    r = a.sum(axis=1)
+    o0 = r.exp2()
+    return [r, o0, o0[0] + o0], [rs, 2**rs, 2 ** rs[0] + 2**rs]
+
+
+@pytest.mark.parametrize(
+    "name, kernels",
+    [("multiple_paths", 1), ("multireduce_multiple_paths", 1), ("midreduce", 1), ("midshrink", 3)],
+)
+def test_value_reaching_outputs_along_several_paths_is_computed_once(name, kernels):
+    A = rnd(4, 4)
+    outs, refs = _paths(name, Tensor(A), A)
+    items = mlfuse.schedule(*outs)
+    assert len(items) == kernels, [str(i) for i in items]
+    mlfuse.realize(*outs)
+    for o, r in zip(outs, refs):
+        np.testing.assert_allclose(o.numpy(), r, rtol=1e-4, atol=1e-4)
