@@ -227,9 +227,8 @@ def host_array(n: Node) -> np.ndarray:
         return flat.reshape(n.shape)
     v = n.view
     item = flat.itemsize
-    base = flat[v.offset :] if v.offset >= 0 else flat
     strided = np.lib.stride_tricks.as_strided(
-        base, v.shape, tuple(st * item for st in v.strides), writeable=False
+        flat[v.offset :], v.shape, tuple(st * item for st in v.strides), writeable=False
     )
     return np.array(strided)
 

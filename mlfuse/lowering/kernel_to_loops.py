@@ -22,13 +22,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from mlfuse.dialects import kernel
@@ -192,7 +193,7 @@ class _Lowering:
         else:  # the innermost loop combines the input
             x = self.value(self.items[s.reduce].operands[0], s)
             acc = here.block.args[1]
-            result = combine(_BlockBuilder(here.block), r.reduce_kind, acc, x)
+            result = combine(Builder(InsertPoint.at_end(here.block)), r.reduce_kind, acc, x)
             if is_float(acc.type):
                 # let LLVM reassociate (and so vectorize) the accumulation
                 result.owner.properties["fastmath"] = FastMathFlagsAttr(["reassoc"])  # type: ignore[union-attr]
@@ -256,17 +257,6 @@ class _Lowering:
         v = self.value(self.store_items[i].value, s)
         off = self.offset(st.view.stack, s)[0]
         self.open[id(s)].block.add_op(memref.StoreOp.get(v, self.args[st.buffer], [off]))
-
-
-class _BlockBuilder:
-    """The small Builder surface ``combine`` needs, appending to a block."""
-
-    def __init__(self, block: Block):
-        self.block = block
-
-    def insert(self, op: Operation) -> Operation:
-        self.block.add_op(op)
-        return op
 
 
 def lower_kernel(k: kernel.FuncOp) -> func.FuncOp:

@@ -30,6 +30,7 @@ of its problems at once.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 
@@ -187,8 +188,7 @@ class _Groups:
     def add_root(self, op: Operation, owners: set[Operation]) -> None:
         """``op`` is now realized: a group of its own, no longer in ``owners``'."""
         self.realized.add(op)
-        self.roots.append(op)
-        self.roots.sort(key=self.pos.get)
+        bisect.insort(self.roots, op, key=self.pos.get)
         self.parent[op] = op
         self.members[op] = upstream(op, self.realized)
         for r in owners:
@@ -221,10 +221,10 @@ class _Groups:
             raise found
         return found
 
-    def reads(self, leader: Operation) -> set[Operation]:
+    def reads(self, leader: Operation, groups: dict[Operation, list[Operation]]) -> set[Operation]:
         """Leaders of the groups whose outputs ``leader``'s group reads."""
         out: set[Operation] = set()
-        for r in self.groups()[leader]:
+        for r in groups[leader]:
             for op in self.members[r]:
                 for v in op.operands:
                     p = v.owner
@@ -251,7 +251,7 @@ class _Groups:
             if h not in reach:
                 seen, stack = {h}, [h]
                 while stack:
-                    for x in self.reads(stack.pop()):
+                    for x in self.reads(stack.pop(), groups):
                         if x not in seen and last[x] >= floor:
                             seen.add(x)
                             stack.append(x)
