@@ -15,6 +15,10 @@ materialized. The algorithm repeats these rounds until nothing changes:
    compute them all (legal and keeping the parallel extent), otherwise the
    value is materialized ("read by N kernels"). Cheap elementwise values are
    recomputed by each group instead (step 5 clones them).
+   Assigns: a group reading a buffer's old contents runs before the group
+   assigning it. If no order of the groups allows that (two assigns that
+   read each other's old buffers), the old contents of one buffer are
+   copied first ("read before its assign") and its readers read the copy.
 4. Profitability, apart from legality: groups that read the same buffer merge
    when the merged kernel plans, keeps each part's parallel extent and stays
    within ``max-buffers``.
@@ -62,6 +66,10 @@ NOT_FUSED = "not_fused"
 BOUNDARIES = ("contiguous", "copy", "assign")
 """Realize reasons that end a kernel for the ops reading the value (the user
 asked for a buffer); other outputs can be read in the kernel computing them."""
+
+READ_BEFORE_ASSIGN = "read before its assign"
+"""Why a buffer's old contents are copied: a kernel reading them cannot run
+before the kernel assigning the buffer."""
 
 MERGE_CANDIDATES = 8
 """Groups reading a buffer try to merge with at most this many earlier readers."""
@@ -168,6 +176,11 @@ class _Groups:
         self.realized = {op for op in self.ops if realize_reason(op) is not None and op not in free}
         self.roots = [op for op in self.ops if op in self.realized]
         self.members = {r: upstream(r, self.realized) for r in self.roots}
+        self.member_of: dict[Operation, set[Operation]] = {}  # op -> roots computing it
+        for r, ms in self.members.items():
+            for m in ms:
+                self.member_of.setdefault(m, set()).add(r)
+        self.assigns = any(isinstance(r, lazy.AssignOp) for r in self.roots)
         self.parent = {r: r for r in self.roots}
         self._plans = plans  # shared across rounds: keyed by roots and members
         self.limits = limits
@@ -190,9 +203,14 @@ class _Groups:
         self.realized.add(op)
         bisect.insort(self.roots, op, key=self.pos.get)
         self.parent[op] = op
-        self.members[op] = upstream(op, self.realized)
-        for r in owners:
-            self.members[r] = upstream(r, self.realized)
+        for r in [op, *owners]:
+            old = self.members.get(r, set())
+            new = upstream(r, self.realized)
+            for m in old - new:
+                self.member_of[m].discard(r)
+            for m in new - old:
+                self.member_of.setdefault(m, set()).add(r)
+            self.members[r] = new
 
     def groups(self) -> dict[Operation, list[Operation]]:
         out: dict[Operation, list[Operation]] = {}
@@ -222,17 +240,69 @@ class _Groups:
         return found
 
     def reads(self, leader: Operation, groups: dict[Operation, list[Operation]]) -> set[Operation]:
-        """Leaders of the groups whose outputs ``leader``'s group reads."""
+        """Leaders of the groups that must run before ``leader``'s: those whose
+        outputs it reads, and those that read the old contents of a buffer it
+        assigns."""
         out: set[Operation] = set()
         for r in groups[leader]:
             for op in self.members[r]:
                 for v in op.operands:
                     p = v.owner
                     if isinstance(p, Operation) and p in self.realized:
-                        h = self.find(p)
-                        if h is not leader:
-                            out.add(h)
+                        out.add(self.find(p))
+        out |= self.old_readers(leader, groups).keys()
+        out.discard(leader)
         return out
+
+    def old_readers(
+        self, leader: Operation, groups: dict[Operation, list[Operation]]
+    ) -> dict[Operation, SSAValue]:
+        """Leaders of the groups that read the old contents of a buffer
+        ``leader``'s group assigns, each with that buffer."""
+        out: dict[Operation, SSAValue] = {}
+        for r in groups[leader]:
+            if isinstance(r, lazy.AssignOp):
+                for u in r.target.uses:
+                    if u.operation is not r:
+                        for x in self.member_of.get(u.operation, ()):
+                            out.setdefault(self.find(x), r.target)
+        out.pop(leader, None)
+        return out
+
+    def assign_cycle(self) -> SSAValue | None:
+        """A buffer whose old contents are read by a kernel that must also run
+        after the kernel assigning it (through other kernels), or None: the
+        groups can run in some order."""
+        if not self.assigns:
+            return None
+        groups = self.groups()
+        preds = {h: sorted(self.reads(h, groups), key=self.pos.get) for h in groups}
+        state: dict[Operation, int] = {}  # 1: on the DFS path, 2: done
+        for start in groups:
+            if start in state:
+                continue
+            path = [start]
+            todo = [iter(preds[start])]
+            state[start] = 1
+            while todo:
+                nxt = next(todo[-1], None)
+                if nxt is None:
+                    state[path.pop()] = 2
+                    todo.pop()
+                elif nxt not in state:
+                    state[nxt] = 1
+                    path.append(nxt)
+                    todo.append(iter(preds[nxt]))
+                elif state[nxt] == 1:  # a cycle: nxt ... path[-1] -> nxt
+                    cycle = path[path.index(nxt) :] + [nxt]
+                    for later, earlier in zip(cycle, cycle[1:]):
+                        buf = self.old_readers(later, groups).get(earlier)
+                        if buf is not None:
+                            return buf
+                    raise DiagnosticException(  # pragma: no cover - reads of outputs are acyclic
+                        "group-reduces: kernels read each other's outputs in a cycle"
+                    )
+        return None
 
     def between(self, leaders: list[Operation]) -> set[Operation]:
         """The groups on a path from one of ``leaders``' groups to another's (one
@@ -241,7 +311,9 @@ class _Groups:
         read needs nothing between: in one kernel, the reader uses the value."""
         groups = self.groups()
         last = {h: max(self.pos[r] for r in rs) for h, rs in groups.items()}
-        floor = min(min(self.pos[r] for r in groups[b]) for b in leaders)
+        # a group whose last root precedes every leader's roots cannot be reached
+        # from a leader through reads of outputs; through an assign's readers it can
+        floor = -1 if self.assigns else min(min(self.pos[r] for r in groups[b]) for b in leaders)
         lead = set(leaders)
         reach: dict[Operation, set[Operation]] = {}
 
@@ -296,7 +368,7 @@ class GroupReduces(ModulePass):
         plans: dict = {}
         while True:
             g = _Groups(f, plans, Limits(self.recompute, self.max_ops, self.max_loops))
-            if self._cut(g, log) or self._share(g, log):
+            if self._cut(g, log) or self._share(g, log) or self._snapshot(g, log):
                 continue
             break
         if self.horizontal:
@@ -338,6 +410,30 @@ class GroupReduces(ModulePass):
                     why_stored(log, op, u.operation, e.reason)
                 return True
         return False
+
+    def _snapshot(self, g: _Groups, log: list[Refusal]) -> bool:
+        """If no kernel order reads every assigned buffer before its assign (a
+        kernel reads the old contents of a buffer and, through other kernels,
+        something computed after the buffer is assigned), copy one such buffer
+        first and give its old contents' readers the copy. True if one was copied."""
+        buf = g.assign_cycle()
+        if buf is None:
+            return False
+        copy = lazy.ContiguousOp(buf)
+        where = (
+            InsertPoint.after(buf.owner)
+            if isinstance(buf.owner, Operation)
+            else InsertPoint.at_start(buf.owner)  # type: ignore[arg-type]
+        )
+        Rewriter.insert_op(copy, where)
+        for u in list(buf.uses):
+            if u.operation is not copy and not (
+                isinstance(u.operation, lazy.AssignOp) and u.index == 0
+            ):
+                u.operation.operands[u.index] = copy.result
+                why_stored(log, copy, u.operation, READ_BEFORE_ASSIGN)
+        mark(copy, READ_BEFORE_ASSIGN)
+        return True
 
     # -- step 3 ---------------------------------------------------------------
     def _share(self, g: _Groups, log: list[Refusal]) -> bool:

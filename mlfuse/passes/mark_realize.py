@@ -2,7 +2,10 @@
 
 Each such op gets ``{realize = "<reason>"}``:
 
-* ``output``: returned by the function (a graph output);
+* ``output``: returned by the function (a graph output); an argument the
+  function also assigns is returned through a ``lazy.contiguous`` of it, so
+  the output is its value before the assign, copied by a kernel that runs
+  before the assign's;
 * ``contiguous``, ``copy``, ``assign``: the meta ops that exist to materialize;
 * ``view of reduce``: a computed reduce is read through a view no kernel can
   express on a computed value (a pad's mask, or a reshape that needs a stack
@@ -22,11 +25,12 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import Operation
+from xdsl.ir import BlockArgument, Operation
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.passes import ModulePass
 
 from mlfuse.dialects import lazy
-from mlfuse.passes.utils import REALIZE, lazy_funcs
+from mlfuse.passes.utils import REALIZE, assign_targets, lazy_funcs
 
 
 def _inexpressible(v: lazy.ViewOp) -> bool:
@@ -58,6 +62,7 @@ class MarkRealize(ModulePass):
         for f in lazy_funcs(op):
             ret = f.body.block.last_op
             if isinstance(ret, func.ReturnOp):  # outputs first: their reason wins
+                _copy_assigned_arguments(f, ret)
                 for v in ret.operands:
                     if isinstance(v.owner, Operation):
                         mark(v.owner, "output")
@@ -73,3 +78,18 @@ class MarkRealize(ModulePass):
                         mark(o.input.owner, "view of reduce")  # type: ignore[arg-type]
                     case _:
                         pass
+
+
+def _copy_assigned_arguments(f: func.FuncOp, ret: func.ReturnOp) -> None:
+    """Return ``contiguous(%arg)`` instead of ``%arg`` when the function also
+    assigns ``%arg``: the output is the argument's old value, and returning the
+    argument's buffer would show the assigned one."""
+    assigned = assign_targets(f)
+    copies: dict[BlockArgument, lazy.ContiguousOp] = {}
+    for i, v in enumerate(ret.operands):
+        if isinstance(v, BlockArgument) and v in assigned:
+            if v not in copies:
+                copies[v] = lazy.ContiguousOp(v)
+                mark(copies[v], "output")
+                Rewriter.insert_op(copies[v], InsertPoint.before(ret))
+            ret.operands[i] = copies[v].result

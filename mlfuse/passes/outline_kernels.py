@@ -370,6 +370,8 @@ _WHY = {
     "kernel expresses",
     "reads the buffer it assigns": "{b} overwrites a buffer {a} reads through another view; "
     "{a} runs first",
+    "read before its assign": "{a} copies a buffer's old contents for {b}, which runs after "
+    "the buffer is assigned",
 }
 
 

@@ -411,3 +411,46 @@ func.func @many_reduces(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %c: tensor<4x8
   %6 = lazy.add %5, %3 : tensor<4x1xf32>
   func.return %6 : tensor<4x1xf32>
 }
+
+// -----
+
+// A kernel that reads the old contents of %x runs before the kernel assigning
+// %x, so a merge must not put the assign in a kernel that also runs after that
+// reader. Here %3 reads %x (old) and %2 (an assign() result, a boundary): the
+// assign of %x shares %3's kernel (it reads %x where it writes it), and %0
+// and the assign of %y stay apart (merging them with %x's assign would need
+// %3's kernel in between, which reads %2).
+// CHECK-LABEL: func.func @assign_after_its_readers
+// CHECK-SAME:    attributes {not_fused = [{groups = array<i64: 0, 1>, reason = "one reads the other's assign() result"}
+// CHECK-NEXT:    %[[S:.*]] = lazy.add %{{.*}}, %{{.*}} {realize = "output", group = 0 : i64}
+// CHECK-NEXT:    lazy.assign %{{.*}}, %[[S]] {realize = "output", group = 1 : i64}
+// CHECK-NEXT:    lazy.assign %{{.*}}, %[[S]] {realize = "assign", group = 2 : i64}
+// CHECK-NEXT:    lazy.add {{.*}} {realize = "output", group = 1 : i64}
+func.func @assign_after_its_readers(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  %0 = lazy.add %x, %x : tensor<2x3xf32>
+  %1 = lazy.assign %x, %0 : tensor<2x3xf32>
+  %2 = lazy.assign %y, %0 : tensor<2x3xf32>
+  %3 = lazy.add %x, %2 : tensor<2x3xf32>
+  func.return %1, %0, %3 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// Each assign reads the other's old buffer through a flip: the kernel writing
+// %x must run before the one writing %y and after it. The old %x is copied
+// first ("read before its assign"), in the kernel that assigns %x (it reads
+// %x where it writes it), and the assign of %y reads the copy.
+// CHECK-LABEL: func.func @swap_through_flips
+// CHECK-SAME:    not_fused = [{groups = array<i64: 0, 1>, reason = "read before its assign", stored}
+// CHECK-NEXT:    %[[OLD:.*]] = lazy.contiguous %[[X:.*]] {realize = "read before its assign", group = 0 : i64}
+// CHECK-NEXT:    %[[FY:.*]] = lazy.view %[[Y:.*]] <[2, 3] strides [-3, 1] offset 3> {group = 0 : i64}
+// CHECK-NEXT:    lazy.assign %[[X]], %[[FY]] {realize = "output", group = 0 : i64}
+// CHECK-NEXT:    %[[FX:.*]] = lazy.view %[[OLD]] <[2, 3] strides [-3, 1] offset 3> {group = 1 : i64}
+// CHECK-NEXT:    lazy.assign %[[Y]], %[[FX]] {realize = "output", group = 1 : i64}
+func.func @swap_through_flips(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %0 = lazy.flip %y [0] : tensor<2x3xf32> -> tensor<2x3xf32>
+  %1 = lazy.assign %x, %0 : tensor<2x3xf32>
+  %2 = lazy.flip %x [0] : tensor<2x3xf32> -> tensor<2x3xf32>
+  %3 = lazy.assign %y, %2 : tensor<2x3xf32>
+  func.return %1, %3 : tensor<2x3xf32>, tensor<2x3xf32>
+}

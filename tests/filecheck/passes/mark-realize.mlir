@@ -31,6 +31,19 @@ func.func @passthrough(%x: tensor<4xf32>) -> tensor<4xf32> {
   func.return %x : tensor<4xf32>
 }
 
+// A returned argument the function also assigns is its old value: it is
+// returned through a contiguous (a copy made before the assign), once however
+// often it is returned.
+// CHECK-LABEL: func.func @returned_and_assigned
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>, %[[Y:.*]]: tensor<4xf32>)
+// CHECK-NEXT:    %[[A:.*]] = lazy.assign %[[X]], %[[Y]] {realize = "output"} : tensor<4xf32>
+// CHECK-NEXT:    %[[C:.*]] = lazy.contiguous %[[X]] {realize = "output"} : tensor<4xf32>
+// CHECK-NEXT:    func.return %[[A]], %[[C]], %[[Y]], %[[C]] : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+func.func @returned_and_assigned(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = lazy.assign %x, %y : tensor<4xf32>
+  func.return %0, %x, %y, %x : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
 // -----
 
 // A masked view (pad of the reduced dim) of a computed reduce: the reduce is
