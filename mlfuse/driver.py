@@ -37,7 +37,7 @@ from mlfuse.utils import debug_level
 
 def make_context() -> Context:
     """A context with every dialect mlfuse reads or writes."""
-    from xdsl.dialects import arith, builtin, cf, llvm, math, memref, scf
+    from xdsl.dialects import arith, builtin, cf, llvm, math, memref, scf, vector
 
     from mlfuse.dialects.kernel import Kernel
     from mlfuse.dialects.lazy import Lazy
@@ -51,6 +51,7 @@ def make_context() -> Context:
         scf.Scf,
         cf.Cf,
         memref.MemRef,
+        vector.Vector,
         llvm.LLVM,
         Lazy,
         Kernel,

@@ -29,27 +29,46 @@ from dataclasses import dataclass, field
 
 PARALLEL = "parallel"
 SERIAL = "serial"
-LOOP_KINDS = (PARALLEL, SERIAL)
+UNROLL = "unroll"
+VECTOR = "vector"
+LOOP_KINDS = (PARALLEL, SERIAL, UNROLL, VECTOR)
+REGISTER_KINDS = (UNROLL, VECTOR)
+"""Register loops are not loops in the code: an ``unroll`` loop's iterations
+become separate values (a register block), a ``vector`` loop's the lanes of
+one vector. They come last in a plan, innermost."""
 
 
 @dataclass(frozen=True)
 class Loop:
-    """One loop of a plan: a space dim and how it runs."""
+    """One loop of a plan: a space dim (or a piece of it) and how it runs.
+
+    ``size`` is the loop's trip count when the dim is split into several loops
+    (tiled): the loops over one dim multiply to its size, outer loops stepping
+    by the product of the inner ones. ``None``: the loop covers the whole dim.
+    """
 
     dim: int
     kind: str
+    size: int | None = None
+
+    @property
+    def register(self) -> bool:
+        return self.kind in REGISTER_KINDS
 
     def __str__(self) -> str:
-        return f"{self.kind} {self.dim}"
+        return f"{self.kind} {self.dim}" + ("" if self.size is None else f":{self.size}")
 
 
 @dataclass(frozen=True)
 class LoopPlan:
     """The loops of a kernel, outermost first: ``[parallel 0, serial 1]``.
 
-    Every space dim appears once; parallel loops come first and form one
-    parallel loop nest; the serial order decides how the loops of a store nest
-    or of a reduce over several axes nest.
+    Every space dim has at least one loop; a dim with several loops is tiled
+    (``serial 1:256, vector 1:16`` walks a dim of 4096 in 256 steps of a
+    16-lane vector). Parallel loops come first and form one parallel loop
+    nest, serial loops next, register loops (``unroll``, ``vector``) last; the
+    serial order decides how the loops of a store nest or of a reduce over
+    several axes nest.
     """
 
     loops: tuple[Loop, ...]
@@ -62,37 +81,145 @@ class LoopPlan:
 
     @property
     def parallel(self) -> tuple[int, ...]:
-        return tuple(lp.dim for lp in self.loops if lp.kind == PARALLEL)
+        """Positions of the parallel loops."""
+        return tuple(i for i, lp in enumerate(self.loops) if lp.kind == PARALLEL)
+
+    @property
+    def parallel_dims(self) -> frozenset[int]:
+        return frozenset(lp.dim for lp in self.loops if lp.kind == PARALLEL)
 
     @property
     def order(self) -> tuple[int, ...]:
         return tuple(lp.dim for lp in self.loops)
 
     def ordered(self, dims) -> tuple[int, ...]:
-        """``dims`` in loop order."""
-        return tuple(d for d in self.order if d in dims)
+        """Positions of the code loops (not register loops) over ``dims``, in plan order."""
+        return tuple(i for i, lp in enumerate(self.loops) if lp.dim in dims and not lp.register)
+
+    def need(self, dims) -> frozenset[int]:
+        """The code loops a value varying along ``dims`` must be inside."""
+        return frozenset(self.ordered(dims))
+
+    def register_loops(self, dims) -> tuple[int, ...]:
+        """Positions of the register loops over ``dims``."""
+        return tuple(i for i, lp in enumerate(self.loops) if lp.dim in dims and lp.register)
+
+    @property
+    def vector(self) -> int | None:
+        """Position of the vector loop, if any."""
+        return next((i for i, lp in enumerate(self.loops) if lp.kind == VECTOR), None)
+
+    def sizes(self, space: Sequence[int]) -> list[int]:
+        """Trip count of each loop in a space of shape ``space``."""
+        return [space[lp.dim] if lp.size is None else lp.size for lp in self.loops]
+
+    def strides(self, space: Sequence[int]) -> list[int]:
+        """How far one step of each loop moves along its dim."""
+        sizes = self.sizes(space)
+        out = [1] * len(self.loops)
+        inner: dict[int, int] = {}
+        for i in range(len(self.loops) - 1, -1, -1):
+            d = self.loops[i].dim
+            out[i] = inner.get(d, 1)
+            inner[d] = out[i] * sizes[i]
+        return out
 
     def __str__(self) -> str:
         return "[" + ", ".join(str(lp) for lp in self.loops) + "]"
 
-    def problems(self, rank: int, reduce_dims: Sequence[Sequence[int]] = ()) -> str | None:
-        """Why this plan is not a plan for a space of ``rank`` dims whose reduces
-        run over ``reduce_dims`` (None if it is)."""
-        dims = [lp.dim for lp in self.loops]
+    # -- rewrites (each returns a new plan; check it with problems()) ---------
+    def innermost_code_loop(self, dim: int) -> int | None:
+        """Position of the innermost code loop (not a register loop) over ``dim``."""
+        found = [i for i in self.ordered({dim})]
+        return found[-1] if found else None
+
+    def split_off(self, dim: int, size: int, kind: str, space: Sequence[int]) -> LoopPlan:
+        """Split ``size`` iterations off the innermost code loop over ``dim`` into a
+        register loop of ``kind`` (an unroll loop goes after the other unroll
+        loops, a vector loop last). A loop left with one iteration is kept."""
+        if kind not in REGISTER_KINDS:
+            raise ValueError(f"split_off: '{kind}' is not a register loop kind")
+        at = self.innermost_code_loop(dim)
+        if at is None:
+            raise ValueError(f"dim {dim} has no code loop left to split")
+        trips = self.sizes(space)[at]
+        if size < 1 or trips % size:
+            raise ValueError(
+                f"cannot split {size} iterations off loop '{self.loops[at]}' ({trips} iterations)"
+            )
+        loops = list(self.loops)
+        lp = loops[at]
+        loops[at] = Loop(lp.dim, lp.kind, trips // size)
+        new = Loop(dim, kind, size)
+        if kind == VECTOR:
+            if self.vector is not None:
+                raise ValueError("the plan already has a vector loop")
+            loops.append(new)
+        else:
+            vec = [i for i, x in enumerate(loops) if x.kind == VECTOR]
+            loops.insert(vec[0] if vec else len(loops), new)
+        return LoopPlan(tuple(loops)).normalized(space)
+
+    def interchange(self, order: Sequence[int]) -> LoopPlan:
+        """The code loops reordered: ``order`` lists their current positions in the
+        new order (register loops stay innermost, in place)."""
+        code = [i for i, lp in enumerate(self.loops) if not lp.register]
+        if sorted(order) != code:
+            raise ValueError(f"interchange: {list(order)} is not a permutation of {code}")
+        return LoopPlan(tuple(self.loops[i] for i in order) + self.loops[len(code) :])
+
+    def normalized(self, space: Sequence[int]) -> LoopPlan:
+        """Sizes written only where a dim has several loops."""
+        count: dict[int, int] = {}
+        for lp in self.loops:
+            count[lp.dim] = count.get(lp.dim, 0) + 1
+        trips = self.sizes(space)
+        return LoopPlan(
+            tuple(
+                Loop(lp.dim, lp.kind, trips[i] if count[lp.dim] > 1 else None)
+                for i, lp in enumerate(self.loops)
+            )
+        )
+
+    def problems(
+        self,
+        rank: int,
+        reduce_dims: Sequence[Sequence[int]] = (),
+        space: Sequence[int] | None = None,
+    ) -> str | None:
+        """Why this plan is not a plan for a space of ``rank`` dims (of shape
+        ``space``, when given) whose reduces run over ``reduce_dims`` (None if it is)."""
         for lp in self.loops:
             if lp.kind not in LOOP_KINDS:
                 return f"unknown loop kind '{lp.kind}' (known: {', '.join(LOOP_KINDS)})"
             if not 0 <= lp.dim < rank:
                 return f"dim {lp.dim} is out of range for a rank-{rank} space"
-        if sorted(dims) != list(range(rank)):
-            missing = sorted(set(range(rank)) - set(dims))
-            if missing:
-                return f"dims {missing} of the space have no loop"
-            return f"a dim has two loops in {self}"
-        kinds = [lp.kind for lp in self.loops]
-        if PARALLEL in kinds and SERIAL in kinds[: len(self.parallel)]:
-            return "parallel loops must come before serial ones"
-        par = set(self.parallel)
+            if lp.size is not None and lp.size < 1:
+                return f"loop '{lp}' has no iterations"
+        dims = [lp.dim for lp in self.loops]
+        missing = sorted(set(range(rank)) - set(dims))
+        if missing:
+            return f"dims {missing} of the space have no loop"
+        for d in range(rank):
+            pieces = [lp for lp in self.loops if lp.dim == d]
+            if len(pieces) > 1 and any(lp.size is None for lp in pieces):
+                return f"dim {d} has several loops: each needs a size ('kind {d}:size')"
+            if space is not None and len(pieces) > 1:
+                total = math.prod(lp.size for lp in pieces)  # type: ignore[misc]
+                if total != space[d]:
+                    return (
+                        f"the loops over dim {d} run {total} iterations, but the dim has {space[d]}"
+                    )
+        rank_of = {PARALLEL: 0, SERIAL: 1, UNROLL: 2, VECTOR: 2}
+        kinds = [rank_of[lp.kind] for lp in self.loops]
+        if kinds != sorted(kinds):
+            return "loops must be parallel, then serial, then unroll/vector (register) loops"
+        vec = [i for i, lp in enumerate(self.loops) if lp.kind == VECTOR]
+        if len(vec) > 1:
+            return "a plan has at most one vector loop"
+        if vec and vec[0] != len(self.loops) - 1:
+            return "the vector loop must be the innermost loop"
+        par = self.parallel_dims
         for axes in reduce_dims:
             if par & set(axes):
                 return (
@@ -129,7 +256,8 @@ def default_plan(
 
 
 def parallel_extent(plan: LoopPlan, sizes: Sequence[int]) -> int:
-    return math.prod(sizes[d] for d in plan.parallel)
+    trips = plan.sizes(sizes)
+    return math.prod(trips[i] for i in plan.parallel)
 
 
 # ---------------------------------------------------------------------------
@@ -158,10 +286,11 @@ class StoreItem:
 
 @dataclass(eq=False)
 class Scope:
-    """A loop body: the root (the parallel loop's body) or a serial loop over ``dim``."""
+    """A loop body: the root (the parallel loop's body) or the serial loop at
+    position ``loop`` of the plan. ``ctx``: the positions of the loops open here."""
 
     parent: Scope | None
-    dim: int | None
+    loop: int | None
     ctx: frozenset[int]
     reduce: int | None = None  # the reduce whose accumulator this loop carries
     contents: list[tuple] = field(default_factory=list)
@@ -175,21 +304,21 @@ class Scope:
         return out[::-1]
 
 
-def hoist(s: Scope, domain: frozenset[int]) -> Scope:
-    """The outermost scope on the path from the root to ``s`` covering ``domain``."""
-    while s.parent is not None and domain <= s.parent.ctx:
+def hoist(s: Scope, need: frozenset[int]) -> Scope:
+    """The outermost scope on the path from the root to ``s`` inside the loops ``need``."""
+    while s.parent is not None and need <= s.parent.ctx:
         s = s.parent
     return s
 
 
 def open_nest(
-    parent: Scope, dims: Sequence[int], reduce: int | None = None, elastic: bool = False
+    parent: Scope, loops: Sequence[int], reduce: int | None = None, elastic: bool = False
 ) -> list[Scope]:
-    """Serial loops over ``dims`` (in that order) inside ``parent``."""
+    """The serial loops at positions ``loops`` (in that order) inside ``parent``."""
     out: list[Scope] = []
     s = parent
-    for d in dims:
-        s = Scope(s, d, s.ctx | {d}, reduce, elastic=elastic)
+    for i in loops:
+        s = Scope(s, i, s.ctx | {i}, reduce, elastic=elastic)
         out.append(s)
     return out
 
@@ -197,11 +326,11 @@ def open_nest(
 def store_groups(
     plan: LoopPlan, stores: Sequence[StoreItem]
 ) -> list[tuple[list[int], tuple[int, ...]]]:
-    """Consecutive stores walking the same dims beyond the parallel ones, with those dims."""
+    """Consecutive stores walking the same loops beyond the parallel ones, with those loops."""
     par = set(plan.parallel)
     groups: list[tuple[list[int], tuple[int, ...]]] = []
     for i, st in enumerate(stores):
-        extra = plan.ordered(st.dims - par)
+        extra = tuple(i for i in plan.ordered(st.dims) if i not in par)
         if groups and groups[-1][1] == extra:
             groups[-1][0].append(i)
         else:
@@ -267,13 +396,14 @@ def analyze(
     loops: dict[int, int] = {}  # kernel root -> reduce nests placed in it
     for i in range(len(items) - 1, -1, -1):
         it = items[i]
-        where = _distinct(hoist(s, it.domain) for s in requests[i])
+        need = plan.need(it.domain)
+        where = _distinct(hoist(s, need) for s in requests[i])
         if not where:
             continue
         if it.reduce_dims is not None:
-            if len(where) > 1 or any(p.ctx != it.domain and not p.elastic for p in where):
+            if len(where) > 1 or any(p.ctx != need and not p.elastic for p in where):
                 violations.append(Violation(i, "reduce", where))
-                where = [Scope(None, None, it.domain, elastic=True)]  # as if materialized
+                where = [Scope(None, None, need, elastic=True)]  # as if materialized
             for p in where:
                 k = id(p.chain()[0])
                 loops[k] = loops.get(k, 0) + 1
@@ -310,8 +440,9 @@ def _kernel_of(it: Item, plan: LoopPlan) -> Scope:
     over the rest). The guess is elastic: no reduce placed in it counts as
     repeated along dims it does not vary along; only placements are counted.
     The kernel is planned for real in the next round."""
-    root = Scope(None, None, it.domain & frozenset(plan.parallel), elastic=True)
-    nest = open_nest(root, plan.ordered(it.domain - root.ctx), elastic=True)
+    need = plan.need(it.domain)
+    root = Scope(None, None, need & frozenset(plan.parallel), elastic=True)
+    nest = open_nest(root, [i for i in plan.ordered(it.domain) if i not in root.ctx], elastic=True)
     return nest[-1] if nest else root
 
 
@@ -378,7 +509,7 @@ def _place_tree(
             else:
                 s.contents.append(("value", i))
             continue
-        p = hoist(s, it.domain)
+        p = hoist(s, plan.need(it.domain))
         if (i, id(p)) in done:
             continue
         done.add((i, id(p)))

@@ -418,6 +418,15 @@ class ViewStack:
     def depends_on(self, d: int) -> bool:
         return self.top.depends_on(d)
 
+    def unit_stride(self, d: int) -> bool:
+        """Whether consecutive indices along dim ``d`` read consecutive elements
+        (so several can be read as one vector), with a validity that does not
+        vary along ``d``."""
+        if len(self.views) != 1:
+            return False
+        v = self.top
+        return v.strides[d] == 1 and (v.mask is None or v.mask[d] == (0, v.shape[d]))
+
     def _replace_top(self, v: View) -> ViewStack:
         return ViewStack(self.views[:-1] + (v,))._simplify()
 

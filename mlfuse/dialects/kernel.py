@@ -134,13 +134,17 @@ class PlanAttr(Data[LoopPlan]):
 
 
 def parse_plan(parser: AttrParser) -> LoopPlan:
-    """``[parallel 0, serial 1]``."""
+    """``[parallel 0, serial 1:256, vector 1:16]``: ``kind dim`` or ``kind dim:size``."""
 
     def loop() -> Loop:
         kind = parser.parse_identifier()
         if kind not in LOOP_KINDS:
             parser.raise_error(f"unknown loop kind '{kind}' (known: {', '.join(LOOP_KINDS)})")
-        return Loop(parser.parse_integer(allow_negative=False, allow_boolean=False), kind)
+        dim = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        size = None
+        if parser.parse_optional_punctuation(":") is not None:
+            size = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        return Loop(dim, kind, size)
 
     return LoopPlan(tuple(parser.parse_comma_separated_list(parser.Delimiter.SQUARE, loop)))
 
@@ -246,7 +250,7 @@ class FuncOp(IRDLOperation):
         if self.plan is None:
             raise VerifyException(f"kernel.func @{self.sym_name.data} has no loop plan")
         reduce_dims = [op.reduce_axes for op in self.body.block.ops if isinstance(op, ReduceOp)]
-        why = self.loop_plan.problems(len(self.space_shape), reduce_dims)
+        why = self.loop_plan.problems(len(self.space_shape), reduce_dims, self.space_shape)
         if why is not None:
             raise VerifyException(
                 f"kernel.func @{self.sym_name.data}: bad plan {self.plan.data}: {why}"

@@ -20,21 +20,30 @@ space is looped over. This pass only reads the plan:
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.arith import FastMathFlagsAttr
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    UnitAttr,
+    VectorType,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from mlfuse.dialects import kernel
 from mlfuse.dialects.lazy import is_float
-from mlfuse.loop_nest import Scope, hoist, schedule_scopes
+from mlfuse.loop_nest import UNROLL, VECTOR, Scope, hoist, schedule_scopes
 from mlfuse.passes.scalar import REDUCE_IDENTITY, combine, constant_op
 from mlfuse.view import ViewStack
 
@@ -81,18 +90,45 @@ class _IndexOps:
 
 @dataclass(eq=False)
 class _Open:
-    """An emitted loop: its op, its body block, the index of each dim there."""
+    """An emitted loop: its op, its body block, the induction variable of each
+    code loop (by plan position) open there."""
 
     op: Operation | None
     block: Block
     idx: dict[int, SSAValue]
 
 
+@dataclass(frozen=True)
+class _Shape:
+    """How a value is held across the register loops: one SSA value per point of
+    the ``unroll`` loops it varies along, each a vector when it varies along the
+    vector loop."""
+
+    loops: tuple[int, ...]
+    vector: bool
+
+    def points(self, trips: list[int]):
+        return itertools.product(*(range(trips[p]) for p in self.loops))
+
+
+@dataclass(eq=False)
+class _Tile:
+    shape: _Shape
+    vals: dict[tuple[int, ...], SSAValue]
+
+    def at(self, env: dict[int, int]) -> SSAValue:
+        return self.vals[tuple(env[p] for p in self.shape.loops)]
+
+
 class _Lowering:
     def __init__(self, k: kernel.FuncOp):
         self.k = k
         self.sizes = k.space_shape
-        self.plan = k.loop_plan
+        self.plan = plan = k.loop_plan
+        self.trips = plan.sizes(self.sizes)
+        self.steps = plan.strides(self.sizes)
+        self.vec = plan.vector
+        self.width = self.trips[self.vec] if self.vec is not None else 1
         self.ops, self.items, self.stores, self.store_items = kernel.body_items(k)
         types = list(k.function_type.inputs.data)
         self.func = func.FuncOp(k.sym_name.data, (types, []))
@@ -103,7 +139,9 @@ class _Lowering:
         self.args = dict(zip(k.body.block.args, self.entry.args))
         self.consts: dict[tuple, SSAValue] = {}
         self.open: dict[int, _Open] = {}  # scope id -> its loop
-        self.val: dict[tuple[int, int], SSAValue] = {}  # (item, scope id) -> value
+        self.val: dict[tuple[int, int], _Tile] = {}  # (item, scope id) -> value
+        self.splats: dict[tuple[int, int], SSAValue] = {}  # (value id, block id) -> vector
+        self.contract = self._feeding_sums()
 
     # -- constants are emitted once, at the top of the function -------------
     def _entry_const(self, key, make) -> SSAValue:
@@ -122,19 +160,53 @@ class _Lowering:
     def scalar_const(self, value, t) -> SSAValue:
         return self._entry_const(("s", value, t), lambda: constant_op(value, t))
 
+    # -- register loops -------------------------------------------------------
+    def shape_of(self, dims: frozenset[int]) -> _Shape:
+        loops = tuple(
+            p for p in self.plan.register_loops(dims) if self.plan.loops[p].kind == UNROLL
+        )
+        vector = self.vec is not None and self.plan.loops[self.vec].dim in dims
+        return _Shape(loops, vector)
+
+    def vtype(self, t: Attribute) -> VectorType:
+        return VectorType(t, [self.width])
+
+    def splat(self, v: SSAValue, block: Block) -> SSAValue:
+        """``v`` broadcast to a vector (once per block)."""
+        if isinstance(v.type, VectorType):
+            return v
+        key = (id(v), id(block))
+        if key not in self.splats:
+            op = vector.BroadcastOp(v, self.vtype(v.type))
+            block.add_op(op)
+            self.splats[key] = op.vector
+        return self.splats[key]
+
+    def _feeding_sums(self) -> set[int]:
+        """Items that are float products summed by a reduce: multiply and add
+        may contract into one FMA."""
+        out = set()
+        for i, op in enumerate(self.ops):
+            if isinstance(op, arith.MulfOp) and all(
+                isinstance(u.operation, kernel.ReduceOp) and u.operation.reduce_kind == "add"
+                for u in op.result.uses
+            ):
+                out.add(i)
+        return out
+
     # -- the function -------------------------------------------------------
     def build(self) -> func.FuncOp:
-        dims = list(self.plan.parallel)
-        n = max(len(dims), 1)
+        par = list(self.plan.parallel)
+        n = max(len(par), 1)
         body = Block(arg_types=[index] * n)
-        ubs = [self.index_const(self.sizes[d]) for d in dims] or [self.index_const(1)]
-        par = scf.ParallelOp(
+        ubs = [self.index_const(self.trips[p]) for p in par] or [self.index_const(1)]
+        loop = scf.ParallelOp(
             [self.index_const(0)] * n, ubs, [self.index_const(1)] * n, Region(body)
         )
-        self.entry.add_op(par)
+        self.entry.add_op(loop)
         self.entry.add_op(func.ReturnOp())
         root = schedule_scopes(self.items, self.store_items, self.plan)
-        self.open[id(root)] = _Open(par, body, dict(zip(dims, body.args)))
+        self.open[id(root)] = _Open(loop, body, dict(zip(par, body.args)))
         self.emit(root)
         body.add_op(scf.ReduceOp())
         return self.func
@@ -158,27 +230,35 @@ class _Lowering:
                 self.open_loop(scope, what)
                 stack.append((what, 0))
 
+    def acc_shape(self, r: int) -> _Shape:
+        """A reduce's accumulators: one per register point of its input."""
+        return self.shape_of(self.items[self.items[r].operands[0]].domain)
+
     def open_loop(self, parent: Scope, s: Scope) -> None:
-        assert s.dim is not None
+        assert s.loop is not None
         outer = self.open[id(parent)]
         iter_args: list[SSAValue] = []
         if s.reduce is not None:
-            t = self.ops[s.reduce].results[0].type
             if parent.reduce == s.reduce:  # the next loop of the same reduce
-                iter_args = [outer.block.args[1]]
+                iter_args = list(outer.block.args[1:])
             else:
-                kind = self.ops[s.reduce].reduce_kind  # type: ignore[attr-defined]
-                iter_args = [self.scalar_const(REDUCE_IDENTITY[kind](t), t)]
+                r = self.ops[s.reduce]
+                t = r.results[0].type
+                init = self.scalar_const(REDUCE_IDENTITY[r.reduce_kind](t), t)  # type: ignore[attr-defined]
+                shape = self.acc_shape(s.reduce)
+                if shape.vector:
+                    init = self.splat(init, outer.block)
+                iter_args = [init] * len(list(shape.points(self.trips)))
         body = Block(arg_types=[index, *(v.type for v in iter_args)])
         loop = scf.ForOp(
             self.index_const(0),
-            self.index_const(self.sizes[s.dim]),
+            self.index_const(self.trips[s.loop]),
             self.index_const(1),
             iter_args,
             body,
         )
         outer.block.add_op(loop)
-        self.open[id(s)] = _Open(loop, body, {**outer.idx, s.dim: body.args[0]})
+        self.open[id(s)] = _Open(loop, body, {**outer.idx, s.loop: body.args[0]})
 
     def close_loop(self, s: Scope) -> None:
         here = self.open[id(s)]
@@ -187,26 +267,89 @@ class _Lowering:
             return
         r = self.ops[s.reduce]
         assert isinstance(r, kernel.ReduceOp)
+        shape = self.acc_shape(s.reduce)
         inner = next((c for kind, c in s.contents if kind == "loop" and c.reduce == s.reduce), None)
-        if inner is not None:  # an outer loop of the reduce yields its inner loop's result
-            result = self.open[id(inner)].op.results[0]  # type: ignore[union-attr]
+        if inner is not None:  # an outer loop of the reduce yields its inner loop's results
+            results = list(self.open[id(inner)].op.results)  # type: ignore[union-attr]
         else:  # the innermost loop combines the input
             x = self.value(self.items[s.reduce].operands[0], s)
-            acc = here.block.args[1]
-            result = combine(Builder(InsertPoint.at_end(here.block)), r.reduce_kind, acc, x)
-            if is_float(acc.type):
-                # let LLVM reassociate (and so vectorize) the accumulation
-                result.owner.properties["fastmath"] = FastMathFlagsAttr(["reassoc"])  # type: ignore[union-attr]
-        here.block.add_op(scf.YieldOp(result))
+            b = Builder(InsertPoint.at_end(here.block))
+            results = []
+            for acc, point in zip(here.block.args[1:], shape.points(self.trips)):
+                v = x.at(dict(zip(shape.loops, point)))
+                if shape.vector:
+                    v = self.splat(v, here.block)
+                results.append(self.combine(b, r.reduce_kind, acc, v))
+        here.block.add_op(scf.YieldOp(*results))
         parent = s.parent
         assert parent is not None
         if parent.reduce != s.reduce:  # the outermost loop: the reduce's value here
-            self.val[(s.reduce, id(parent))] = here.op.results[0]  # type: ignore[union-attr]
+            acc = _Tile(shape, dict(zip(shape.points(self.trips), here.op.results)))  # type: ignore[union-attr]
+            block = self.open[id(parent)].block
+            self.val[(s.reduce, id(parent))] = self.finish(s.reduce, acc, block)
+
+    def combine(self, b: Builder, kind: str, acc: SSAValue, v: SSAValue) -> SSAValue:
+        result = combine(b, kind, acc, v)
+        if is_float(_element(acc.type)) and kind == "add":
+            # let LLVM reassociate (and so vectorize) the sum, and fuse it with a product
+            result.owner.properties["fastmath"] = FastMathFlagsAttr(["reassoc", "contract"])  # type: ignore[union-attr]
+        elif is_float(_element(acc.type)):
+            result.owner.properties["fastmath"] = FastMathFlagsAttr(["reassoc"])  # type: ignore[union-attr]
+        return result
+
+    def finish(self, r: int, acc: _Tile, block: Block) -> _Tile:
+        """A reduce's result from its accumulators: combine those of the register
+        points along its axes (a tree), then the lanes of a vector when the vector
+        loop runs along an axis (halving shuffles)."""
+        op = self.ops[r]
+        assert isinstance(op, kernel.ReduceOp)
+        kind = op.reduce_kind
+        shape = self.shape_of(self.items[r].domain)
+        b = Builder(InsertPoint.at_end(block))
+        groups: dict[tuple[int, ...], list[SSAValue]] = {}
+        for point, v in acc.vals.items():
+            env = dict(zip(acc.shape.loops, point))
+            groups.setdefault(tuple(env[p] for p in shape.loops), []).append(v)
+        out: dict[tuple[int, ...], SSAValue] = {}
+        for key, vals in groups.items():
+            while len(vals) > 1:
+                pairs = [self.combine(b, kind, x, y) for x, y in zip(vals[::2], vals[1::2])]
+                vals = pairs + ([vals[-1]] if len(vals) % 2 else [])
+            v = vals[0]
+            if acc.shape.vector and not shape.vector:
+                v = self.horizontal(b, kind, v)
+            out[key] = v
+        return _Tile(shape, out)
+
+    def horizontal(self, b: Builder, kind: str, v: SSAValue) -> SSAValue:
+        """The lanes of ``v`` combined into one scalar."""
+        t = v.type
+        assert isinstance(t, VectorType)
+        n = t.get_shape()[0]
+        while n % 2 == 0:
+            h = n // 2
+            ht = VectorType(t.element_type, [h])
+            hi = b.insert(
+                vector.ShuffleOp(
+                    v, v, DenseArrayBase.from_list(i64, list(range(h, n))), result_type=ht
+                )
+            ).result
+            lo = b.insert(
+                vector.ShuffleOp(
+                    v, v, DenseArrayBase.from_list(i64, list(range(h))), result_type=ht
+                )
+            ).result
+            v, n = self.combine(b, kind, lo, hi), h
+        lanes = [b.insert(vector.ExtractOp(v, [lane], t.element_type)).result for lane in range(n)]
+        out = lanes[0]
+        for x in lanes[1:]:
+            out = self.combine(b, kind, out, x)
+        return out
 
     # -- values ---------------------------------------------------------------
-    def value(self, i: int, at: Scope) -> SSAValue:
+    def value(self, i: int, at: Scope) -> _Tile:
         """Item ``i`` as needed in scope ``at`` (computed where the tree placed it)."""
-        p = hoist(at, self.items[i].domain)
+        p = hoist(at, self.plan.need(self.items[i].domain))
         found = self.val.get((i, id(p)))
         if found is None:
             raise DiagnosticException(
@@ -215,48 +358,168 @@ class _Lowering:
             )
         return found
 
-    def offset(self, stack: ViewStack, s: Scope) -> tuple[SSAValue, SSAValue | None]:
+    def dim_index(self, ops: _IndexOps, d: int, s: Scope, env: dict[int, int], lane: int):
+        """The index along dim ``d`` at register point ``env`` and vector lane ``lane``."""
         here = self.open[id(s)]
-        idxs = [here.idx.get(d) or self.index_const(0) for d in range(len(self.sizes))]
-        return stack.emit(_IndexOps(self, here.block), idxs)
+        fixed, terms = 0, []
+        for p, lp in enumerate(self.plan.loops):
+            if lp.dim != d:
+                continue
+            step = self.steps[p]
+            if lp.kind == VECTOR:
+                fixed += lane * step
+            elif lp.kind == UNROLL:
+                fixed += env.get(p, 0) * step
+            elif p in here.idx:
+                iv = here.idx[p]
+                terms.append(iv if step == 1 else ops.mul(iv, ops.const(step)))
+        out = None
+        for t in terms:
+            out = t if out is None else ops.add(out, t)
+        if out is None:
+            return ops.const(fixed)
+        return out if fixed == 0 else ops.add(out, ops.const(fixed))
+
+    def offset(self, stack: ViewStack, s: Scope, env, lane: int = 0):
+        ops = _IndexOps(self, self.open[id(s)].block)
+        idxs = [self.dim_index(ops, d, s, env, lane) for d in range(len(self.sizes))]
+        return stack.emit(ops, idxs)
+
+    def lanes_along(self, stack: ViewStack) -> str:
+        """How a view is read across the vector loop: "vector" (consecutive
+        elements, validity the same for all lanes) or "lanes" (one by one)."""
+        d = self.plan.loops[self.vec].dim  # type: ignore[index]
+        return "vector" if stack.unit_stride(d) else "lanes"
+
+    def gather(self, block: Block, scalars: list[SSAValue]) -> SSAValue:
+        """A vector of the given lane values."""
+        out = self.splat(scalars[0], block) if len(set(scalars)) == 1 else None
+        if out is not None:
+            return out
+        vec = vector.BroadcastOp(scalars[0], self.vtype(scalars[0].type))
+        block.add_op(vec)
+        out = vec.vector
+        for lane, x in enumerate(scalars[1:], 1):
+            ins = vector.InsertOp(x, out, [lane])
+            block.add_op(ins)
+            out = ins.result
+        return out
+
+    def load(self, op: kernel.LoadOp, s: Scope, env, lane: int = 0) -> SSAValue:
+        off, valid = self.offset(op.view.stack, s, env, lane)
+        buf = self.args[op.buffer]
+        block = self.open[id(s)].block
+        if valid is None:
+            load = memref.LoadOp.get(buf, [off])
+            block.add_op(load)
+            return load.results[0]
+        safe = arith.SelectOp(valid, off, self.index_const(0))
+        load = memref.LoadOp.get(buf, [safe.result])
+        zero = self.scalar_const(0, load.results[0].type)
+        sel = arith.SelectOp(valid, load.results[0], zero)
+        block.add_ops([safe, load, sel])
+        return sel.result
 
     def emit_value(self, i: int, s: Scope) -> None:
         op = self.ops[i]
         block = self.open[id(s)].block
-        match op:
-            case kernel.LoadOp():
-                off, valid = self.offset(op.view.stack, s)
-                buf = self.args[op.buffer]
-                if valid is None:
-                    load = memref.LoadOp.get(buf, [off])
-                    block.add_op(load)
-                    out = load.results[0]
-                else:
-                    safe = arith.SelectOp(valid, off, self.index_const(0))
-                    load = memref.LoadOp.get(buf, [safe.result])
-                    zero = self.scalar_const(0, load.results[0].type)
-                    sel = arith.SelectOp(valid, load.results[0], zero)
-                    block.add_ops([safe, load, sel])
-                    out = sel.result
-            case kernel.ValidOp():
-                valid = self.offset(op.view.stack, s)[1]
-                out = valid if valid is not None else self.scalar_const(True, op.result.type)
-            case kernel.ReduceOp():  # over no dims: the input itself
-                out = self.value(self.items[i].operands[0], s)
-            case arith.ConstantOp():
-                out = self._entry_const(("c", op.value), lambda: op.clone())
-            case _:
-                mapping = {o: self.value(j, s) for o, j in zip(op.operands, self.items[i].operands)}
-                new = op.clone(value_mapper=mapping)
-                block.add_op(new)
-                out = new.results[0]
-        self.val[(i, id(s))] = out
+        shape = self.shape_of(self.items[i].domain)
+        out: dict[tuple[int, ...], SSAValue] = {}
+        if isinstance(op, kernel.ReduceOp):  # over register loops (or no dims) only
+            x = self.value(self.items[i].operands[0], s)
+            self.val[(i, id(s))] = self.finish(i, x, block)
+            return
+        for point in shape.points(self.trips):
+            env = dict(zip(shape.loops, point))
+            match op:
+                case kernel.LoadOp() if (
+                    shape.vector and self.lanes_along(op.view.stack) == "vector"
+                ):
+                    off, valid = self.offset(op.view.stack, s, env)
+                    buf = self.args[op.buffer]
+                    vt = self.vtype(op.result.type)
+                    if valid is None:
+                        vl = vector.LoadOp(buf, [off], vt)
+                        block.add_op(vl)
+                        out[point] = vl.result
+                    else:
+                        safe = arith.SelectOp(valid, off, self.index_const(0))
+                        vl = vector.LoadOp(buf, [safe.result], vt)
+                        block.add_ops([safe, vl])
+                        zero = self.splat(self.scalar_const(0, op.result.type), block)
+                        sel = arith.SelectOp(valid, vl.result, zero)
+                        block.add_op(sel)
+                        out[point] = sel.result
+                case kernel.LoadOp():
+                    if shape.vector:
+                        lanes = [self.load(op, s, env, lane) for lane in range(self.width)]
+                        out[point] = self.gather(block, lanes)
+                    else:
+                        out[point] = self.load(op, s, env)
+                case kernel.ValidOp():
+                    lanes = self.width if shape.vector else 1
+                    valid = [self.valid_at(op, s, env, ln) for ln in range(lanes)]
+                    out[point] = self.gather(block, valid) if shape.vector else valid[0]
+                case arith.ConstantOp():
+                    out[point] = self._entry_const(("c", op.value), lambda: op.clone())
+                case _:
+                    operands = []
+                    for o in op.operands:
+                        v = self.value(self.items[i].operands[self._operand_pos(i, o)], s).at(env)
+                        operands.append(self.splat(v, block) if shape.vector else v)
+                    result_types = [
+                        self.vtype(r.type) if shape.vector else r.type for r in op.results
+                    ]
+                    props = dict(op.properties)
+                    if i in self.contract:
+                        props["fastmath"] = FastMathFlagsAttr(["contract"])
+                    new = type(op).create(
+                        operands=operands,
+                        result_types=result_types,
+                        properties=props,
+                        attributes=dict(op.attributes),
+                    )
+                    block.add_op(new)
+                    out[point] = new.results[0]
+        self.val[(i, id(s))] = _Tile(shape, out)
+
+    def valid_at(self, op: kernel.ValidOp, s: Scope, env, lane: int) -> SSAValue:
+        v = self.offset(op.view.stack, s, env, lane)[1]
+        return v if v is not None else self.scalar_const(True, op.result.type)
+
+    def _operand_pos(self, i: int, o: SSAValue) -> int:
+        """Which of item ``i``'s operands ``o`` is."""
+        defining = [self.ops[j].results[0] for j in self.items[i].operands]
+        return defining.index(o)
 
     def emit_store(self, i: int, s: Scope) -> None:
         st = self.stores[i]
-        v = self.value(self.store_items[i].value, s)
-        off = self.offset(st.view.stack, s)[0]
-        self.open[id(s)].block.add_op(memref.StoreOp.get(v, self.args[st.buffer], [off]))
+        item = self.store_items[i]
+        shape = self.shape_of(item.dims)
+        block = self.open[id(s)].block
+        value = self.value(item.value, s)
+        buf = self.args[st.buffer]
+        for point in shape.points(self.trips):
+            env = dict(zip(shape.loops, point))
+            v = value.at(env)
+            if not shape.vector:
+                off = self.offset(st.view.stack, s, env)[0]
+                block.add_op(memref.StoreOp.get(v, buf, [off]))
+                continue
+            v = self.splat(v, block)
+            if self.lanes_along(st.view.stack) == "vector" and st.view.stack.top.mask is None:
+                off = self.offset(st.view.stack, s, env)[0]
+                block.add_op(vector.StoreOp(v, buf, [off]))
+                continue
+            for lane in range(self.width):
+                x = vector.ExtractOp(v, [lane], _element(v.type))
+                block.add_op(x)
+                off = self.offset(st.view.stack, s, env, lane)[0]
+                block.add_op(memref.StoreOp.get(x.result, buf, [off]))
+
+
+def _element(t: Attribute) -> Attribute:
+    return t.element_type if isinstance(t, VectorType) else t
 
 
 def lower_kernel(k: kernel.FuncOp) -> func.FuncOp:

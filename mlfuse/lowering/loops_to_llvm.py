@@ -22,11 +22,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, cf, func, llvm, math, memref
+from xdsl.dialects import arith, cf, func, llvm, math, memref, vector
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
     DictionaryAttr,
+    DenseArrayBase,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -34,7 +35,9 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     UnitAttr,
+    VectorType,
     i1,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -54,6 +57,8 @@ def convert_type(t: Attribute) -> Attribute:
 
 
 def _suffix(t: Attribute) -> str:
+    if isinstance(t, VectorType):
+        return f"v{t.get_shape()[0]}{_suffix(t.element_type)}"
     if isinstance(t, IntegerType):
         return f"i{t.width.data}"
     assert isinstance(t, AnyFloat)
@@ -121,6 +126,14 @@ _CASTS: dict[type[Operation], Callable] = {
 }
 
 
+def _bytes(t: Attribute) -> int:
+    """The alignment a vector access may assume: its element's size (buffers are
+    only element-aligned)."""
+    el = t.element_type if isinstance(t, VectorType) else t
+    width = el.width.data if isinstance(el, IntegerType) else el.bitwidth  # type: ignore[attr-defined]
+    return max(1, width // 8)
+
+
 class _Converter:
     def __init__(self, f: func.FuncOp):
         self.f = f
@@ -137,6 +150,8 @@ class _Converter:
         return op.results[0] if op.results else None
 
     def const(self, value: int | float, t: Attribute) -> SSAValue:
+        if isinstance(t, VectorType):
+            return self.splat(self.const(value, t.element_type), t)
         attr = FloatAttr(float(value), t) if isinstance(t, AnyFloat) else IntegerAttr(int(value), t)  # type: ignore[arg-type]
         return self.emit(llvm.ConstantOp(attr, t))  # type: ignore[return-value]
 
@@ -220,9 +235,56 @@ class _Converter:
 
     def _arith_cmpf(self, op: arith.CmpfOp) -> SSAValue:
         name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+        rt = op.result.type
         if name in ("false", "true"):  # constant predicates: no fcmp needed
-            return self.const(1 if name == "true" else 0, i1)
-        return self.emit(llvm.FCmpOp(self.v(op.lhs), self.v(op.rhs), name))  # type: ignore[return-value]
+            return self.const(1 if name == "true" else 0, rt)
+        cmp = llvm.FCmpOp(self.v(op.lhs), self.v(op.rhs), name)
+        if isinstance(rt, VectorType):  # xDSL's builder always gives i1
+            cmp = llvm.FCmpOp.create(
+                operands=list(cmp.operands), result_types=[rt], properties=dict(cmp.properties)
+            )
+        return self.emit(cmp)  # type: ignore[return-value]
+
+    # -- vectors (register blocks of a kernel's vector loop) ------------------
+    def splat(self, x: SSAValue, t: VectorType) -> SSAValue:
+        undef = self.emit(llvm.UndefOp(t))
+        first = self.emit(llvm.InsertElementOp(undef, x, self.const(0, i32)))
+        mask = DenseArrayBase.from_list(i32, [0] * t.get_shape()[0])
+        return self.emit(llvm.ShuffleVectorOp(first, undef, mask, t))  # type: ignore[return-value]
+
+    def _vector_broadcast(self, op: vector.BroadcastOp) -> SSAValue:
+        return self.splat(self.v(op.source), op.vector.type)  # type: ignore[arg-type]
+
+    def _vector_insert(self, op: vector.InsertOp) -> SSAValue:
+        (lane,) = op.static_position.get_values()
+        return self.emit(  # type: ignore[return-value]
+            llvm.InsertElementOp(self.v(op.dest), self.v(op.source), self.const(lane, i32))
+        )
+
+    def _vector_extract(self, op: vector.ExtractOp) -> SSAValue:
+        (lane,) = op.static_position.get_values()
+        t = op.result.type
+        src = self.v(op.vector)
+        one = self.emit(
+            llvm.ShuffleVectorOp(
+                src, src, DenseArrayBase.from_list(i32, [lane]), VectorType(t, [1])
+            )
+        )
+        return self.emit(llvm.BitcastOp(one, t))  # type: ignore[return-value, arg-type]
+
+    def _vector_shuffle(self, op: vector.ShuffleOp) -> SSAValue:
+        mask = DenseArrayBase.from_list(i32, list(op.mask.get_values()))
+        return self.emit(  # type: ignore[return-value]
+            llvm.ShuffleVectorOp(self.v(op.v1), self.v(op.v2), mask, op.result.type)
+        )
+
+    def _vector_load(self, op: vector.LoadOp) -> SSAValue:
+        ptr = self._address(op.base, list(op.indices))
+        return self.emit(llvm.LoadOp(ptr, op.result.type, alignment=_bytes(op.result.type)))  # type: ignore[return-value]
+
+    def _vector_store(self, op: vector.StoreOp) -> None:
+        ptr = self._address(op.base, list(op.indices))
+        self.emit(llvm.StoreOp(self.v(op.vector), ptr, alignment=_bytes(op.vector.type)))
 
     def _arith_select(self, op: arith.SelectOp) -> SSAValue:
         return self.emit(llvm.SelectOp(self.v(op.cond), self.v(op.lhs), self.v(op.rhs)))  # type: ignore[return-value]

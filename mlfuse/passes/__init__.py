@@ -49,6 +49,24 @@ def _plan_memory():
     return PlanMemory
 
 
+def _plan_vectorize():
+    from mlfuse.passes.plan_vectorize import PlanVectorize
+
+    return PlanVectorize
+
+
+def _plan_unroll():
+    from mlfuse.passes.plan_unroll import PlanUnroll
+
+    return PlanUnroll
+
+
+def _plan_interchange():
+    from mlfuse.passes.plan_interchange import PlanInterchange
+
+    return PlanInterchange
+
+
 def _kernel_to_loops():
     from mlfuse.lowering.kernel_to_loops import ConvertKernelToLoops
 
@@ -68,6 +86,9 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "group-reduces": _group_reduces,
     "outline-kernels": _outline_kernels,
     "plan-memory": _plan_memory,
+    "plan-vectorize": _plan_vectorize,
+    "plan-unroll": _plan_unroll,
+    "plan-interchange": _plan_interchange,
     "convert-kernel-to-loops": _kernel_to_loops,
     "convert-loops-to-llvm": _loops_to_llvm,
 }

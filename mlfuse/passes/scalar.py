@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, IntegerType, VectorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from mlfuse.dialects.lazy import is_bool, is_float
@@ -192,8 +192,9 @@ _KINDS: dict[str, Callable[[ScalarEmitter, list[SSAValue], Attribute, bool], SSA
 
 
 def combine(b: Builder, kind: str, acc: SSAValue, v: SSAValue) -> SSAValue:
-    """One step of a reduction: ``acc (kind) v``."""
-    f = is_float(acc.type)
+    """One step of a reduction: ``acc (kind) v`` (scalars or vectors)."""
+    t = acc.type
+    f = is_float(t.element_type if isinstance(t, VectorType) else t)
     ops = {
         "add": (arith.AddfOp, arith.AddiOp),
         "mul": (arith.MulfOp, arith.MuliOp),

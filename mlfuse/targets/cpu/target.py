@@ -35,7 +35,17 @@ def _emitter(name: str):
     return factory
 
 
-_PASSES = {"convert-parallel-to-cpu": _parallel_to_cpu, "cpu-entry-points": _entry_points}
+def _optimize_plan():
+    from mlfuse.targets.cpu.optimize_plan import CpuOptimizePlan
+
+    return CpuOptimizePlan
+
+
+_PASSES = {
+    "cpu-optimize-plan": _optimize_plan,
+    "convert-parallel-to-cpu": _parallel_to_cpu,
+    "cpu-entry-points": _entry_points,
+}
 _EMITTERS = {name: _emitter(name) for name in ("llvm", "llvm-opt", "asm")}
 
 
@@ -50,6 +60,7 @@ class CpuTarget(Target):
 
     name = "cpu"
     kernel_pipeline = (
+        "cpu-optimize-plan",
         "convert-kernel-to-loops",
         "convert-parallel-to-cpu",
         "convert-scf-to-cf",

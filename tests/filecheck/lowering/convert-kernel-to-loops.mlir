@@ -67,7 +67,7 @@ func.func @main(%in0: memref<32xf32>, %in1: memref<32xf32>) -> memref<32xf32> {
 // CHECK-NEXT:        [[R:%.*]] = arith.muli [[I]], [[C8]] : index
 // CHECK-NEXT:        [[OFF:%.*]] = arith.addi [[R]], [[J]] : index
 // CHECK-NEXT:        [[X:%.*]] = memref.load %x{{\[}}[[OFF]]] : memref<32xf32>
-// CHECK-NEXT:        [[NEW:%.*]] = arith.addf [[ACC]], [[X]] fastmath<reassoc> : f32
+// CHECK-NEXT:        [[NEW:%.*]] = arith.addf [[ACC]], [[X]] fastmath<reassoc,contract> : f32
 // CHECK-NEXT:        scf.yield [[NEW]] : f32
 // CHECK-NEXT:      }
 // CHECK-NEXT:      memref.store [[RES]], %out{{\[}}[[I]]] : memref<4xf32>
@@ -157,7 +157,7 @@ kernel.func @colsum outs(%out: memref<8xf32>) ins(%x: memref<32xf32>) space [4, 
 // CHECK-NEXT:          [[T2:%.*]] = arith.addi [[T0]], [[T1]] : index
 // CHECK-NEXT:          [[OFF:%.*]] = arith.addi [[T2]], [[K]] : index
 // CHECK-NEXT:          [[X:%.*]] = memref.load %x{{\[}}[[OFF]]] : memref<24xf32>
-// CHECK-NEXT:          [[NEW:%.*]] = arith.addf [[A1]], [[X]] fastmath<reassoc> : f32
+// CHECK-NEXT:          [[NEW:%.*]] = arith.addf [[A1]], [[X]] fastmath<reassoc,contract> : f32
 // CHECK-NEXT:          scf.yield [[NEW]] : f32
 // CHECK-NEXT:        }
 // CHECK-NEXT:        scf.yield [[IN]] : f32
@@ -197,7 +197,7 @@ kernel.func @reduce_two_axes outs(%out: memref<3xf32>) ins(%x: memref<24xf32>) s
 // CHECK-NEXT:        [[X2:%.*]] = memref.load %x{{\[}}[[OFF2]]]
 // CHECK-NEXT:        [[D2:%.*]] = arith.subf [[X2]], [[MAX]] : f32
 // CHECK-NEXT:        [[E2:%.*]] = math.exp [[D2]] : f32
-// CHECK-NEXT:        [[S2:%.*]] = arith.addf [[S]], [[E2]] fastmath<reassoc> : f32
+// CHECK-NEXT:        [[S2:%.*]] = arith.addf [[S]], [[E2]] fastmath<reassoc,contract> : f32
 // CHECK-NEXT:        scf.yield [[S2]] : f32
 // CHECK-NEXT:      }
 // CHECK-NEXT:      scf.for [[J3:%.*]] = [[C0]] to [[C8]] step [[C1]] {
@@ -260,7 +260,7 @@ kernel.func @broadcast_back outs(%out: memref<32xf32>) ins(%x: memref<32xf32>) s
 // CHECK-DAG:     [[C8:%.*]] = arith.constant 8 : index
 // CHECK:         ^bb0([[I:%.*]]: index):
 // CHECK-NEXT:      [[SUM:%.*]] = scf.for
-// CHECK:             arith.addf {{.*}} fastmath<reassoc>
+// CHECK:             arith.addf {{.*}} fastmath<reassoc,contract>
 // CHECK-NEXT:        scf.yield
 // CHECK-NEXT:      }
 // CHECK-NEXT:      scf.for [[J:%.*]] = [[C0]] to [[C8]] step [[C1]] {
@@ -292,7 +292,7 @@ kernel.func @sum_stored_full outs(%out: memref<32xf32>) ins(%x: memref<32xf32>) 
 // CHECK-NEXT:      [[SUM:%.*]] = scf.for [[K:%.*]] = {{.*}} iter_args([[ACC:%.*]] = [[ZERO]]) -> (f32) {
 // CHECK:             [[X2:%.*]] = memref.load %x
 // CHECK-NEXT:        [[Y2:%.*]] = arith.mulf [[X2]], %c : f32
-// CHECK-NEXT:        [[NEW:%.*]] = arith.addf [[ACC]], [[Y2]] fastmath<reassoc> : f32
+// CHECK-NEXT:        [[NEW:%.*]] = arith.addf [[ACC]], [[Y2]] fastmath<reassoc,contract> : f32
 // CHECK-NEXT:        scf.yield [[NEW]] : f32
 // CHECK-NEXT:      }
 // CHECK-NEXT:      memref.store [[SUM]], %red{{\[}}[[I]]] : memref<4xf32>
@@ -466,7 +466,7 @@ kernel.func @scalar outs(%out: memref<1xf32>) ins(%x: memref<1xf32>) space [] {
 // CHECK-NEXT:    ^bb0({{%.*}}: index):
 // CHECK-NEXT:      [[RES:%.*]] = scf.for [[K:%.*]] = [[C0]] to [[C4]] step [[C1]] iter_args([[ACC:%.*]] = {{%.*}}) -> (f32) {
 // CHECK-NEXT:        [[X:%.*]] = memref.load %x{{\[}}[[K]]] : memref<4xf32>
-// CHECK-NEXT:        [[NEW:%.*]] = arith.addf [[ACC]], [[X]] fastmath<reassoc> : f32
+// CHECK-NEXT:        [[NEW:%.*]] = arith.addf [[ACC]], [[X]] fastmath<reassoc,contract> : f32
 // CHECK-NEXT:        scf.yield [[NEW]] : f32
 // CHECK-NEXT:      }
 // CHECK-NEXT:      memref.store [[RES]], %out{{\[}}[[C0]]] : memref<1xf32>
@@ -584,7 +584,7 @@ kernel.func @all_serial_swapped outs(%out: memref<32xf32>) ins(%a: memref<32xf32
 // CHECK:         ^bb0([[J:%.*]]: index):
 // CHECK-NEXT:      [[RES:%.*]] = scf.for [[K:%.*]] = {{%.*}} to [[C4]] step {{%.*}} iter_args([[A0:%.*]] = {{%.*}}) -> (f32) {
 // CHECK-NEXT:        [[IN:%.*]] = scf.for [[I:%.*]] = {{%.*}} to [[C2]] step {{%.*}} iter_args([[A1:%.*]] = [[A0]]) -> (f32) {
-// CHECK:               arith.addf [[A1]], {{%.*}} fastmath<reassoc> : f32
+// CHECK:               arith.addf [[A1]], {{%.*}} fastmath<reassoc,contract> : f32
 // CHECK:             scf.yield [[IN]] : f32
 // CHECK-NEXT:      }
 // CHECK-NEXT:      memref.store [[RES]], %out{{\[}}[[J]]] : memref<3xf32>
@@ -605,11 +605,11 @@ kernel.func @reduce_order outs(%out: memref<3xf32>) ins(%x: memref<24xf32>) spac
 // CHECK-NEXT:      [[OUTER:%.*]] = scf.for [[I:%.*]] = {{.*}} iter_args([[ACC:%.*]] = {{%.*}}) -> (f32) {
 // CHECK-NEXT:        [[INNER:%.*]] = scf.for [[J:%.*]] = {{.*}} iter_args([[ACC2:%.*]] = {{%.*}}) -> (f32) {
 // CHECK:               memref.load %x
-// CHECK-NEXT:          [[S:%.*]] = arith.addf [[ACC2]], {{%.*}} fastmath<reassoc> : f32
+// CHECK-NEXT:          [[S:%.*]] = arith.addf [[ACC2]], {{%.*}} fastmath<reassoc,contract> : f32
 // CHECK-NEXT:          scf.yield [[S]] : f32
 // CHECK-NEXT:        }
 // CHECK-NEXT:        [[RELU:%.*]] = arith.maximumf [[INNER]], %c : f32
-// CHECK-NEXT:        [[T:%.*]] = arith.addf [[ACC]], [[RELU]] fastmath<reassoc> : f32
+// CHECK-NEXT:        [[T:%.*]] = arith.addf [[ACC]], [[RELU]] fastmath<reassoc,contract> : f32
 // CHECK-NEXT:        scf.yield [[T]] : f32
 // CHECK-NEXT:      }
 // CHECK-NEXT:      memref.store [[OUTER]], %out{{\[}}[[B]]] : memref<2xf32>

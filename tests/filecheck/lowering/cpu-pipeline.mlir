@@ -26,7 +26,7 @@
 // CHECK-NOT:     llvm.maximum
 // CHECK:         [[D:%.*]] = llvm.fsub {{%.*}}, [[MAX]] : f32
 // CHECK-NEXT:    [[E:%.*]] = llvm.intr.exp([[D]]) : (f32) -> f32
-// CHECK-NEXT:    llvm.fadd [[SUM]], [[E]] {fastmathFlags = #llvm.fastmath<reassoc>} : f32
+// CHECK-NEXT:    llvm.fadd [[SUM]], [[E]] {fastmathFlags = #llvm.fastmath<reassoc,contract>} : f32
 // CHECK-NOT:     llvm.maximum
 // CHECK:       ^bb9([[J:%.*]]: i64):
 // CHECK-NOT:     llvm.maximum

@@ -41,7 +41,7 @@ kernel.func @axpy outs(%out: memref<4096xf32>) ins(%a: memref<4096xf32>, %b: mem
 
 // CHECK-LABEL: define internal {{.*}}void @rowsum.body(
 // CHECK:         = load <{{[0-9]+}} x float>, ptr
-// CHECK:         = fadd reassoc <{{[0-9]+}} x float>
+// CHECK:         = fadd {{.*}}<{{[0-9]+}} x float>
 // CHECK:         ret void
 kernel.func @rowsum outs(%out: memref<16xf32>) ins(%x: memref<4096xf32>) space [16, 256] {
   %0 = kernel.load %x <[16, 256] strides [256, 1] offset 0> : memref<4096xf32>
@@ -58,7 +58,7 @@ kernel.func @rowsum outs(%out: memref<16xf32>) ins(%x: memref<4096xf32>) space [
 // CHECK-SAME:    ptr noalias
 // CHECK:         call <{{[0-9]+}} x float> @llvm.maximum.v{{[0-9]+}}f32(
 // CHECK:         call float @llvm.vector.reduce.fmaximum.v{{[0-9]+}}f32(
-// CHECK:         fadd reassoc <{{[0-9]+}} x float>
+// CHECK:         fadd {{.*}}<{{[0-9]+}} x float>
 // CHECK:         fdiv <{{[0-9]+}} x float>
 // CHECK:         store <{{[0-9]+}} x float>
 // CHECK-LABEL: define void @softmax(ptr

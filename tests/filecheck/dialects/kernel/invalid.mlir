@@ -330,7 +330,7 @@ kernel.func @plan_missing outs(%o: memref<32xf32>) ins(%x: memref<32xf32>) space
 
 // -----
 
-// CHECK: Operation does not verify: kernel.func @plan_twice: bad plan [parallel 0, serial 0]: a dim has two loops in [parallel 0, serial 0]
+// CHECK: Operation does not verify: kernel.func @plan_twice: bad plan [parallel 0, serial 0]: dim 0 has several loops: each needs a size ('kind 0:size')
 kernel.func @plan_twice outs(%o: memref<4xf32>) ins(%x: memref<4xf32>) space [4] plan [parallel 0, serial 0] {
   %0 = kernel.load %x <[4] strides [1] offset 0> : memref<4xf32>
   kernel.store %o <[4] strides [1] offset 0>, %0 : memref<4xf32>
@@ -346,7 +346,7 @@ kernel.func @plan_range outs(%o: memref<4xf32>) ins(%x: memref<4xf32>) space [4]
 
 // -----
 
-// CHECK: Operation does not verify: kernel.func @plan_order: bad plan [serial 1, parallel 0]: parallel loops must come before serial ones
+// CHECK: Operation does not verify: kernel.func @plan_order: bad plan [serial 1, parallel 0]: loops must be parallel, then serial, then unroll/vector (register) loops
 kernel.func @plan_order outs(%o: memref<32xf32>) ins(%x: memref<32xf32>) space [4, 8] plan [serial 1, parallel 0] {
   %0 = kernel.load %x <[4, 8] strides [8, 1] offset 0> : memref<32xf32>
   kernel.store %o <[4, 8] strides [8, 1] offset 0>, %0 : memref<32xf32>

@@ -1,0 +1,226 @@
+"""cpu-optimize-plan: the CPU's cost model, as rewrites of each kernel's plan.
+
+For every kernel it picks, from the body's views and the host's vector
+registers (read from llvmlite: 64-byte vectors and 32 registers with
+AVX-512, 32-byte and 16 with AVX2):
+
+1. **a vector dim**: a dim whose size the vector width divides, along which
+   every view that varies reads or writes consecutive elements (stores first:
+   the contiguous output dim of an elementwise op, a matmul's N, a column
+   sum's columns; otherwise a contiguous reduce axis, as a row sum's). Then
+   a reduce along it keeps a vector of partial sums. Kernels whose only
+   candidates would read lane by lane stay scalar.
+2. **a register block for contractions**: when a sum runs over products of
+   operands that each miss one of the output dims (``A[i,k] * B[k,j]``), the
+   vector dim and the other output dim are unrolled into an MR x NR block of
+   accumulators (6 x 4 vectors on AVX-512, 6 x 2 on AVX2: the accumulators,
+   one row of B and a broadcast of A fit the registers), and the blocks of
+   the vector dim become the outermost parallel loop, so each thread keeps
+   its panel of B in cache while it walks A.
+3. **more accumulators for long vector reductions** (row sums): the reduce
+   axis is unrolled so the adds do not wait on one another.
+
+Each step is one of the generic plan rewrites (``plan-vectorize``,
+``plan-unroll``, ``plan-interchange``), so what this pass decides can be
+written by hand and FileCheck-tested the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp, VectorType
+from xdsl.ir import Block
+from xdsl.passes import ModulePass
+
+from mlfuse.dialects import kernel
+from mlfuse.loop_nest import PARALLEL, UNROLL, VECTOR, LoopPlan
+from mlfuse.passes.plan_rewrite import rewrite_plans
+
+
+@cache
+def host_vectors() -> tuple[int, int]:
+    """(bytes per vector register, number of vector registers) of the host."""
+    import llvmlite.binding as lb
+
+    f = lb.get_host_cpu_features()
+    if f.get("avx512f"):
+        return 64, 32
+    if f.get("avx2") or f.get("avx"):
+        return 32, 16
+    return 16, 16
+
+
+def _bytes(t) -> int:
+    width = t.width.data if isinstance(t, IntegerType) else t.bitwidth
+    return max(1, width // 8)
+
+
+_VECTOR_OK: dict[tuple, bool] = {}
+
+
+def vectorizable(op, lanes: int) -> bool:
+    """Whether ``op`` (an arith/math op of a kernel body) verifies on vectors."""
+    if isinstance(op, (kernel.LoadOp, kernel.StoreOp, kernel.ReduceOp, kernel.ValidOp)):
+        return True
+    if isinstance(op, arith.ConstantOp):
+        return True
+    key = (op.name, tuple(o.type for o in op.operands), tuple(r.type for r in op.results), lanes)
+    if key not in _VECTOR_OK:
+        vt = [VectorType(o.type, [lanes]) for o in op.operands]
+        block = Block(arg_types=vt)
+        try:
+            trial = type(op).create(
+                operands=list(block.args),
+                result_types=[VectorType(r.type, [lanes]) for r in op.results],
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+            )
+            trial.verify_()
+            _VECTOR_OK[key] = True
+        except Exception:  # noqa: BLE001 - any verifier complaint means no
+            _VECTOR_OK[key] = False
+    return _VECTOR_OK[key]
+
+
+def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan:
+    """The plan the CPU runs ``k`` with (its current plan when nothing pays)."""
+    plan = k.loop_plan
+    if any(lp.register for lp in plan.loops):
+        return plan  # planned already (by hand or an earlier pass)
+    space = k.space_shape
+    body = list(k.body.block.ops)
+    buffers = [a.type for a in k.body.block.args]
+    if any(
+        isinstance(t, MemRefType)
+        and isinstance(t.element_type, IntegerType)
+        and t.element_type.width.data == 1
+        for t in buffers
+    ):
+        return plan  # i1 buffers: LLVM packs vectors of i1 as bits
+    loads = [op for op in body if isinstance(op, kernel.LoadOp)]
+    stores = [op for op in body if isinstance(op, kernel.StoreOp)]
+    valids = [op for op in body if isinstance(op, kernel.ValidOp)]
+    reduces = [op for op in body if isinstance(op, kernel.ReduceOp)]
+    axes = {a for r in reduces for a in r.reduce_axes}
+    if not stores:
+        return plan
+    elem = max(_bytes(s.value.type) for s in stores)
+    lanes = vector_bytes // elem
+    if not all(vectorizable(op, lanes) for op in body):
+        return plan  # an op with no vector form here (e.g. arith.fptosi in xDSL)
+
+    def fits(d: int) -> int | None:
+        """The vector width for dim ``d`` (None: no vector along it)."""
+        if any(v.view.stack.depends_on(d) for v in valids):
+            return None
+        if any(op.view.stack.depends_on(d) and not op.view.stack.unit_stride(d) for op in loads):
+            return None
+        for st in stores:
+            s = st.view.stack
+            if s.depends_on(d) and not (s.unit_stride(d) and s.top.mask is None):
+                return None
+        w = lanes
+        while w >= 4 and space[d] % w:
+            w //= 2
+        return w if w >= 4 else None
+
+    out_dims = [
+        d
+        for d in range(len(space))
+        if d not in axes and any(s.view.stack.depends_on(d) for s in stores)
+    ]
+    candidates = [d for d in reversed(out_dims) if fits(d)]
+    candidates += [d for d in sorted(axes, reverse=True) if fits(d)]
+    if not candidates:
+        return plan
+    vdim = candidates[0]
+    width = fits(vdim)
+    assert width is not None
+    plan = plan.split_off(vdim, width, VECTOR, space)
+
+    if vdim not in axes:
+        block = _contraction_block(k, vdim, out_dims, axes, plan, registers)
+        if block is not None:
+            mdim, mr, nr = block
+            if nr > 1:
+                plan = plan.split_off(vdim, nr, UNROLL, space)
+            if mr > 1:
+                plan = plan.split_off(mdim, mr, UNROLL, space)
+            par = [i for i, lp in enumerate(plan.loops) if lp.kind == PARALLEL]
+            first = [i for i in par if plan.loops[i].dim == vdim]
+            rest = [i for i, lp in enumerate(plan.loops) if not lp.register and i not in first]
+            plan = plan.interchange(first + rest)
+    else:
+        at = plan.innermost_code_loop(vdim)
+        if at is not None:
+            trips = plan.sizes(space)[at]
+            for u in (4, 2):
+                if trips % u == 0 and trips >= 4 * u:
+                    plan = plan.split_off(vdim, u, UNROLL, space)
+                    break
+    return plan
+
+
+def _contraction_block(k, vdim, out_dims, axes, plan, registers):
+    """(other output dim, MR, NR in vectors) for a sum of products, or None."""
+    sums = [
+        op
+        for op in k.body.block.ops
+        if isinstance(op, kernel.ReduceOp)
+        and op.reduce_kind == "add"
+        and isinstance(op.operands[0].owner, arith.MulfOp | arith.MuliOp)
+    ]
+    if not sums or not axes:
+        return None
+    loads = [op for op in k.body.block.ops if isinstance(op, kernel.LoadOp)]
+    # the output dim some operand does not vary along (A's rows for B's columns)
+    space = k.space_shape
+    for mdim in reversed(out_dims):
+        if mdim == vdim:
+            continue
+        reuse_b = any(
+            not ld.view.stack.depends_on(mdim) and ld.view.stack.depends_on(vdim) for ld in loads
+        )
+        reuse_a = any(
+            ld.view.stack.depends_on(mdim) and not ld.view.stack.depends_on(vdim) for ld in loads
+        )
+        if not (reuse_a and reuse_b):
+            continue
+        at_v = plan.innermost_code_loop(vdim)
+        at_m = plan.innermost_code_loop(mdim)
+        trips_v = plan.sizes(space)[at_v] if at_v is not None else 1
+        trips_m = plan.sizes(space)[at_m] if at_m is not None else 1
+        # the largest block whose accumulators, a row of B and a broadcast fit the registers
+        blocks = [
+            (mr * nr, mr, nr)
+            for nr in (4, 2, 1)
+            for mr in (6, 4, 3, 2, 1)
+            if trips_v % nr == 0 and trips_m % mr == 0 and mr * nr + nr + 1 <= registers
+        ]
+        if blocks:
+            _, mr, nr = max(blocks)
+            return mdim, mr, nr
+    return None
+
+
+@dataclass(frozen=True)
+class CpuOptimizePlan(ModulePass):
+    """Choose each kernel's vector dim, register block and loop order for the host CPU.
+
+    ``vector-bytes`` and ``registers`` describe the vector registers (0: the host's).
+    """
+
+    name = "cpu-optimize-plan"
+
+    vector_bytes: int = 0
+    registers: int = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        vb, regs = host_vectors()
+        vb = self.vector_bytes or vb
+        regs = self.registers or regs
+        rewrite_plans(self.name, op, lambda k, plan: choose_plan(k, vb, regs))
