@@ -780,6 +780,8 @@ class Tensor:
         n, k = a.shape[-2], a.shape[-1]
         m = b.shape[-1]
         batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
+        if b.ndim == 2 and b.dtype.is_float:
+            b = b._packed_for_matmul()
         a = a._broadcast_to(batch + (n, k)).reshape(batch + (n, 1, k))
         bt = b._broadcast_to(batch + (k, m)).transpose(-1, -2).reshape(batch + (1, m, k))
         out = (a * bt).sum(-1)
@@ -788,6 +790,20 @@ class Tensor:
         if other.ndim == 1:
             out = out.reshape(out.shape[:-1])
         return out
+
+    def _packed_for_matmul(self) -> Tensor:
+        """This ``(k, n)`` right operand of a matrix product, copied into contiguous
+        panels of the width the device asks for (:meth:`Target.contraction_panel`)
+        and viewed back as ``(k, n)``: the product then reads each panel's rows
+        one after the other. Itself when the device wants no packing."""
+        from mlfuse.targets import get_target
+
+        k, n = self.shape
+        panel = get_target(self.device).contraction_panel(k, n, self.dtype.itemsize)
+        if panel is None:
+            return self
+        packed = self.reshape(k, n // panel, panel).permute(1, 0, 2).contiguous()
+        return packed.permute(1, 0, 2).reshape(k, n)
 
     def __matmul__(self, other):
         return self.matmul(other)

@@ -251,6 +251,8 @@ class _Planner:
             op = v.owner
             if not self.is_member(v):
                 node = Node("load", v, at, view=via)
+                if via is not None and len(via.views) > 1:
+                    self.fit_load(node)
                 break
             assert isinstance(op, Operation)
             if isinstance(op, lazy.ConstOp):
@@ -377,35 +379,65 @@ class _Planner:
                 raise PlanError(r.result, "view of reduce")
             k = st // rm_out[axis]
             if reach[axis] + (n - 1) * k >= t_out[axis]:
-                self.split(d, st, t_out, rm_out, r)
+                self.split(d, st, t_out, rm_out, r.result)
             reach[axis] += (n - 1) * k
             out[d] = k * rm_in[axis]
         return out
 
-    def split(self, d: int, st: int, t_out, rm_out, r) -> None:
-        """Dim ``d`` spans several axes of the reduce's output: split it into
-        per-axis parts and plan again."""
+    def split(self, d: int, st: int, t_out, rm_out, culprit: SSAValue) -> None:
+        """Dim ``d`` spans several axes of ``t_out`` (a reduce's output, or the
+        shape a load's view reshapes): split it into per-axis parts and plan again."""
         factors: list[int] = []
         s, remaining = st, self.sizes[d]
         while remaining > 1:
             b = _axis_of(s, t_out, rm_out)
             if b is None:
-                raise PlanError(r.result, "view of reduce")
+                raise PlanError(culprit, "view of reduce")
             k = s // rm_out[b]
             if (remaining - 1) * k < t_out[b]:
                 factors.append(remaining)
                 remaining = 1
                 break
             if t_out[b] % k or remaining % (t_out[b] // k):
-                raise PlanError(r.result, "view of reduce")
+                raise PlanError(culprit, "view of reduce")
             m = t_out[b] // k
             factors.append(m)
             remaining //= m
             s = rm_out[b] * t_out[b]
         if len(factors) < 2:
             # the dim fits one axis: it is the offset that spills over
-            raise PlanError(r.result, "view of reduce")
+            raise PlanError(culprit, "view of reduce")
         raise _Restart(self.dims[d], tuple(reversed(factors)))
+
+    def fit_load(self, node: Node) -> None:
+        """Split the space dims a load's view reshapes across several axes of the
+        view below it (a reshape of a permuted buffer, as a packed operand), so
+        that the load becomes one affine view: vector loads need one."""
+        assert node.view is not None
+        compact, dims = node.at.compact(self.sizes)
+        full = node.view.compose(ViewStack((compact,)))
+        if len(full.views) < 2 or full.top.mask is not None:
+            return
+        below, top = full.views[-2], full.top
+        if top.offset < 0 or top.offset >= max(below.size, 1):
+            return
+        t, rm = below.shape, row_major(below.shape)
+        reach, rest = [], top.offset
+        for n, r in zip(t, rm):
+            reach.append(rest // r if n > 1 else 0)
+            rest -= reach[-1] * r
+        for k, (n, st) in enumerate(zip(top.shape, top.strides)):
+            if n <= 1 or st == 0:
+                continue
+            axis = _axis_of(st, t, rm) if st > 0 else None
+            if axis is None:
+                return
+            step = st // rm[axis]
+            if reach[axis] + (n - 1) * step >= t[axis]:
+                try:
+                    self.split(dims[k], st, t, rm, node.value)
+                except PlanError:
+                    return
 
     # -- roots ----------------------------------------------------------------
     def root_map(self, shape: tuple[int, ...], first: bool) -> Affine:

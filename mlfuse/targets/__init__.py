@@ -130,6 +130,13 @@ class Target(ABC):
     def synchronize(self) -> None:
         """Wait until all work issued to this target has finished."""
 
+    def contraction_panel(self, k: int, n: int, itemsize: int) -> int | None:
+        """The width of the panels a ``(k, n)`` right operand of a matrix product
+        should be packed into before the product reads it (``None``: read it as
+        it is). Packing costs a copy; it pays where the operand's rows lie far
+        apart and its columns are read in register-block-wide strips."""
+        return None
+
     def clone(self, buf: Buffer) -> Buffer:
         """A new buffer with the contents of ``buf``."""
         out = self.alloc(buf.size, buf.dtype)

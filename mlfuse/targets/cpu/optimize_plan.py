@@ -145,13 +145,19 @@ def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan
     if vdim not in axes:
         block = _contraction_block(k, vdim, out_dims, axes, plan, registers)
         if block is not None:
-            mdim, mr, nr = block
+            mdim, mr, nr, a_load, b_load = block
             if nr > 1:
                 plan = plan.split_off(vdim, nr, UNROLL, space)
             if mr > 1:
                 plan = plan.split_off(mdim, mr, UNROLL, space)
+            # B's panels outermost (largest stride first), split between threads;
+            # each thread walks A under its panels, which stay in cache
+            a_view, b_view = a_load.view.stack.top, b_load.view.stack.top
             par = [i for i, lp in enumerate(plan.loops) if lp.kind == PARALLEL]
-            first = [i for i in par if plan.loops[i].dim == vdim]
+            first = sorted(
+                (i for i in par if not a_view.depends_on(plan.loops[i].dim)),
+                key=lambda i: -abs(b_view.strides[plan.loops[i].dim]),
+            )
             rest = [i for i, lp in enumerate(plan.loops) if not lp.register and i not in first]
             plan = plan.interchange(first + rest)
     else:
@@ -166,7 +172,8 @@ def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan
 
 
 def _contraction_block(k, vdim, out_dims, axes, plan, registers):
-    """(other output dim, MR, NR in vectors) for a sum of products, or None."""
+    """(other output dim, MR, NR in vectors, a load of A, a load of B) for a sum
+    of products, or None."""
     sums = [
         op
         for op in k.body.block.ops
@@ -177,18 +184,15 @@ def _contraction_block(k, vdim, out_dims, axes, plan, registers):
     if not sums or not axes:
         return None
     loads = [op for op in k.body.block.ops if isinstance(op, kernel.LoadOp)]
-    # the output dim some operand does not vary along (A's rows for B's columns)
     space = k.space_shape
+    # the output dim one operand does not vary along (A's rows for B's columns)
     for mdim in reversed(out_dims):
         if mdim == vdim:
             continue
-        reuse_b = any(
-            not ld.view.stack.depends_on(mdim) and ld.view.stack.depends_on(vdim) for ld in loads
-        )
-        reuse_a = any(
-            ld.view.stack.depends_on(mdim) and not ld.view.stack.depends_on(vdim) for ld in loads
-        )
-        if not (reuse_a and reuse_b):
+        varies = [(ld.view.stack.depends_on(mdim), ld.view.stack.depends_on(vdim)) for ld in loads]
+        b_loads = [ld for ld, (m, v) in zip(loads, varies) if v and not m]
+        a_loads = [ld for ld, (m, v) in zip(loads, varies) if m and not v]
+        if not (a_loads and b_loads):
             continue
         at_v = plan.innermost_code_loop(vdim)
         at_m = plan.innermost_code_loop(mdim)
@@ -203,7 +207,7 @@ def _contraction_block(k, vdim, out_dims, axes, plan, registers):
         ]
         if blocks:
             _, mr, nr = max(blocks)
-            return mdim, mr, nr
+            return mdim, mr, nr, a_loads[0], b_loads[0]
     return None
 
 
