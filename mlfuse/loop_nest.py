@@ -165,7 +165,7 @@ class LoopPlan:
         new order (register loops stay innermost, in place)."""
         code = [i for i, lp in enumerate(self.loops) if not lp.register]
         if sorted(order) != code:
-            raise ValueError(f"interchange: {list(order)} is not a permutation of {code}")
+            raise ValueError(f"order {list(order)} is not a permutation of the code loops {code}")
         return LoopPlan(tuple(self.loops[i] for i in order) + self.loops[len(code) :])
 
     def normalized(self, space: Sequence[int]) -> LoopPlan:

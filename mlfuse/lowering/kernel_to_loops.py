@@ -382,7 +382,10 @@ class _Lowering:
 
     def offset(self, stack: ViewStack, s: Scope, env, lane: int = 0):
         ops = _IndexOps(self, self.open[id(s)].block)
-        idxs = [self.dim_index(ops, d, s, env, lane) for d in range(len(self.sizes))]
+        idxs = [
+            self.dim_index(ops, d, s, env, lane) if stack.depends_on(d) else ops.const(0)
+            for d in range(len(self.sizes))
+        ]
         return stack.emit(ops, idxs)
 
     def lanes_along(self, stack: ViewStack) -> str:

@@ -287,3 +287,36 @@ func.func @cmpf_constant_predicates(%a: f32, %b: f32) attributes {mlfuse.kernel}
   %2 = arith.ori %0, %1 : i1
   func.return
 }
+
+// -----
+
+// Vectors (from a kernel's vector loop): loads and stores of whole vectors
+// assume only the element's alignment (buffers are element-aligned); a
+// broadcast is an insertelement and a zero-mask shufflevector; an extract is
+// a one-lane shufflevector bitcast to the scalar; intrinsics get vector suffixes.
+// CHECK-LABEL: llvm.func @vectors(
+// CHECK:         [[P:%.*]] = llvm.getelementptr inbounds %x[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:    [[V:%.*]] = llvm.load [[P]] {alignment = 4 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK-NEXT:    [[U:%.*]] = llvm.mlir.undef : vector<4xf32>
+// CHECK-NEXT:    [[Z:%.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    [[I:%.*]] = llvm.insertelement %s, [[U]]{{\[}}[[Z]] : i32] : vector<4xf32>
+// CHECK-NEXT:    [[B:%.*]] = llvm.shufflevector [[I]], [[U]] [0, 0, 0, 0] : vector<4xf32>
+// CHECK-NEXT:    [[M:%.*]] = llvm.call_intrinsic "llvm.maximum.v4f32"([[V]], [[B]]) : (vector<4xf32>, vector<4xf32>) -> vector<4xf32>
+// CHECK-NEXT:    [[TWO:%.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK-NEXT:    [[W:%.*]] = llvm.insertelement %s, [[M]]{{\[}}[[TWO]] : i32] : vector<4xf32>
+// CHECK-NEXT:    [[H:%.*]] = llvm.shufflevector [[W]], [[W]] [2, 3] : vector<4xf32>
+// CHECK-NEXT:    [[L:%.*]] = llvm.shufflevector [[H]], [[H]] [1] : vector<2xf32>
+// CHECK-NEXT:    [[E:%.*]] = llvm.bitcast [[L]] : vector<1xf32> to f32
+// CHECK:         llvm.store [[W]], {{%.*}} {alignment = 4 : i64} : vector<4xf32>, !llvm.ptr
+// CHECK:         llvm.store [[E]], {{%.*}} : f32, !llvm.ptr
+func.func @vectors(%out: memref<8xf32>, %x: memref<8xf32>, %i: index, %s: f32) attributes {mlfuse.kernel} {
+  %v = vector.load %x[%i] : memref<8xf32>, vector<4xf32>
+  %b = vector.broadcast %s : f32 to vector<4xf32>
+  %m = arith.maximumf %v, %b : vector<4xf32>
+  %w = vector.insert %s, %m [2] : f32 into vector<4xf32>
+  %h = vector.shuffle %w, %w [2, 3] : vector<4xf32>, vector<4xf32>
+  %e = vector.extract %h[1] : f32 from vector<2xf32>
+  vector.store %w, %out[%i] : memref<8xf32>, vector<4xf32>
+  memref.store %e, %out[%i] : memref<8xf32>
+  func.return
+}
