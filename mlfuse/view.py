@@ -427,6 +427,19 @@ class ViewStack:
         v = self.top
         return v.strides[d] == 1 and (v.mask is None or v.mask[d] == (0, v.shape[d]))
 
+    def masked_along(self, d: int) -> View | None:
+        """For a view with unit stride along dim ``d`` whose validity varies along
+        it (a padded dim): the view with ``d``'s range opened, whose validity is
+        then the same across ``d`` (None for any other view)."""
+        if len(self.views) != 1:
+            return None
+        v = self.top
+        if v.strides[d] != 1 or v.mask is None or v.mask[d] == (0, v.shape[d]):
+            return None
+        mask = tuple((0, n) if k == d else m for k, (m, n) in enumerate(zip(v.mask, v.shape)))
+        full = all(m == (0, n) for m, n in zip(mask, v.shape))
+        return View(v.shape, v.strides, v.offset, None if full else mask)
+
     def _replace_top(self, v: View) -> ViewStack:
         return ViewStack(self.views[:-1] + (v,))._simplify()
 

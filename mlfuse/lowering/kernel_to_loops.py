@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     IndexType,
     IntegerAttr,
+    IntegerType,
     ModuleOp,
     UnitAttr,
     VectorType,
@@ -390,9 +391,47 @@ class _Lowering:
 
     def lanes_along(self, stack: ViewStack) -> str:
         """How a view is read across the vector loop: "vector" (consecutive
-        elements, validity the same for all lanes) or "lanes" (one by one)."""
+        elements, validity the same for all lanes), "masked" (consecutive
+        elements, some lanes outside the view's valid range: a padded dim) or
+        "lanes" (one by one)."""
         d = self.plan.loops[self.vec].dim  # type: ignore[index]
-        return "vector" if stack.unit_stride(d) else "lanes"
+        if stack.unit_stride(d):
+            return "vector"
+        return "masked" if stack.masked_along(d) is not None else "lanes"
+
+    def masked_load(self, op: kernel.LoadOp, s: Scope, env) -> SSAValue:
+        """A vector load of a padded view: lanes outside the valid range along the
+        vector dim (and every lane where another dim is out of range) read 0."""
+        d = self.plan.loops[self.vec].dim  # type: ignore[index]
+        block = self.open[id(s)].block
+        ops = _IndexOps(self, block)
+        opened = op.view.stack.masked_along(d)
+        assert opened is not None and op.view.stack.top.mask is not None
+        lo, hi = op.view.stack.top.mask[d]
+        off, valid = self.offset(ViewStack((opened,)), s, env)
+        at = self.dim_index(ops, d, s, env, 0)
+        mt = VectorType(IntegerType(1), [self.width])
+
+        def first(bound: int) -> SSAValue:  # lanes whose index along d is below bound
+            n = arith.SubiOp(self.index_const(bound), at)
+            m = vector.CreateMaskOp([n.result], mt)
+            block.add_ops([n, m])
+            return m.results[0]
+
+        below_lo = first(lo)
+        all_lanes = self.splat(self.scalar_const(True, IntegerType(1)), block)
+        ops_ = [arith.XOrIOp(below_lo, all_lanes)]
+        ops_.append(arith.AndIOp(first(hi), ops_[0].result))
+        block.add_ops(ops_)
+        mask = ops_[-1].result
+        if valid is not None:
+            both = arith.AndIOp(mask, self.splat(valid, block))
+            block.add_op(both)
+            mask = both.result
+        zero = self.splat(self.scalar_const(0, op.result.type), block)
+        load = vector.MaskedLoadOp(self.args[op.buffer], [off], mask, zero)
+        block.add_op(load)
+        return load.result
 
     def gather(self, block: Block, scalars: list[SSAValue]) -> SSAValue:
         """A vector of the given lane values."""
@@ -453,6 +492,10 @@ class _Lowering:
                         sel = arith.SelectOp(valid, vl.result, zero)
                         block.add_op(sel)
                         out[point] = sel.result
+                case kernel.LoadOp() if (
+                    shape.vector and self.lanes_along(op.view.stack) == "masked"
+                ):
+                    out[point] = self.masked_load(op, s, env)
                 case kernel.LoadOp():
                     if shape.vector:
                         lanes = [self.load(op, s, env, lane) for lane in range(self.width)]

@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     DenseArrayBase,
+    DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -277,6 +278,34 @@ class _Converter:
         return self.emit(  # type: ignore[return-value]
             llvm.ShuffleVectorOp(self.v(op.v1), self.v(op.v2), mask, op.result.type)
         )
+
+    def _vector_create_mask(self, op: vector.CreateMaskOp) -> SSAValue:
+        """Lanes below the bound: ``<0, 1, ...> < splat(n)``."""
+        t = op.results[0].type
+        assert isinstance(t, VectorType)
+        w = t.get_shape()[0]
+        lanes_t = VectorType(i64, [w])
+        lanes = self.emit(
+            llvm.ConstantOp(DenseIntOrFPElementsAttr.from_list(lanes_t, list(range(w))), lanes_t)
+        )
+        bound = self.splat(self.v(op.operands[0]), lanes_t)
+        pred = IntegerAttr(arith.CMPI_COMPARISON_OPERATIONS.index("slt"), i64)
+        return self.emit(llvm.ICmpOp(lanes, bound, pred))  # type: ignore[return-value, arg-type]
+
+    def _vector_maskedload(self, op: vector.MaskedLoadOp) -> SSAValue:
+        """``llvm.masked.load``: lanes off the mask are not read (the address of
+        lane 0 may lie outside the buffer, so the GEP is not ``inbounds``)."""
+        t = op.result.type
+        ref = op.base.type
+        assert isinstance(ref, MemRefType)
+        ptr = self.emit(
+            llvm.GEPOp.from_mixed_indices(
+                self.v(op.base), [self.v(op.indices[0])], ref.element_type, inbounds=False
+            )
+        )
+        align = self.const(_bytes(t), i32)
+        args = [ptr, align, self.v(op.mask), self.v(op.pass_thru)]
+        return self.intrinsic(f"llvm.masked.load.{_suffix(t)}.p0", args, t)  # type: ignore[arg-type]
 
     def _vector_load(self, op: vector.LoadOp) -> SSAValue:
         ptr = self._address(op.base, list(op.indices))

@@ -133,8 +133,8 @@ class Target(ABC):
     def contraction_panel(self, k: int, n: int, itemsize: int) -> int | None:
         """The width of the panels a ``(k, n)`` right operand of a matrix product
         should be packed into before the product reads it (``None``: read it as
-        it is). Packing costs a copy; it pays where the operand's rows lie far
-        apart and its columns are read in register-block-wide strips."""
+        it is). Packing costs a copy (a kernel); it pays where the operand's rows
+        lie so far apart that a panel of them does not stay in cache."""
         return None
 
     def clone(self, buf: Buffer) -> Buffer:

@@ -117,8 +117,10 @@ def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan
         """The vector width for dim ``d`` (None: no vector along it)."""
         if any(v.view.stack.depends_on(d) for v in valids):
             return None
-        if any(op.view.stack.depends_on(d) and not op.view.stack.unit_stride(d) for op in loads):
-            return None
+        for op in loads:
+            st = op.view.stack
+            if st.depends_on(d) and not st.unit_stride(d) and st.masked_along(d) is None:
+                return None
         for st in stores:
             s = st.view.stack
             if s.depends_on(d) and not (s.unit_stride(d) and s.top.mask is None):
@@ -145,22 +147,33 @@ def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan
     if vdim not in axes:
         block = _contraction_block(k, vdim, out_dims, axes, plan, registers)
         if block is not None:
-            mdim, mr, nr, a_load, b_load = block
+            mdim, mr, ndim, nr, a_load, b_load = block
             if nr > 1:
-                plan = plan.split_off(vdim, nr, UNROLL, space)
+                plan = plan.split_off(ndim, nr, UNROLL, space)
             if mr > 1:
                 plan = plan.split_off(mdim, mr, UNROLL, space)
-            # B's panels outermost (largest stride first), split between threads;
-            # each thread walks A under its panels, which stay in cache
+            # batch dims outermost, then B's panels (largest stride first), then
+            # A's blocks: each thread walks A under panels that stay in cache
             a_view, b_view = a_load.view.stack.top, b_load.view.stack.top
-            par = [i for i, lp in enumerate(plan.loops) if lp.kind == PARALLEL]
-            first = sorted(
-                (i for i in par if not a_view.depends_on(plan.loops[i].dim)),
-                key=lambda i: -abs(b_view.strides[plan.loops[i].dim]),
-            )
-            rest = [i for i, lp in enumerate(plan.loops) if not lp.register and i not in first]
-            plan = plan.interchange(first + rest)
+
+            def rank(i: int) -> tuple[int, int]:
+                d = plan.loops[i].dim
+                in_a, in_b = a_view.depends_on(d), b_view.depends_on(d)
+                group = 0 if in_a and in_b else 1 if in_b else 2
+                return group, -abs(b_view.strides[d])
+
+            par = sorted((i for i, lp in enumerate(plan.loops) if lp.kind == PARALLEL), key=rank)
+            rest = [i for i, lp in enumerate(plan.loops) if not lp.register and i not in par]
+            plan = plan.interchange(par + rest)
     else:
+        dot = _dot_block(k, out_dims, plan, registers)
+        if dot is not None:
+            # dot products along the vector dim (A B^T): an MR x NR block of them,
+            # each a vector of partial sums, reading MR rows of A and NR of B
+            mdim, ndim, mr, nr = dot
+            plan = plan.split_off(ndim, nr, UNROLL, space)
+            plan = plan.split_off(mdim, mr, UNROLL, space)
+            return plan
         at = plan.innermost_code_loop(vdim)
         if at is not None:
             trips = plan.sizes(space)[at]
@@ -171,43 +184,93 @@ def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan
     return plan
 
 
-def _contraction_block(k, vdim, out_dims, axes, plan, registers):
-    """(other output dim, MR, NR in vectors, a load of A, a load of B) for a sum
-    of products, or None."""
-    sums = [
-        op
-        for op in k.body.block.ops
-        if isinstance(op, kernel.ReduceOp)
-        and op.reduce_kind == "add"
-        and isinstance(op.operands[0].owner, arith.MulfOp | arith.MuliOp)
-    ]
-    if not sums or not axes:
+def _dot_block(k, out_dims, plan, registers):
+    """(A's output dim, B's output dim, MR, NR) for a sum of products whose two
+    operands each miss one output dim, or None."""
+    if not _sums_of_products(k):
         return None
     loads = [op for op in k.body.block.ops if isinstance(op, kernel.LoadOp)]
     space = k.space_shape
-    # the output dim one operand does not vary along (A's rows for B's columns)
+    trips = plan.sizes(space)
+    for mdim in out_dims:
+        for ndim in out_dims:
+            if mdim == ndim:
+                continue
+            a = [ld for ld in loads if _varies(ld, mdim) and not _varies(ld, ndim)]
+            b = [ld for ld in loads if _varies(ld, ndim) and not _varies(ld, mdim)]
+            if not (a and b):
+                continue
+            at_m, at_n = plan.innermost_code_loop(mdim), plan.innermost_code_loop(ndim)
+            if at_m is None or at_n is None:
+                continue
+            blocks = [
+                (mr * nr, mr, nr)
+                for mr in (4, 3, 2)
+                for nr in (4, 3, 2)
+                if trips[at_m] % mr == 0
+                and trips[at_n] % nr == 0
+                and mr * nr + mr + nr <= registers
+            ]
+            if blocks:
+                _, mr, nr = max(blocks)
+                return mdim, ndim, mr, nr
+    return None
+
+
+def _varies(load, d: int) -> bool:
+    return load.view.stack.depends_on(d)
+
+
+def _sums_of_products(k) -> bool:
+    return any(
+        isinstance(op, kernel.ReduceOp)
+        and op.reduce_kind == "add"
+        and isinstance(op.operands[0].owner, arith.MulfOp | arith.MuliOp)
+        for op in k.body.block.ops
+    )
+
+
+def _contraction_block(k, vdim, out_dims, axes, plan, registers):
+    """(A's output dim, MR, B's output dim, NR, a load of A, a load of B) for a
+    sum of products, or None. B's dim is the vector dim when its vectors can be
+    unrolled, else another dim B varies along and A does not (a conv's rows)."""
+    if not _sums_of_products(k) or not axes:
+        return None
+    loads = [op for op in k.body.block.ops if isinstance(op, kernel.LoadOp)]
+    trips = plan.sizes(k.space_shape)
+
+    def trips_of(d: int) -> int:
+        at = plan.innermost_code_loop(d)
+        return trips[at] if at is not None else 1
+
     for mdim in reversed(out_dims):
         if mdim == vdim:
             continue
-        varies = [(ld.view.stack.depends_on(mdim), ld.view.stack.depends_on(vdim)) for ld in loads]
-        b_loads = [ld for ld, (m, v) in zip(loads, varies) if v and not m]
-        a_loads = [ld for ld, (m, v) in zip(loads, varies) if m and not v]
+        # A varies along mdim and not the vector dim; B the other way round
+        a_loads = [ld for ld in loads if _varies(ld, mdim) and not _varies(ld, vdim)]
+        b_loads = [ld for ld in loads if _varies(ld, vdim) and not _varies(ld, mdim)]
         if not (a_loads and b_loads):
             continue
-        at_v = plan.innermost_code_loop(vdim)
-        at_m = plan.innermost_code_loop(mdim)
-        trips_v = plan.sizes(space)[at_v] if at_v is not None else 1
-        trips_m = plan.sizes(space)[at_m] if at_m is not None else 1
+        b_dims = [vdim] + [
+            d
+            for d in reversed(out_dims)
+            if d not in (vdim, mdim)
+            and all(_varies(ld, d) for ld in b_loads)
+            and not any(_varies(ld, d) for ld in a_loads)
+        ]
         # the largest block whose accumulators, a row of B and a broadcast fit the registers
         blocks = [
-            (mr * nr, mr, nr)
+            (mr * nr, -i, mr, ndim, nr)
+            for i, ndim in enumerate(b_dims)
             for nr in (4, 2, 1)
             for mr in (6, 4, 3, 2, 1)
-            if trips_v % nr == 0 and trips_m % mr == 0 and mr * nr + nr + 1 <= registers
+            if trips_of(ndim) % nr == 0
+            and trips_of(mdim) % mr == 0
+            and mr * nr + nr + 1 <= registers
         ]
         if blocks:
-            _, mr, nr = max(blocks)
-            return mdim, mr, nr, a_loads[0], b_loads[0]
+            _, _, mr, ndim, nr = max(blocks)
+            return mdim, mr, ndim, nr, a_loads[0], b_loads[0]
     return None
 
 

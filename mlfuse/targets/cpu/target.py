@@ -80,10 +80,11 @@ class CpuTarget(Target):
         return dict(compile_module(module))
 
     PACK_BYTES = 8 << 20
-    """Right operands of matrix products at least this big are packed into panels:
-    below it their rows stay within the TLB's and L2's reach (measured on
-    256x1024x4096, 256x4096x1024 and 1024^3 float32 products: +50% for the
-    16 MiB operands, nothing for the 4 MiB one)."""
+    """Right operands of matrix products at least this big are packed into panels.
+    Below it a panel's rows stay in cache as they are; above it rows 16 KiB
+    apart fall into the same cache sets (measured on 256x1024x4096,
+    256x4096x1024 and 1024^3 float32 products: +50% for the 16 MiB operands,
+    nothing for the 4 MiB one)."""
 
     def contraction_panel(self, k: int, n: int, itemsize: int) -> int | None:
         """The register block's width (NR vectors, as cpu-optimize-plan picks it)."""

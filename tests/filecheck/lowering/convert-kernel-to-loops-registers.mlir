@@ -94,3 +94,27 @@ kernel.func @padded outs(%out: memref<24xf32>) ins(%x: memref<16xf32>) space [6,
   %0 = kernel.load %x <[6, 4] strides [4, 1] offset -4 mask [[1, 5], [0, 4]]> : memref<16xf32>
   kernel.store %out <[6, 4] strides [4, 1] offset 0>, %0 : memref<24xf32>
 }
+
+// -----
+
+// A view padded along the vector dim: a masked load whose lanes are those
+// whose index lies in the valid range [1, 7) (lanes below 7 and not below 1),
+// and in a valid row.
+// CHECK-LABEL: func.func @halo(
+// CHECK:         [[ROW:%[0-9]+]] = arith.andi {{%.*}}, {{%.*}} : i1
+// CHECK:         [[N1:%[0-9]+]] = arith.subi {{%[0-9]+}}, [[AT:%[0-9]+]] : index
+// CHECK-NEXT:    [[LO:%[0-9]+]] = vector.create_mask [[N1]] : vector<4xi1>
+// CHECK-NEXT:    [[ALL:%[0-9]+]] = vector.broadcast {{%.*}} : i1 to vector<4xi1>
+// CHECK-NEXT:    [[N7:%[0-9]+]] = arith.subi {{%.*}}, [[AT]] : index
+// CHECK-NEXT:    [[HI:%[0-9]+]] = vector.create_mask [[N7]] : vector<4xi1>
+// CHECK-NEXT:    [[NOTLO:%[0-9]+]] = arith.xori [[LO]], [[ALL]] : vector<4xi1>
+// CHECK-NEXT:    [[IN:%[0-9]+]] = arith.andi [[HI]], [[NOTLO]] : vector<4xi1>
+// CHECK-NEXT:    [[ROWS:%[0-9]+]] = vector.broadcast [[ROW]] : i1 to vector<4xi1>
+// CHECK-NEXT:    [[M:%[0-9]+]] = arith.andi [[IN]], [[ROWS]] : vector<4xi1>
+// CHECK-NEXT:    [[Z:%[0-9]+]] = vector.broadcast {{%.*}} : f32 to vector<4xf32>
+// CHECK-NEXT:    [[V:%[0-9]+]] = vector.maskedload %x[{{%.*}}], [[M]], [[Z]] : memref<36xf32>, vector<4xi1>, vector<4xf32> into vector<4xf32>
+// CHECK:         vector.store [[V]], %out
+kernel.func @halo outs(%out: memref<64xf32>) ins(%x: memref<36xf32>) space [8, 8] plan [parallel 0, parallel 1:2, vector 1:4] {
+  %0 = kernel.load %x <[8, 8] strides [6, 1] offset -7 mask [[1, 7], [1, 7]]> : memref<36xf32>
+  kernel.store %out <[8, 8] strides [8, 1] offset 0>, %0 : memref<64xf32>
+}
