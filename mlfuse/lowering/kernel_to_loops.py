@@ -399,6 +399,67 @@ class _Lowering:
             return "vector"
         return "masked" if stack.masked_along(d) is not None else "lanes"
 
+    def transposed_loop(self, stack: ViewStack, shape: _Shape) -> int | None:
+        """An unroll loop of ``shape`` (one step per element, as many steps as
+        lanes) along whose dim ``stack`` reads consecutive elements while it does
+        not along the vector dim: the tile is read as rows and transposed."""
+        if self.lanes_along(stack) != "lanes":
+            return None
+        for p in shape.loops:
+            lp = self.plan.loops[p]
+            if self.trips[p] == self.width and self.steps[p] == 1 and stack.unit_stride(lp.dim):
+                return p
+        return None
+
+    def transposed_load(self, op: kernel.LoadOp, s: Scope, shape: _Shape, across: int) -> _Tile:
+        """A W x W tile read as W vectors along the unroll loop ``across`` (one per
+        lane) and transposed in registers (log2 W rounds of W two-input shuffles)."""
+        block = self.open[id(s)].block
+        w = self.width
+        vt = self.vtype(op.result.type)
+        out: dict[tuple[int, ...], SSAValue] = {}
+        others = [p for p in shape.loops if p != across]
+        for rest in itertools.product(*(range(self.trips[p]) for p in others)):
+            env = {**dict(zip(others, rest)), across: 0}
+            rows = []
+            for lane in range(w):
+                off, valid = self.offset(op.view.stack, s, env, lane)
+                buf = self.args[op.buffer]
+                if valid is None:
+                    load = vector.LoadOp(buf, [off], vt)
+                    block.add_op(load)
+                    rows.append(load.result)
+                else:
+                    safe = arith.SelectOp(valid, off, self.index_const(0))
+                    load = vector.LoadOp(buf, [safe.result], vt)
+                    zero = self.splat(self.scalar_const(0, op.result.type), block)
+                    sel = arith.SelectOp(valid, load.result, zero)
+                    block.add_ops([safe, load, sel])
+                    rows.append(sel.result)
+            b = w // 2
+            while b >= 1:
+                new = list(rows)
+                for r in range(w):
+                    if (r // b) % 2:
+                        continue
+                    lo = [k if (k // b) % 2 == 0 else w + k - b for k in range(w)]
+                    hi = [k + b if (k // b) % 2 == 0 else w + k for k in range(w)]
+                    for dst, mask in ((r, lo), (r + b, hi)):
+                        sh = vector.ShuffleOp(
+                            rows[r],
+                            rows[r + b],
+                            DenseArrayBase.from_list(i64, mask),
+                            result_type=vt,
+                        )
+                        block.add_op(sh)
+                        new[dst] = sh.result
+                rows = new
+                b //= 2
+            for u in range(w):
+                point = {**env, across: u}
+                out[tuple(point[p] for p in shape.loops)] = rows[u]
+        return _Tile(shape, out)
+
     def masked_load(self, op: kernel.LoadOp, s: Scope, env) -> SSAValue:
         """A vector load of a padded view: lanes outside the valid range along the
         vector dim (and every lane where another dim is out of range) read 0."""
@@ -471,6 +532,11 @@ class _Lowering:
             x = self.value(self.items[i].operands[0], s)
             self.val[(i, id(s))] = self.finish(i, x, block)
             return
+        if isinstance(op, kernel.LoadOp) and shape.vector:
+            across = self.transposed_loop(op.view.stack, shape)
+            if across is not None:
+                self.val[(i, id(s))] = self.transposed_load(op, s, shape, across)
+                return
         for point in shape.points(self.trips):
             env = dict(zip(shape.loops, point))
             match op:

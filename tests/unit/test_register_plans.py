@@ -162,3 +162,23 @@ def test_cpu_plans_of_the_workloads_vectorize():
         kinds = [lp.kind for lp in plan.loops]
         assert VECTOR in kinds, (name, plan)
         assert (UNROLL in kinds) == unrolled, (name, plan)
+
+
+@pytest.mark.parametrize(
+    "name, plan",
+    [
+        ("transpose_pad", "[parallel 0:2, parallel 1:2, unroll 0:4, vector 1:4]"),
+        ("transpose_pad", "[parallel 1:1, parallel 0:1, unroll 0:8, vector 1:8]"),
+        ("matmul", "[parallel 1:1, parallel 0:2, serial 2, unroll 1:2, unroll 0:6, vector 1:4]"),
+        ("softmax", "[parallel 0:2, serial 1:2, unroll 0:4, unroll 1:2, vector 1:4]"),
+        ("colprod", "[parallel 0:1, serial 1:4, unroll 1:4, vector 0:8]"),
+    ],
+)
+def test_hand_written_register_plans(name, plan):
+    """Transposed tiles, a matmul block with a one-step parallel loop, vector
+    reductions under an unrolled output dim."""
+    attr = Parser(make_context(), f"#kernel.plan<{plan}>").parse_attribute()
+    assert str(attr.data) == plan  # type: ignore[attr-defined]
+    got = _run(KERNELS[name], lambda k, _: attr.data)  # type: ignore[attr-defined]
+    for g, e in zip(got, _run(KERNELS[name])):
+        np.testing.assert_allclose(g, e, rtol=2e-6, atol=1e-6)

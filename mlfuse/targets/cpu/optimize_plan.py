@@ -18,7 +18,12 @@ AVX-512, 32-byte and 16 with AVX2):
    the vector dim become the outermost parallel loop, so each thread keeps
    its panel of B in cache while it walks A.
 3. **more accumulators for long vector reductions** (row sums): the reduce
-   axis is unrolled so the adds do not wait on one another.
+   axis is unrolled so the adds do not wait on one another; dot products
+   along the vector dim (``A B^T``) get an MR x NR block of them.
+4. **tiles for transposes** (``x.T + y``): when no dim is contiguous for
+   every view, W x W tiles vectorized along the stores' contiguous dim and
+   unrolled along the dim the transposed view reads contiguously (the
+   lowering transposes such tiles in registers).
 
 Each step is one of the generic plan rewrites (``plan-vectorize``,
 ``plan-unroll``, ``plan-interchange``), so what this pass decides can be
@@ -138,7 +143,7 @@ def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan
     candidates = [d for d in reversed(out_dims) if fits(d)]
     candidates += [d for d in sorted(axes, reverse=True) if fits(d)]
     if not candidates:
-        return plan
+        return _transposed_tiles(plan, space, loads, stores, valids, out_dims, lanes)
     vdim = candidates[0]
     width = fits(vdim)
     assert width is not None
@@ -181,6 +186,38 @@ def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan
                 if trips % u == 0 and trips >= 4 * u:
                     plan = plan.split_off(vdim, u, UNROLL, space)
                     break
+    return plan
+
+
+def _transposed_tiles(plan, space, loads, stores, valids, out_dims, lanes):
+    """A transposing kernel (``x.T + y``): W x W tiles, vectors along the dim the
+    stores walk contiguously, unrolled W times along the dim the other views
+    read contiguously; the lowering reads those views' tiles as rows and
+    transposes them in registers, so both sides stream whole cache lines."""
+    for vdim in reversed(out_dims):
+        if space[vdim] % lanes or any(v.view.stack.depends_on(vdim) for v in valids):
+            continue
+        if not all(
+            st.view.stack.unit_stride(vdim) and st.view.stack.top.mask is None for st in stores
+        ):
+            continue
+        across = {
+            d
+            for op in loads
+            if op.view.stack.depends_on(vdim) and not op.view.stack.unit_stride(vdim)
+            for d in out_dims
+            if d != vdim and op.view.stack.unit_stride(d)
+        }
+        strided = [
+            op
+            for op in loads
+            if op.view.stack.depends_on(vdim) and not op.view.stack.unit_stride(vdim)
+        ]
+        for du in across:
+            if space[du] % lanes or not all(op.view.stack.unit_stride(du) for op in strided):
+                continue
+            plan = plan.split_off(vdim, lanes, VECTOR, space)
+            return plan.split_off(du, lanes, UNROLL, space)
     return plan
 
 

@@ -118,3 +118,23 @@ kernel.func @halo outs(%out: memref<64xf32>) ins(%x: memref<36xf32>) space [8, 8
   %0 = kernel.load %x <[8, 8] strides [6, 1] offset -7 mask [[1, 7], [1, 7]]> : memref<36xf32>
   kernel.store %out <[8, 8] strides [8, 1] offset 0>, %0 : memref<64xf32>
 }
+
+// -----
+
+// A transposed view under a W x W tile (an unroll loop of W steps along the
+// dim it reads contiguously): W row loads, then log2 W rounds of W two-input
+// shuffles (here W = 4: 4 loads, 8 shuffles), no lane-by-lane access.
+// CHECK-LABEL: func.func @tile(
+// CHECK-COUNT-4: vector.load %x
+// CHECK:         [[A:%[0-9]+]] = vector.shuffle [[R0:%[0-9]+]], [[R2:%[0-9]+]] [0, 1, 4, 5] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    [[C:%[0-9]+]] = vector.shuffle [[R0]], [[R2]] [2, 3, 6, 7] : vector<4xf32>, vector<4xf32>
+// CHECK-COUNT-2: vector.shuffle
+// CHECK:         vector.shuffle [[A]], {{%[0-9]+}} [0, 4, 2, 6] : vector<4xf32>, vector<4xf32>
+// CHECK-COUNT-3: vector.shuffle
+// CHECK-NOT:     vector.shuffle
+// CHECK-NOT:     memref.load
+// CHECK-COUNT-4: vector.store
+kernel.func @tile outs(%out: memref<64xf32>) ins(%x: memref<64xf32>) space [8, 8] plan [parallel 0:2, parallel 1:2, unroll 0:4, vector 1:4] {
+  %0 = kernel.load %x <[8, 8] strides [1, 8] offset 0> : memref<64xf32>
+  kernel.store %out <[8, 8] strides [8, 1] offset 0>, %0 : memref<64xf32>
+}

@@ -70,13 +70,25 @@ kernel.func @padded outs(%out: memref<64xf32>) ins(%x: memref<62xf32>) space [64
 
 // -----
 
-// Plans the pass leaves alone: a transposed read (no dim is contiguous for
-// every view), i1 buffers (LLVM
+// A transposed read: no dim is contiguous for every view, so W x W tiles,
+// vectors along the output's rows, unrolled W times down its columns (the
+// lowering reads x's tile as rows and transposes it in registers).
+// CHECK-LABEL:  kernel.func @transposed
+// AVX512-SAME:    plan [parallel 0:2, parallel 1:2, unroll 0:16, vector 1:16]
+// AVX2-SAME:      plan [parallel 0:4, parallel 1:4, unroll 0:8, vector 1:8]
+kernel.func @transposed outs(%out: memref<1024xf32>) ins(%x: memref<1024xf32>, %y: memref<1024xf32>) space [32, 32] {
+  %0 = kernel.load %x <[32, 32] strides [1, 32] offset 0> : memref<1024xf32>
+  %1 = kernel.load %y <[32, 32] strides [32, 1] offset 0> : memref<1024xf32>
+  %2 = arith.addf %0, %1 : f32
+  kernel.store %out <[32, 32] strides [32, 1] offset 0>, %2 : memref<1024xf32>
+}
+
+// -----
+
+// Plans the pass leaves alone: i1 buffers (LLVM
 // packs vectors of i1 into bits), an op with no vector form in xDSL
 // (arith.fptosi), a width that divides no dim, and a plan with register
 // loops already (written by hand).
-// CHECK-LABEL:  kernel.func @transposed
-// CHECK-SAME:     plan [parallel 0, parallel 1] {
 // CHECK-LABEL:  kernel.func @bools
 // CHECK-SAME:     plan [parallel 0] {
 // CHECK-LABEL:  kernel.func @trunc
@@ -85,12 +97,6 @@ kernel.func @padded outs(%out: memref<64xf32>) ins(%x: memref<62xf32>) space [64
 // CHECK-SAME:     plan [parallel 0] {
 // CHECK-LABEL:  kernel.func @by_hand
 // CHECK-SAME:     plan [parallel 0:8, unroll 0:4] {
-kernel.func @transposed outs(%out: memref<1024xf32>) ins(%x: memref<1024xf32>, %y: memref<1024xf32>) space [32, 32] {
-  %0 = kernel.load %x <[32, 32] strides [1, 32] offset 0> : memref<1024xf32>
-  %1 = kernel.load %y <[32, 32] strides [32, 1] offset 0> : memref<1024xf32>
-  %2 = arith.addf %0, %1 : f32
-  kernel.store %out <[32, 32] strides [32, 1] offset 0>, %2 : memref<1024xf32>
-}
 kernel.func @bools outs(%out: memref<64xi1>) ins(%x: memref<64xf32>) space [64] {
   %0 = kernel.load %x <[64] strides [1] offset 0> : memref<64xf32>
   %1 = arith.constant 0.000000e+00 : f32
