@@ -1,27 +1,49 @@
-"""The benchmark of bench/WORKLOADS.md, on the CPU: mlfuse beside numpy, torch and tinygrad.
+"""The benchmark of bench/WORKLOADS.md on the CPU: mlfuse beside numpy, torch and torch.compile.
 
-    python bench/run.py                     # all workloads, CPU sizes
+    python bench/run.py                     # all workloads, CPU sizes (several minutes)
     python bench/run.py --size small W1 W3  # a quick look at some of them
-    python bench/run.py --json results.json
+    python bench/run.py --json results.json --markdown table.md
+    python bench/run.py --backends mlfuse,numpy W5
 
 Every backend computes the same float32 program from the same seeded inputs,
-realized before timing. Reported per workload and backend: the first call
-(compilation included), the median and minimum of the steady state after a
-warm-up, mlfuse's kernel count, and the ratio to the fastest backend of this
-run. Each workload also reports the minimum bytes it must move (inputs read
-once, outputs written once) against a copy bandwidth measured in the same run,
-and matmul-like workloads their FLOP rate against numpy's sgemm.
-Competitors that are not installed are skipped, and the table says so.
+realized before timing: mlfuse, numpy (eager), torch eager, torch.compile
+(inductor, compiled once per workload with fullgraph=True; its one-time
+start-up is paid on a tiny function first and printed apart) and tinygrad.
+A backend that is not installed or does not work here (torch.compile without
+a C++ compiler) is listed as "skipped: <reason>"; one that fails on a workload
+has its error in that row.
+
+Per workload and backend: the first call (compilation included); then one
+warm-up call, whose time sets the number of timed calls (about --budget
+seconds, between --min-reps and --max-reps), and their median and minimum;
+mlfuse's kernel count; the ratio of the minimum to the fastest correct backend
+of this run. Memory-bound workloads report GB/s (minimum bytes: inputs read
+once, output written once, over the minimum time) and its fraction of a numpy
+copy bandwidth measured in the same run; matmul-like ones (matmul, mlp,
+attention, conv3x3) report GFLOP/s and its fraction of numpy's 1024³ sgemm
+rate; both limits are measured at the start and before each workload, the
+best kept (other work on the machine lowers them; the load average at the
+start and the end is printed). A reduction, which only reads, can pass 100%
+of a copy.
+Each result is checked against numpy in float64: max |result - reference| /
+max |reference| above --tol is flagged MISMATCH (and such a backend is never
+"the fastest"). Progress goes to stderr, one line per workload; the table to
+stdout; --json writes the same figures, --markdown the table.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
+import os
+import platform
 import statistics
 import sys
+import textwrap
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -171,17 +193,33 @@ WORKLOADS = [
 # ---------------------------------------------------------------------------
 
 
+def first_line(e: Exception) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0][:120] if text else ""
+
+
+class Skipped(Exception):
+    """A backend that cannot run on this machine; the message says why."""
+
+
 class NumpyOps:
     name = "numpy"
 
     def prepare(self, arrays):
         return arrays
 
+    def function(self, w: Workload) -> Callable:
+        """What a measurement calls: builds ``w``'s program and computes its result."""
+        return lambda *xs: self.run(w.program(self, *xs))
+
     def run(self, out):
         return out
 
-    def result(self, out):
+    def result(self, out) -> np.ndarray:
         return np.asarray(out)
+
+    def kernels(self, w: Workload, inputs) -> int | None:
+        return None
 
     add = staticmethod(np.add)
     sub = staticmethod(np.subtract)
@@ -190,10 +228,10 @@ class NumpyOps:
     matmul = staticmethod(np.matmul)
 
     def scale(self, x, c):
-        return x * np.float32(c)
+        return x * x.dtype.type(c)
 
     def add_scalar(self, x, c):
-        return x + np.float32(c)
+        return x + x.dtype.type(c)
 
     def sigmoid(self, x):
         return 1 / (1 + np.exp(-x))
@@ -218,12 +256,13 @@ class NumpyOps:
         return np.swapaxes(x, -1, -2)
 
     def conv3x3(self, x, w):
-        n, c, h, wd = x.shape
+        n, _, h, wd = x.shape
         xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-        out = np.zeros((n, w.shape[0], h, wd), np.float32)
+        out = np.zeros((n, w.shape[0], h, wd), x.dtype)
         for i in range(3):
             for j in range(3):
-                out += np.einsum("nchw,oc->nohw", xp[:, :, i : i + h, j : j + wd], w[:, :, i, j])
+                tap = xp[:, :, i : i + h, j : j + wd]
+                out += np.einsum("nchw,oc->nohw", tap, w[:, :, i, j], optimize=True)
         return out
 
 
@@ -245,8 +284,8 @@ class MlfuseOps(NumpyOps):
     def result(self, out):
         return out.numpy()
 
-    def kernels(self, out) -> int:
-        return len(self.mlfuse.schedule(out))
+    def kernels(self, w, inputs):
+        return len(self.mlfuse.schedule(w.program(self, *inputs)))
 
     add = staticmethod(lambda a, b: a + b)
     sub = staticmethod(lambda a, b: a - b)
@@ -268,9 +307,6 @@ class MlfuseOps(NumpyOps):
 
     def sqrt(self, x):
         return x.sqrt()
-
-    def sum(self, x, axis):
-        return x.sum(axis)
 
     def mean(self, x):
         return x.mean(-1, keepdim=True)
@@ -301,8 +337,8 @@ class TorchOps(MlfuseOps):
     def run(self, out):
         return out
 
-    def result(self, out):
-        return out.numpy()
+    def kernels(self, w, inputs):
+        return None
 
     def sigmoid(self, x):
         return self.torch.sigmoid(x)
@@ -313,14 +349,40 @@ class TorchOps(MlfuseOps):
     def sqrt(self, x):
         return self.torch.sqrt(x)
 
-    def mean(self, x):
-        return x.mean(-1, keepdim=True)
-
     def softmax(self, x):
         return self.torch.softmax(x, -1)
 
     def conv3x3(self, x, w):
         return self.torch.nn.functional.conv2d(x, w, padding=1)
+
+
+class TorchCompileOps(TorchOps):
+    """torch.compile (inductor, default mode and thread count) of each workload's program.
+
+    Inductor's on-disk caches are disabled so that a first call is a cold
+    compilation whatever ran before. The one-time start-up of inductor (its
+    imports, the C++ compiler check) is paid here, on a tiny function, and
+    reported as ``startup_s``; a workload's first call then includes the
+    compilation of that workload only.
+    """
+
+    name = "torch.compile"
+
+    def __init__(self):
+        super().__init__()
+        # cold compilations, as mlfuse's first calls: no inductor caches from earlier runs
+        self.torch._inductor.config.force_disable_caches = True
+        warnings.filterwarnings("ignore", "dynamo_pgo force disabled")
+        t = time.perf_counter()
+        try:
+            self.torch.compile(lambda x: self.torch.sigmoid(x) * 2)(self.torch.ones(8))
+        except Exception as e:  # typically no working C++ compiler
+            raise Skipped(f"torch.compile fails here ({type(e).__name__}: {first_line(e)})") from e
+        self.startup_s = time.perf_counter() - t
+
+    def function(self, w):
+        self.torch._dynamo.reset()  # a fresh compilation per workload, no recompile limit hit
+        return self.torch.compile(functools.partial(w.program, self), fullgraph=True)
 
 
 class TinygradOps(MlfuseOps):
@@ -331,26 +393,29 @@ class TinygradOps(MlfuseOps):
 
         self.T = Tensor
 
-    def prepare(self, arrays):
-        return [self.T(a).realize() for a in arrays]
-
-    def kernels(self, out) -> int:  # pragma: no cover - informational
-        return -1
+    def kernels(self, w, inputs):
+        return None
 
     def conv3x3(self, x, w):
         return x.conv2d(w, padding=1)
 
 
-def _backends(names: list[str]):
-    out, missing = [], []
-    for cls in (MlfuseOps, NumpyOps, TorchOps, TinygradOps):
+BACKENDS = (MlfuseOps, NumpyOps, TorchOps, TorchCompileOps, TinygradOps)
+
+
+def make_backends(names: list[str]) -> tuple[list[NumpyOps], dict[str, str]]:
+    """The backends that work here, and for the others the reason they are skipped."""
+    out, skipped = [], {}
+    for cls in BACKENDS:
         if names and cls.name not in names:
             continue
         try:
             out.append(cls())
-        except ImportError:
-            missing.append(cls.name)
-    return out, missing
+        except ImportError as e:
+            skipped[cls.name] = f"not installed ({e.name or e})"
+        except Skipped as e:
+            skipped[cls.name] = str(e)
+    return out, skipped
 
 
 # ---------------------------------------------------------------------------
@@ -363,125 +428,283 @@ def copy_bandwidth() -> float:
     a = np.ones(1 << 25, np.float32)  # 128 MiB
     b = np.empty_like(a)
     best = math.inf
-    for _ in range(5):
+    for _ in range(7):
         t = time.perf_counter()
         np.copyto(b, a)
         best = min(best, time.perf_counter() - t)
     return 2 * a.nbytes / best
 
 
-def sgemm_rate() -> float:
-    a = np.ones((1024, 1024), np.float32)
+def sgemm_rate(n: int = 1024) -> float:
+    """FLOP/s of numpy's float32 matmul at n³, the practical compute peak of this run."""
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
+    a @ b  # warm-up
     best = math.inf
     for _ in range(3):
         t = time.perf_counter()
-        a @ a
+        a @ b
         best = min(best, time.perf_counter() - t)
-    return 2 * 1024**3 / best
+    return 2 * n**3 / best
 
 
-def measure(ops, w: Workload, shapes, reps: int, ref):
+def machine() -> dict:
+    """What the figures were measured on."""
+    info = {
+        "cpu": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "load_average": os.getloadavg()[0],  # other work on the machine skews the figures
+    }
+    try:
+        import llvmlite.binding as llvm
+
+        feats = llvm.get_host_cpu_features()
+        info["cpu"] = llvm.get_host_cpu_name()
+        info.update({f: bool(feats.get(f)) for f in ("avx2", "avx512f")})
+    except ImportError:
+        pass
+    try:
+        import torch
+
+        info["torch"] = torch.__version__
+        info["torch_threads"] = torch.get_num_threads()
+    except ImportError:
+        pass
+    return info
+
+
+def inputs_of(shapes: dict[str, tuple[int, ...]]) -> list[np.ndarray]:
     rng = np.random.default_rng(0)
-    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes.values()]
+    return [rng.standard_normal(s).astype(np.float32) for s in shapes.values()]
+
+
+def max_error(got, ref: np.ndarray) -> float:
+    """max |got - ref| / max |ref|: the error relative to the result's scale."""
+    got = np.asarray(got)
+    if got.shape != ref.shape:
+        return math.inf
+    err = float(np.abs(got.astype(np.float64) - ref).max(initial=0.0))
+    return err / max(float(np.abs(ref).max(initial=0.0)), 1e-30)
+
+
+def measure(ops, w: Workload, arrays, ref, args) -> dict:
+    """First call, then a warm-up call whose time sets the number of timed repetitions."""
     inputs = ops.prepare(arrays)
+    fn = ops.function(w)
     t = time.perf_counter()
-    out = ops.run(w.program(ops, *inputs))
+    out = fn(*inputs)
     first = time.perf_counter() - t
-    got = ops.result(out)
-    err = float(np.abs(got - ref).max() / max(1.0, float(np.abs(ref).max())))
+    err = max_error(ops.result(out), ref)
+    t = time.perf_counter()
+    fn(*inputs)
+    warm = time.perf_counter() - t
+    reps = max(args.min_reps, min(args.max_reps, int(args.budget / max(warm, 1e-9))))
     times = []
     for _ in range(reps):
         t = time.perf_counter()
-        ops.run(w.program(ops, *inputs))
+        fn(*inputs)
         times.append(time.perf_counter() - t)
-    kernels = ops.kernels(w.program(ops, *inputs)) if ops.name == "mlfuse" else None
     return {
         "first_s": first,
         "median_s": statistics.median(times),
         "min_s": min(times),
-        "rel_error": err,
-        "kernels": kernels,
+        "reps": reps,
+        "max_error": err,
+        "ok": err <= args.tol,
+        "kernels": ops.kernels(w, inputs),
     }
+
+
+def rates(row: dict, w: Workload, shapes, bw: float, peak: float) -> None:
+    """Ratio to the fastest correct backend, and GB/s or GFLOP/s against this run's limits."""
+    done = [r for r in row["backends"].values() if "min_s" in r]
+    best = min((r["min_s"] for r in done if r["ok"]), default=None)
+    for r in done:
+        r["ratio_to_fastest"] = r["min_s"] / best if best else None
+        if w.flops is None:
+            r["gb_per_s"] = row["min_bytes"] / r["min_s"] / 1e9
+            r["copy_fraction"] = row["min_bytes"] / r["min_s"] / bw
+        else:
+            r["gflop_per_s"] = w.flops(shapes) / r["min_s"] / 1e9
+            r["sgemm_fraction"] = w.flops(shapes) / r["min_s"] / peak
+
+
+# ---------------------------------------------------------------------------
+# report
+# ---------------------------------------------------------------------------
+
+COLUMNS = (
+    "workload",
+    "backend",
+    "median ms",
+    "min ms",
+    "first ms",
+    "kernels",
+    "x fastest",
+    "rate",
+    "of limit",
+    "check",
+)
+
+
+def table_rows(results: list[dict], skipped: dict[str, str]) -> list[list[str]]:
+    """One row per workload and backend; a skipped backend or an error has a note instead."""
+    rows = [["all", name, f"skipped: {why}"] for name, why in skipped.items()]
+    for row in results:
+        label = f"{row['id']} {row['workload']}"
+        for name, r in row["backends"].items():
+            cells = [label, name]
+            label = ""
+            if "min_s" not in r:
+                rows.append(cells + [f"error: {r['error']}"[:100]])
+                continue
+            ratio = r["ratio_to_fastest"]
+            if "gb_per_s" in r:
+                rate = f"{r['gb_per_s']:.1f} GB/s"
+                limit = f"{r['copy_fraction']:.0%} copy"
+            else:
+                rate = f"{r['gflop_per_s']:.1f} GFLOP/s"
+                limit = f"{r['sgemm_fraction']:.0%} sgemm"
+            cells += [
+                f"{r['median_s'] * 1e3:.2f}",
+                f"{r['min_s'] * 1e3:.2f}",
+                f"{r['first_s'] * 1e3:.1f}",
+                "" if r["kernels"] is None else str(r["kernels"]),
+                "-" if ratio is None else f"{ratio:.2f}",
+                rate,
+                limit,
+                "ok" if r["ok"] else f"MISMATCH {r['max_error']:.1e}",
+            ]
+            rows.append(cells)
+    return rows
+
+
+def print_text(rows: list[list[str]], out=sys.stdout) -> None:
+    cells = [r if len(r) == len(COLUMNS) else r[:2] for r in rows]  # not the notes
+    widths = [max(len(c), *(len(r[i]) for r in cells if i < len(r))) for i, c in enumerate(COLUMNS)]
+    left = {0, 1, 9}
+
+    def line(cells):
+        padded = (
+            c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+        )
+        return "  ".join(padded).rstrip()
+
+    print(line(COLUMNS), file=out)
+    for r in rows:  # an error or a skipped backend: its note in place of the figures
+        print(line(r) if len(r) == len(COLUMNS) else line(r[:2]) + "  " + r[2], file=out)
+
+
+def markdown(rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for r in rows:
+        r = r + [""] * (len(COLUMNS) - len(r))
+        lines.append("| " + " | ".join(c.replace("|", "/") for c in r) + " |")
+    return "\n".join(lines) + "\n"
+
+
+LEGEND = (
+    "min/median ms: steady state after a warm-up call; first ms: the first call, compilation "
+    "included; x fastest: min time over the fastest correct backend's, this run; rate: minimum "
+    "bytes moved (inputs read once, output written once) per min time for memory-bound "
+    "workloads, against the best copy bandwidth of this run; FLOPs per min time for "
+    "matmul-like ones, against the best numpy sgemm of this run; check: max |result - float64 "
+    "numpy| / max |reference| within the tolerance"
+)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("workloads", nargs="*", help="ids (W1 ...) or names; all by default")
     ap.add_argument("--size", choices=["cpu", "small"], default="cpu")
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--backends", default="", help="comma list: mlfuse,numpy,torch,tinygrad")
+    ap.add_argument(
+        "--backends",
+        default="",
+        help="comma list of " + ",".join(b.name for b in BACKENDS) + "; all by default",
+    )
+    ap.add_argument("--budget", type=float, default=3.0, help="seconds of timed calls per cell")
+    ap.add_argument("--min-reps", type=int, default=3)
+    ap.add_argument("--max-reps", type=int, default=50)
+    ap.add_argument("--tol", type=float, default=1e-4, help="largest accepted error (see check)")
     ap.add_argument("--json", help="write the figures here as JSON")
+    ap.add_argument("--markdown", help="write the table here as Markdown")
     args = ap.parse_args(argv)
     chosen = [w for w in WORKLOADS if not args.workloads or {w.wid, w.name} & set(args.workloads)]
-    backends, missing = _backends([b for b in args.backends.split(",") if b])
-    bw, peak = copy_bandwidth(), sgemm_rate()
+    start = time.perf_counter()
+    backends, skipped = make_backends([b for b in args.backends.split(",") if b])
+    host = machine()
+    bw, peak = copy_bandwidth(), sgemm_rate()  # again before each workload; the best is kept
+    startup = {b.name: b.startup_s for b in backends if hasattr(b, "startup_s")}
     print(
-        f"copy bandwidth {bw / 1e9:.1f} GB/s, numpy sgemm {peak / 1e9:.1f} GFLOP/s"
-        + (f"; not installed: {', '.join(missing)}" if missing else ""),
+        f"{host['cpu']} ({', '.join(f for f in ('avx2', 'avx512f') if host.get(f))}), "
+        f"{host['cores']} cores (load average {host['load_average']:.2f}); "
+        f"numpy {host['numpy']}, torch {host.get('torch', '-')}",
+        f"at the start: copy bandwidth {bw / 1e9:.1f} GB/s, numpy sgemm {peak / 1e9:.1f} GFLOP/s"
+        + "".join(f"; {n} start-up {s:.1f} s" for n, s in startup.items()),
+        sep="\n",
         flush=True,
     )
     results = []
-    for w in chosen:
+    for i, w in enumerate(chosen, 1):
+        bw, peak = max(bw, copy_bandwidth()), max(peak, sgemm_rate())
         shapes = w.shapes[args.size]
-        rng = np.random.default_rng(0)
-        arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes.values()]
+        arrays = inputs_of(shapes)
         ref = np.asarray(w.program(NumpyOps(), *[a.astype(np.float64) for a in arrays]))
-        row = {"id": w.wid, "workload": w.name, "shapes": {k: list(v) for k, v in shapes.items()}}
-        out_bytes = ref.size * 4
-        row["min_bytes"] = sum(a.nbytes for a in arrays) + out_bytes
-        row["backends"] = {}
+        row = {
+            "id": w.wid,
+            "workload": w.name,
+            "shapes": {k: list(v) for k, v in shapes.items()},
+            "min_bytes": sum(a.nbytes for a in arrays) + ref.size * 4,
+            "flops": w.flops(shapes) if w.flops else None,
+            "backends": {},
+        }
         for ops in backends:
-            print(f"  {w.wid} {w.name} on {ops.name} ...", end="", flush=True)
             try:
-                r = measure(ops, w, shapes, args.reps, ref)
-            except Exception as e:  # a competitor lacking an op is skipped, not fatal
-                r = {"error": f"{type(e).__name__}: {e}"}
+                r = measure(ops, w, arrays, ref, args)
+            except Exception as e:  # a backend lacking an op is reported, not fatal
+                r = {"error": f"{type(e).__name__}: {first_line(e)}"}
             row["backends"][ops.name] = r
-            print(
-                f" {r.get('min_s', float('nan')) * 1e3:.1f} ms"
-                if "min_s" in r
-                else f" {r['error']}"
-            )
-        best = min((r["min_s"] for r in row["backends"].values() if "min_s" in r), default=None)
-        for r in row["backends"].values():
-            if "min_s" in r and best:
-                r["ratio_to_fastest"] = r["min_s"] / best
-                r["bandwidth_fraction"] = row["min_bytes"] / r["min_s"] / bw
-                if w.flops:
-                    r["gflops"] = w.flops(shapes) / r["min_s"] / 1e9
         results.append(row)
-
-    names = [b.name for b in backends]
-    print(
-        "\n" + f"{'workload':16s}" + "".join(f"{n:>24s}" for n in names) + "   min bytes / copy bw"
-    )
-    for row in results:
-        cells = []
-        for n in names:
-            r = row["backends"][n]
-            if "min_s" not in r:
-                cells.append(f"{'error':>24s}")
-                continue
-            extra = f" k={r['kernels']}" if r.get("kernels") is not None else ""
-            cells.append(f"{r['min_s'] * 1e3:9.2f}ms x{r['ratio_to_fastest']:5.2f}{extra:>6s}")
-        floor = row["min_bytes"] / bw * 1e3
-        print(
-            f"{row['id'] + ' ' + row['workload']:16s}"
-            + "".join(f"{c:>24s}" for c in cells)
-            + f"   {floor:8.2f} ms"
+        summary = ", ".join(
+            f"{n} {r['min_s'] * 1e3:.1f} ms" + ("" if r["ok"] else " MISMATCH")
+            if "min_s" in r
+            else f"{n} error"
+            for n, r in row["backends"].items()
         )
+        print(
+            f"[{i}/{len(chosen)} {time.perf_counter() - start:5.0f} s] {w.wid} {w.name}: {summary}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    host["load_average_end"] = os.getloadavg()[0]
+    for row, w in zip(results, chosen):
+        rates(row, w, w.shapes[args.size], bw, peak)
+    print(f"done in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    rows = table_rows(results, skipped)
     print(
-        "\nms = min over repetitions; xN = ratio to the fastest backend of this run; "
-        "k = mlfuse kernels; the last column is the time a copy of the minimum bytes takes"
+        f"\nload average at the end {host['load_average_end']:.2f}; best of the run: "
+        f"copy bandwidth {bw / 1e9:.1f} GB/s, numpy sgemm {peak / 1e9:.1f} GFLOP/s\n"
     )
+    print_text(rows)
+    print("\n" + textwrap.fill(LEGEND + f" ({args.tol:g}).", 100))
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(rows))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(
                 {
+                    "command": " ".join(["python", "bench/run.py", *(argv or sys.argv[1:])]),
+                    "machine": host,
+                    "size": args.size,
                     "copy_bandwidth": bw,
                     "sgemm_flops": peak,
-                    "missing": missing,
-                    "size": args.size,
+                    "tolerance": args.tol,
+                    "startup_s": startup,
+                    "skipped": skipped,
                     "results": results,
                 },
                 f,
