@@ -2,8 +2,11 @@
 
 A kernel's body is a dataflow program evaluated over an iteration space. Its
 *loop plan* (:class:`LoopPlan`, printed on every ``kernel.func``) says which
-space dims run as one parallel loop (outermost) and in which order the serial
-loops nest. A plan and a body determine a tree of *scopes* (loop bodies):
+space dims (or pieces of dims) run as one parallel loop (outermost), in which
+order the serial loops nest, and which run as register loops (unrolled into a
+register block, or the lanes of a vector) innermost. Scopes are code loops,
+identified by their position in the plan; register loops are inside every
+scope. A plan and a body determine a tree of *scopes* (loop bodies):
 
 * the root scope is the parallel loop's body; its context is the parallel dims;
 * each group of consecutive stores gets a nest of serial loops over the dims it

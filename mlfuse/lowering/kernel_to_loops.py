@@ -15,7 +15,14 @@ space is looped over. This pass only reads the plan:
    and stores. Loads compute the view's offset with index arithmetic; masked
    views guard the access (``select(valid, offset, 0)``) and read 0 outside
    the mask. Float accumulations carry ``fastmath<reassoc>`` so LLVM may
-   vectorize them.
+   vectorize them (sums and the products feeding them also ``contract``).
+4. Register loops (``unroll``, ``vector``) are not loops: each value is a tile
+   of SSA values, one per point of the unroll loops it varies along, each a
+   vector when it varies along the vector loop. Views are read as vectors
+   (unit stride), masked vectors (padded along the vector dim), transposed
+   tiles (unit stride along a W-step unroll loop instead) or lane by lane;
+   a reduce carries one accumulator per register point and combines them,
+   and its lanes, when its loops end.
 """
 
 from __future__ import annotations
