@@ -28,6 +28,7 @@ space is looped over. This pass only reads the plan:
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
@@ -57,6 +58,8 @@ from mlfuse.view import ViewStack
 
 KERNEL_ATTR = "mlfuse.kernel"
 """Marks a function lowered from a kernel.func (the schedule is not one)."""
+REGISTER_POINTS_ATTR = "mlfuse.register_points"
+"""Iterations of the plan's register loops, which each innermost loop iteration does."""
 
 index = IndexType()
 
@@ -141,6 +144,9 @@ class _Lowering:
         types = list(k.function_type.inputs.data)
         self.func = func.FuncOp(k.sym_name.data, (types, []))
         self.func.attributes[KERNEL_ATTR] = UnitAttr()
+        points = math.prod(t for t, lp in zip(self.trips, plan.loops) if lp.register)
+        if points > 1:
+            self.func.attributes[REGISTER_POINTS_ATTR] = IntegerAttr(points, i64)
         self.entry = self.func.body.block
         for a, na in zip(k.body.block.args, self.entry.args):
             na.name_hint = a.name_hint

@@ -7,8 +7,9 @@ With one parallel dim, ``%p`` is that dim's index; with more, ``%p`` runs over
 all but the last (flattened, row-major) and the last becomes an inner
 ``scf.for``, so the innermost loop stays contiguous for the vectorizer. The
 extent is recorded as ``mlfuse.parallel_extent``, and the iterations of the
-innermost loop bodies over the whole launch as ``mlfuse.work`` (the runtime's
-estimate of a kernel's work, from which it decides how many threads to use).
+innermost loop bodies over the whole launch, times the register points each
+does (``mlfuse.register_points``), as ``mlfuse.work`` (the runtime's estimate
+of a kernel's work, from which it decides how many threads to use).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
-from mlfuse.lowering.kernel_to_loops import KERNEL_ATTR
+from mlfuse.lowering.kernel_to_loops import KERNEL_ATTR, REGISTER_POINTS_ATTR
 
 EXTENT_ATTR = "mlfuse.parallel_extent"
 WORK_ATTR = "mlfuse.work"
@@ -76,7 +77,9 @@ def lower_parallel(f: func.FuncOp) -> None:
     ):
         raise DiagnosticException("convert-parallel-to-cpu: expected 0-based unit-step loops")
     ubs = [_const_value(v) for v in par.upperBound]
-    work = math.prod(ubs) * body_work(par.body.block)
+    points = f.attributes.get(REGISTER_POINTS_ATTR)
+    lanes = points.value.data if isinstance(points, IntegerAttr) else 1
+    work = math.prod(ubs) * body_work(par.body.block) * lanes
     lo = entry.insert_arg(index, len(entry.args))
     hi = entry.insert_arg(index, len(entry.args))
     lo.name_hint, hi.name_hint = "lo", "hi"

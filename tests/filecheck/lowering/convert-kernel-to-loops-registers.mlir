@@ -2,12 +2,14 @@
 
 // Register loops (plan loops of kind unroll and vector) are not loops in the
 // code: each value is computed once per point of the unroll loops it varies
-// along, as a vector when it varies along the vector loop.
+// along, as a vector when it varies along the vector loop. The function records
+// how many register points each iteration does (the runtime's work estimate).
 
 // A register-blocked matrix product: 3 x 2 accumulators of 16 lanes carried
 // by the k loop; per k, 3 scalars of A (broadcast) and 2 vectors of B, 6
 // products that may contract with the sums into FMAs, and 6 vector stores.
 // CHECK-LABEL: func.func @mm(
+// CHECK-SAME:    mlfuse.register_points = 96 : i64
 // CHECK:         scf.parallel
 // CHECK:           [[ZERO:%[0-9]+]] = vector.broadcast {{%.*}} : f32 to vector<16xf32>
 // CHECK-NEXT:      {{%.*}}, {{%.*}}, {{%.*}}, {{%.*}}, {{%.*}}, {{%.*}} = scf.for {{%.*}} = {{.*}} iter_args([[A0:%[0-9]+]] = [[ZERO]], [[A1:%[0-9]+]] = [[ZERO]], {{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
