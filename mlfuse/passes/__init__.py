@@ -49,6 +49,12 @@ def _plan_memory():
     return PlanMemory
 
 
+def _expand_math():
+    from mlfuse.passes.expand_math import ExpandMath
+
+    return ExpandMath
+
+
 def _kernel_to_loops():
     from mlfuse.lowering.kernel_to_loops import ConvertKernelToLoops
 
@@ -68,6 +74,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "group-reduces": _group_reduces,
     "outline-kernels": _outline_kernels,
     "plan-memory": _plan_memory,
+    "expand-math": _expand_math,
     "convert-kernel-to-loops": _kernel_to_loops,
     "convert-loops-to-llvm": _loops_to_llvm,
 }
