@@ -50,6 +50,7 @@ class CpuTarget(Target):
 
     name = "cpu"
     kernel_pipeline = (
+        "expand-math",
         "convert-kernel-to-loops",
         "convert-parallel-to-cpu",
         "convert-scf-to-cf",
