@@ -5,7 +5,8 @@
 // bits), so LLVM can vectorize them instead of calling libm.
 
 // exp(x), f32: clamp (NaN passes both selects), n = round(x log2 e) by the
-// magic constant 1.5·2^23, r = x - n·ln2 in two fmas, the polynomial, then
+// magic constant 1.5·2^23, r = x - n·ln2 with ln2 in two parts (r_hi exact),
+// 1 + (r_hi + (r_lo + r²·q(r))) with q an fma chain, then
 // 2^n in two exponent-bit factors.
 
 // CHECK-LABEL: func.func @exp_f32(%x: f32) -> f32 {
@@ -21,10 +22,14 @@
 // CHECK-NEXT:    [[N:%.*]] = arith.subf [[T]], [[MAGIC]] : f32
 // CHECK-NEXT:    [[TI:%.*]] = arith.bitcast [[T]] : f32 to i32
 // CHECK:         [[NI:%.*]] = arith.subi [[TI]], {{%.*}} : i32
-// CHECK:         [[R1:%.*]] = math.fma [[N]], {{%.*}}, [[X]] : f32
-// CHECK:         [[R:%.*]] = math.fma [[N]], {{%.*}}, [[R1]] : f32
+// CHECK:         [[RHI:%.*]] = math.fma [[N]], {{%.*}}, [[X]] : f32
+// CHECK:         [[RLO:%.*]] = arith.mulf [[N]], {{%.*}} : f32
+// CHECK-NEXT:    [[R:%.*]] = arith.addf [[RHI]], [[RLO]] : f32
+// CHECK-NEXT:    [[Z:%.*]] = arith.mulf [[R]], [[R]] : f32
 // CHECK-COUNT-5: math.fma {{%.*}}, [[R]], {{%.*}} : f32
-// CHECK:         [[P:%.*]] = arith.addf {{%.*}}, {{%.*}} : f32
+// CHECK-NEXT:    [[ZQ:%.*]] = math.fma [[Z]], {{%.*}}, [[RLO]] : f32
+// CHECK-NEXT:    [[EM1:%.*]] = arith.addf [[RHI]], [[ZQ]] : f32
+// CHECK:         [[P:%.*]] = arith.addf [[EM1]], {{%.*}} : f32
 // CHECK:         [[N1:%.*]] = arith.shrsi [[NI]], {{%.*}} : i32
 // CHECK-NEXT:    [[N2:%.*]] = arith.subi [[NI]], [[N1]] : i32
 // CHECK:         arith.shli
