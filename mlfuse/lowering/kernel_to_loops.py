@@ -588,25 +588,42 @@ class _Lowering:
                 case arith.ConstantOp():
                     out[point] = self._entry_const(("c", op.value), lambda: op.clone())
                 case _:
-                    operands = []
-                    for o in op.operands:
-                        v = self.value(self.items[i].operands[self._operand_pos(i, o)], s).at(env)
-                        operands.append(self.splat(v, block) if shape.vector else v)
-                    result_types = [
-                        self.vtype(r.type) if shape.vector else r.type for r in op.results
+                    args = [
+                        self.value(self.items[i].operands[self._operand_pos(i, o)], s).at(env)
+                        for o in op.operands
                     ]
                     props = dict(op.properties)
                     if i in self.contract:
                         props["fastmath"] = FastMathFlagsAttr(["contract"])
-                    new = type(op).create(
-                        operands=operands,
-                        result_types=result_types,
-                        properties=props,
-                        attributes=dict(op.attributes),
-                    )
-                    block.add_op(new)
-                    out[point] = new.results[0]
+                    if not shape.vector:
+                        out[point] = self.rebuild(op, args, props, block, None)
+                    elif vectorizable(op, self.width):
+                        vargs = [self.splat(v, block) for v in args]
+                        out[point] = self.rebuild(op, vargs, props, block, self.width)
+                    else:  # no vector form in xDSL (arith.cmpf): lane by lane
+                        lanes = []
+                        for lane in range(self.width):
+                            scalars = []
+                            for v in args:
+                                if isinstance(v.type, VectorType):
+                                    x = vector.ExtractOp(v, [lane], v.type.element_type)
+                                    block.add_op(x)
+                                    v = x.result
+                                scalars.append(v)
+                            lanes.append(self.rebuild(op, scalars, props, block, None))
+                        out[point] = self.gather(block, lanes)
         self.val[(i, id(s))] = _Tile(shape, out)
+
+    def rebuild(self, op: Operation, args, props, block: Block, width: int | None) -> SSAValue:
+        """``op`` on ``args``, on scalars or on vectors of ``width`` lanes."""
+        new = type(op).create(
+            operands=args,
+            result_types=[r.type if width is None else self.vtype(r.type) for r in op.results],
+            properties=props,
+            attributes=dict(op.attributes),
+        )
+        block.add_op(new)
+        return new.results[0]
 
     def valid_at(self, op: kernel.ValidOp, s: Scope, env, lane: int) -> SSAValue:
         v = self.offset(op.view.stack, s, env, lane)[1]
@@ -641,6 +658,38 @@ class _Lowering:
                 block.add_op(x)
                 off = self.offset(st.view.stack, s, env, lane)[0]
                 block.add_op(memref.StoreOp.get(x.result, buf, [off]))
+
+
+_VECTOR_FORM: dict[tuple, bool] = {}
+
+
+def vectorizable(op: Operation, lanes: int) -> bool:
+    """Whether an arith/math op of a kernel body verifies on vectors of ``lanes``
+    (xDSL 0.74's compares, for one, only produce i1)."""
+    if isinstance(op, (kernel.LoadOp, kernel.StoreOp, kernel.ReduceOp, kernel.ValidOp)):
+        return True
+    if isinstance(op, arith.ConstantOp):
+        return True
+    key = (
+        op.name,
+        tuple(o.type for o in op.operands),
+        tuple(r.type for r in op.results),
+        lanes,
+    )
+    if key not in _VECTOR_FORM:
+        block = Block(arg_types=[VectorType(o.type, [lanes]) for o in op.operands])
+        try:
+            trial = type(op).create(
+                operands=list(block.args),
+                result_types=[VectorType(r.type, [lanes]) for r in op.results],
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+            )
+            trial.verify_()
+            _VECTOR_FORM[key] = True
+        except Exception:  # noqa: BLE001 - any verifier complaint means no
+            _VECTOR_FORM[key] = False
+    return _VECTOR_FORM[key]
 
 
 def _element(t: Attribute) -> Attribute:

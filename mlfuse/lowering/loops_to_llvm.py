@@ -105,16 +105,19 @@ _INTRINSIC_BINARY: dict[type[Operation], str] = {
     arith.MaxUIOp: "llvm.umax",
     arith.MinUIOp: "llvm.umin",
 }
-_MATH_UNARY: dict[type[Operation], Callable] = {
-    math.ExpOp: llvm.FExpOp,
-    math.Exp2Op: llvm.FExp2Op,
-    math.LogOp: llvm.FLogOp,
-    math.Log2Op: llvm.FLog2Op,
-    math.SqrtOp: llvm.FSqrtOp,
-    math.SinOp: llvm.FSinOp,
-    math.CosOp: llvm.FCosOp,
-    math.FloorOp: llvm.FFloorOp,
-    math.CeilOp: llvm.FCeilOp,
+# Called by their type-suffixed names: xDSL's translation of llvm.intr.exp & co
+# declares one untyped "llvm.exp" per module, so f32 and f64 uses would clash.
+_MATH_UNARY: dict[type[Operation], str] = {
+    math.ExpOp: "llvm.exp",
+    math.Exp2Op: "llvm.exp2",
+    math.LogOp: "llvm.log",
+    math.Log2Op: "llvm.log2",
+    math.SqrtOp: "llvm.sqrt",
+    math.SinOp: "llvm.sin",
+    math.CosOp: "llvm.cos",
+    math.FloorOp: "llvm.floor",
+    math.CeilOp: "llvm.ceil",
+    math.AbsFOp: "llvm.fabs",
 }
 _CASTS: dict[type[Operation], Callable] = {
     arith.ExtFOp: llvm.FPExtOp,
@@ -205,7 +208,8 @@ class _Converter:
                 f"{_INTRINSIC_BINARY[t]}.{_suffix(rt)}", [self.v(x) for x in op.operands], rt
             )
         elif t in _MATH_UNARY:
-            res = self.emit(_MATH_UNARY[t](self.v(op.operands[0])))
+            rt = op.results[0].type
+            res = self.intrinsic(f"{_MATH_UNARY[t]}.{_suffix(rt)}", [self.v(op.operands[0])], rt)
         elif t in _CASTS:
             res = self.emit(_CASTS[t](self.v(op.operands[0]), op.results[0].type))
         else:
@@ -334,9 +338,6 @@ class _Converter:
         t = op.results[0].type
         poison = self.const(0, i1)
         return self.intrinsic(f"llvm.abs.{_suffix(t)}", [self.v(op.operands[0]), poison], t)
-
-    def _math_absf(self, op) -> SSAValue:
-        return self.emit(llvm.FAbsOp(self.v(op.operands[0]), op.results[0].type))  # type: ignore[return-value]
 
     def _math_powf(self, op) -> SSAValue:
         return self.emit(llvm.FPowOp(self.v(op.operands[0]), self.v(op.operands[1])))  # type: ignore[return-value]

@@ -49,6 +49,12 @@ def _plan_memory():
     return PlanMemory
 
 
+def _expand_math():
+    from mlfuse.passes.expand_math import ExpandMath
+
+    return ExpandMath
+
+
 def _plan_vectorize():
     from mlfuse.passes.plan_vectorize import PlanVectorize
 
@@ -86,6 +92,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "group-reduces": _group_reduces,
     "outline-kernels": _outline_kernels,
     "plan-memory": _plan_memory,
+    "expand-math": _expand_math,
     "plan-vectorize": _plan_vectorize,
     "plan-unroll": _plan_unroll,
     "plan-interchange": _plan_interchange,

@@ -37,11 +37,11 @@ from functools import cache
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp, VectorType
-from xdsl.ir import Block
+from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp
 from xdsl.passes import ModulePass
 
 from mlfuse.dialects import kernel
+from mlfuse.lowering.kernel_to_loops import vectorizable
 from mlfuse.loop_nest import PARALLEL, UNROLL, VECTOR, LoopPlan
 from mlfuse.passes.plan_rewrite import rewrite_plans
 
@@ -62,33 +62,6 @@ def host_vectors() -> tuple[int, int]:
 def _bytes(t) -> int:
     width = t.width.data if isinstance(t, IntegerType) else t.bitwidth
     return max(1, width // 8)
-
-
-_VECTOR_OK: dict[tuple, bool] = {}
-
-
-def vectorizable(op, lanes: int) -> bool:
-    """Whether ``op`` (an arith/math op of a kernel body) verifies on vectors."""
-    if isinstance(op, (kernel.LoadOp, kernel.StoreOp, kernel.ReduceOp, kernel.ValidOp)):
-        return True
-    if isinstance(op, arith.ConstantOp):
-        return True
-    key = (op.name, tuple(o.type for o in op.operands), tuple(r.type for r in op.results), lanes)
-    if key not in _VECTOR_OK:
-        vt = [VectorType(o.type, [lanes]) for o in op.operands]
-        block = Block(arg_types=vt)
-        try:
-            trial = type(op).create(
-                operands=list(block.args),
-                result_types=[VectorType(r.type, [lanes]) for r in op.results],
-                properties=dict(op.properties),
-                attributes=dict(op.attributes),
-            )
-            trial.verify_()
-            _VECTOR_OK[key] = True
-        except Exception:  # noqa: BLE001 - any verifier complaint means no
-            _VECTOR_OK[key] = False
-    return _VECTOR_OK[key]
 
 
 def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan:

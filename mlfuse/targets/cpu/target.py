@@ -60,6 +60,7 @@ class CpuTarget(Target):
 
     name = "cpu"
     kernel_pipeline = (
+        "expand-math",
         "cpu-optimize-plan",
         "convert-kernel-to-loops",
         "convert-parallel-to-cpu",

@@ -155,10 +155,10 @@ func.func @branch_args(%out: memref<4xi32>, %x: memref<4xi32>, %lo: index, %hi: 
 // CHECK-NEXT:    [[V4:%.*]] = llvm.fneg [[V3]] : f32
 // CHECK-NEXT:    [[V5:%.*]] = llvm.call_intrinsic "llvm.maximum.f32"([[V4]], [[X]]) : (f32, f32) -> f32
 // CHECK-NEXT:    [[V6:%.*]] = llvm.call_intrinsic "llvm.minimum.f32"([[V5]], [[X]]) : (f32, f32) -> f32
-// CHECK-NEXT:    [[V7:%.*]] = llvm.intr.exp([[V6]]) : (f32) -> f32
-// CHECK-NEXT:    [[V8:%.*]] = llvm.intr.sqrt([[V7]]) : (f32) -> f32
+// CHECK-NEXT:    [[V7:%.*]] = llvm.call_intrinsic "llvm.exp.f32"([[V6]]) : (f32) -> f32
+// CHECK-NEXT:    [[V8:%.*]] = llvm.call_intrinsic "llvm.sqrt.f32"([[V7]]) : (f32) -> f32
 // CHECK-NEXT:    [[V9:%.*]] = llvm.intr.fma([[V8]], [[X]], [[X]]) : (f32, f32, f32) -> f32
-// CHECK-NEXT:    [[V10:%.*]] = llvm.intr.fabs([[V9]]) : (f32) -> f32
+// CHECK-NEXT:    [[V10:%.*]] = llvm.call_intrinsic "llvm.fabs.f32"([[V9]]) : (f32) -> f32
 // CHECK-NEXT:    [[V11:%.*]] = llvm.fpext [[V10]] : f32 to f64
 // CHECK-NEXT:    [[V12:%.*]] = llvm.fadd [[V11]], [[Y]] : f64
 // CHECK-NEXT:    [[V13:%.*]] = llvm.fptrunc [[V12]] : f64 to f32

@@ -25,13 +25,13 @@
 // CHECK:       ^bb6({{%.*}}: i64, [[SUM:%.*]]: f32):
 // CHECK-NOT:     llvm.maximum
 // CHECK:         [[D:%.*]] = llvm.fsub {{%.*}}, [[MAX]] : f32
-// CHECK-NEXT:    [[E:%.*]] = llvm.intr.exp([[D]]) : (f32) -> f32
+// CHECK-NEXT:    [[E:%.*]] = llvm.call_intrinsic "llvm.exp.f32"([[D]]) : (f32) -> f32
 // CHECK-NEXT:    llvm.fadd [[SUM]], [[E]] {fastmathFlags = #llvm.fastmath<reassoc,contract>} : f32
 // CHECK-NOT:     llvm.maximum
 // CHECK:       ^bb9([[J:%.*]]: i64):
 // CHECK-NOT:     llvm.maximum
 // CHECK:         [[D2:%.*]] = llvm.fsub {{%.*}}, [[MAX]] : f32
-// CHECK-NEXT:    [[E2:%.*]] = llvm.intr.exp([[D2]]) : (f32) -> f32
+// CHECK-NEXT:    [[E2:%.*]] = llvm.call_intrinsic "llvm.exp.f32"([[D2]]) : (f32) -> f32
 // CHECK-NEXT:    [[Y:%.*]] = llvm.fdiv [[E2]], [[SUM]] : f32
 // CHECK-NEXT:    [[R:%.*]] = llvm.mul %p, {{%.*}} : i64
 // CHECK-NEXT:    [[OFF:%.*]] = llvm.add [[R]], [[J]] : i64
@@ -96,7 +96,7 @@ func.func @main(%in0: memref<32xf32>) -> memref<32xf32> attributes {peak_bytes =
 // CHECK-NEXT:    [[LOFF:%.*]] = llvm.add [[T1]], [[T2]] : i64
 // CHECK-NEXT:    [[LPTR:%.*]] = llvm.getelementptr inbounds %1{{\[}}[[LOFF]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT:    [[X:%.*]] = llvm.load [[LPTR]] : !llvm.ptr -> f32
-// CHECK-NEXT:    [[Y:%.*]] = llvm.intr.exp([[X]]) : (f32) -> f32
+// CHECK-NEXT:    [[Y:%.*]] = llvm.call_intrinsic "llvm.exp.f32"([[X]]) : (f32) -> f32
 // CHECK-NEXT:    [[S0:%.*]] = llvm.mul [[I]], [[C6]] : i64
 // CHECK-NEXT:    [[S1:%.*]] = llvm.mul [[J]], [[C3]] : i64
 // CHECK-NEXT:    [[S2:%.*]] = llvm.add [[S0]], [[S1]] : i64
