@@ -258,9 +258,11 @@ class _Emitter:
         return self.mul(self.mul(p, s1), s2)
 
     def clamp(self, x, lo: float, hi: float):
-        """x clamped to [lo, hi]; NaN stays NaN."""
-        x = self.sel(self.cmp(x, hi, "ogt"), hi, x)
-        return self.sel(self.cmp(x, lo, "olt"), lo, x)
+        """x clamped to [lo, hi]; NaN stays NaN (IEEE minimum/maximum propagate it).
+        No compare: a kernel that only clamps stays free of compares, which
+        vectorize in fewer forms (xDSL's arith compares produce only i1)."""
+        x = self._op(arith.MinimumfOp(x, self._v(hi)))
+        return self._op(arith.MaximumfOp(x, self._v(lo)))
 
 
 # -- constants --------------------------------------------------------------------

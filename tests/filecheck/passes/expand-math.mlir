@@ -4,19 +4,19 @@
 // reduction, a polynomial as an fma chain, the exponent built in integer
 // bits), so LLVM can vectorize them instead of calling libm.
 
-// exp(x), f32: clamp (NaN passes both selects), n = round(x log2 e) by the
+// exp(x), f32: clamp with IEEE minimum/maximum (NaN passes both; no compare,
+// so it vectorizes under any plan), n = round(x log2 e) by the
 // magic constant 1.5·2^23, r = x - n·ln2 with ln2 in two parts (r_hi exact),
 // 1 + (r_hi + (r_lo + r²·q(r))) with q an fma chain, then
 // 2^n in two exponent-bit factors.
 
 // CHECK-LABEL: func.func @exp_f32(%x: f32) -> f32 {
 // CHECK-NOT:     math.exp
+// CHECK-NOT:     arith.cmpf
 // CHECK:         [[HI:%.*]] = arith.constant 8.900000e+01 : f32
-// CHECK-NEXT:    [[GT:%.*]] = arith.cmpf ogt, %x, [[HI]] : f32
-// CHECK-NEXT:    [[X1:%.*]] = arith.select [[GT]], [[HI]], %x : f32
+// CHECK-NEXT:    [[X1:%.*]] = arith.minimumf %x, [[HI]] : f32
 // CHECK-NEXT:    [[LO:%.*]] = arith.constant -1.040000e+02 : f32
-// CHECK-NEXT:    [[LT:%.*]] = arith.cmpf olt, [[X1]], [[LO]] : f32
-// CHECK-NEXT:    [[X:%.*]] = arith.select [[LT]], [[LO]], [[X1]] : f32
+// CHECK-NEXT:    [[X:%.*]] = arith.maximumf [[X1]], [[LO]] : f32
 // CHECK:         [[MAGIC:%.*]] = arith.constant 0x4B400000 : f32
 // CHECK-NEXT:    [[T:%.*]] = math.fma [[X]], {{%.*}}, [[MAGIC]] : f32
 // CHECK-NEXT:    [[N:%.*]] = arith.subf [[T]], [[MAGIC]] : f32
