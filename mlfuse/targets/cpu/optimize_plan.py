@@ -17,8 +17,8 @@ AVX-512, 32-byte and 16 with AVX2):
    one row of B and a broadcast of A fit the registers), and the blocks of
    the vector dim become the outermost parallel loop, so each thread keeps
    its panel of B in cache while it walks A.
-3. **more accumulators for long vector reductions** (row sums): the reduce
-   axis is unrolled so the adds do not wait on one another; dot products
+3. **more accumulators for vector reductions** (row sums): 4 rows at once (or
+   4 pieces of a row), so the adds do not wait on one another; dot products
    along the vector dim (``A B^T``) get an MR x NR block of them.
 4. **tiles for transposes** (``x.T + y``): when no dim is contiguous for
    every view, W x W tiles vectorized along the stores' contiguous dim and
@@ -152,13 +152,16 @@ def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan
             plan = plan.split_off(ndim, nr, UNROLL, space)
             plan = plan.split_off(mdim, mr, UNROLL, space)
             return plan
-        at = plan.innermost_code_loop(vdim)
-        if at is not None:
-            trips = plan.sizes(space)[at]
-            for u in (4, 2):
-                if trips % u == 0 and trips >= 4 * u:
-                    plan = plan.split_off(vdim, u, UNROLL, space)
-                    break
+        # independent accumulators: 4 rows at once (4 streams from memory), else
+        # 4 pieces of each row
+        trips = plan.sizes(space)
+        for d in [*reversed(out_dims), vdim]:
+            at = plan.innermost_code_loop(d)
+            if at is None:
+                continue
+            u = next((u for u in (4, 2) if trips[at] % u == 0 and trips[at] >= 4 * u), None)
+            if u is not None:
+                return plan.split_off(d, u, UNROLL, space)
     return plan
 
 
