@@ -346,3 +346,28 @@ def test_nothing_outside_the_cpu_folder_imports_it_or_llvmlite():
     for name in ("driver.py", "runtime/executor.py", "tools/mlfuse_opt.py"):
         text = (package / name).read_text()
         assert "targets.cpu" not in text and "llvmlite" not in text, name
+
+
+def test_cpu_buffers_are_aligned_and_recycled():
+    """Buffers start on a 64-byte line; freed memory serves the next allocation
+    of the same size (no page faults on re-running a program), and a buffer's
+    contents never reach the user except by copy."""
+    from mlfuse import dtypes
+    from mlfuse.targets.cpu.buffer import POOL
+
+    t = get_target("cpu")
+    a = t.alloc(1000, dtypes.float32)
+    assert a.ptr % 64 == 0
+    ptr = a.ptr
+    out = t.to_numpy(a)
+    t.free(a)
+    assert a.ptr is None and POOL.held >= 4000
+    b = t.alloc(1000, dtypes.float32)
+    assert b.ptr == ptr  # the same memory again
+    b.host()[:] = 7
+    assert not np.shares_memory(out, b.host())
+    c = t.from_numpy(np.arange(250, dtype=np.int32))  # another size: fresh memory
+    assert c.ptr % 64 == 0 and c.ptr != ptr
+    np.testing.assert_array_equal(t.to_numpy(c), np.arange(250))
+    del b  # dropped without free(): back to the pool too
+    assert t.alloc(1000, dtypes.float32).ptr == ptr

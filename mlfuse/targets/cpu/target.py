@@ -105,14 +105,16 @@ class CpuTarget(Target):
         return buf
 
     def alloc(self, size: int, dtype: DType) -> CpuBuffer:
-        return CpuBuffer(np.empty(size, dtype.np), self.name, dtype)
+        return CpuBuffer.empty(size, dtype, self.name)
 
     def free(self, buf: Buffer) -> None:
         self._mine(buf, "free").release()
 
     def from_numpy(self, array: np.ndarray) -> CpuBuffer:
         dt = dtypes.from_numpy(array.dtype)
-        return CpuBuffer(np.array(array, order="C", copy=True).reshape(-1), self.name, dt)
+        buf = CpuBuffer.empty(array.size, dt, self.name)
+        np.copyto(buf.host(), np.asarray(array).reshape(-1))
+        return buf
 
     def to_numpy(self, buf: Buffer) -> np.ndarray:
         return self._mine(buf, "to_numpy").host().copy()
