@@ -416,8 +416,8 @@ class _Lowering:
         """An unroll loop of ``shape`` (one step per element, as many steps as
         lanes) along whose dim ``stack`` reads consecutive elements while it does
         not along the vector dim: the tile is read as rows and transposed."""
-        if self.lanes_along(stack) != "lanes":
-            return None
+        if self.lanes_along(stack) != "lanes" or self.width & (self.width - 1):
+            return None  # (the shuffle rounds halve a power of two)
         for p in shape.loops:
             lp = self.plan.loops[p]
             if self.trips[p] == self.width and self.steps[p] == 1 and stack.unit_stride(lp.dim):

@@ -131,8 +131,8 @@ _CASTS: dict[type[Operation], Callable] = {
 
 
 def _bytes(t: Attribute) -> int:
-    """The alignment a vector access may assume: its element's size (buffers are
-    only element-aligned)."""
+    """The alignment a vector access may assume: its element's size (a view's
+    vector may start at any element of its buffer)."""
     el = t.element_type if isinstance(t, VectorType) else t
     width = el.width.data if isinstance(el, IntegerType) else el.bitwidth  # type: ignore[attr-defined]
     return max(1, width // 8)
@@ -243,12 +243,7 @@ class _Converter:
         rt = op.result.type
         if name in ("false", "true"):  # constant predicates: no fcmp needed
             return self.const(1 if name == "true" else 0, rt)
-        cmp = llvm.FCmpOp(self.v(op.lhs), self.v(op.rhs), name)
-        if isinstance(rt, VectorType):  # xDSL's builder always gives i1
-            cmp = llvm.FCmpOp.create(
-                operands=list(cmp.operands), result_types=[rt], properties=dict(cmp.properties)
-            )
-        return self.emit(cmp)  # type: ignore[return-value]
+        return self.emit(llvm.FCmpOp(self.v(op.lhs), self.v(op.rhs), name))  # type: ignore[return-value]
 
     # -- vectors (register blocks of a kernel's vector loop) ------------------
     def splat(self, x: SSAValue, t: VectorType) -> SSAValue:

@@ -55,6 +55,12 @@ def _expand_math():
     return ExpandMath
 
 
+def _merge_sums():
+    from mlfuse.passes.merge_sums import MergeSums
+
+    return MergeSums
+
+
 def _plan_vectorize():
     from mlfuse.passes.plan_vectorize import PlanVectorize
 
@@ -93,6 +99,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "outline-kernels": _outline_kernels,
     "plan-memory": _plan_memory,
     "expand-math": _expand_math,
+    "merge-sums": _merge_sums,
     "plan-vectorize": _plan_vectorize,
     "plan-unroll": _plan_unroll,
     "plan-interchange": _plan_interchange,

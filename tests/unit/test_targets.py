@@ -48,7 +48,12 @@ def test_cpu_is_registered_and_is_the_default():
 
 def test_the_cpu_pipeline_and_what_it_adds():
     t = get_target("cpu")
-    assert t.kernel_pipeline[:3] == ("expand-math", "cpu-optimize-plan", "convert-kernel-to-loops")
+    assert t.kernel_pipeline[:4] == (
+        "expand-math",
+        "merge-sums",
+        "cpu-optimize-plan",
+        "convert-kernel-to-loops",
+    )
     assert t.kernel_pipeline[-1] == "cpu-entry-points"
     assert {"cpu-optimize-plan", "convert-parallel-to-cpu", "cpu-entry-points"} <= set(t.passes())
     assert {"llvm", "llvm-opt", "asm"} <= set(t.emitters())

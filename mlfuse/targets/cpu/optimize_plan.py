@@ -189,7 +189,7 @@ def _transposed_tiles(plan, space, loads, stores, valids, out_dims, lanes):
             for op in loads
             if op.view.stack.depends_on(vdim) and not op.view.stack.unit_stride(vdim)
         ]
-        for du in across:
+        for du in sorted(across):
             if space[du] % lanes or not all(op.view.stack.unit_stride(du) for op in strided):
                 continue
             plan = plan.split_off(vdim, lanes, VECTOR, space)
@@ -235,10 +235,20 @@ def _varies(load, d: int) -> bool:
 
 
 def _sums_of_products(k) -> bool:
+    """Whether a reduce of ``k`` sums products (or sums of products: merged sums)."""
+
+    def products(v) -> bool:
+        todo = [v]
+        while todo:
+            op = todo.pop().owner
+            if isinstance(op, arith.AddfOp | arith.AddiOp):
+                todo.extend(op.operands)
+            elif not isinstance(op, arith.MulfOp | arith.MuliOp):
+                return False
+        return True
+
     return any(
-        isinstance(op, kernel.ReduceOp)
-        and op.reduce_kind == "add"
-        and isinstance(op.operands[0].owner, arith.MulfOp | arith.MuliOp)
+        isinstance(op, kernel.ReduceOp) and op.reduce_kind == "add" and products(op.input)
         for op in k.body.block.ops
     )
 

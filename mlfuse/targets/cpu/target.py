@@ -61,6 +61,7 @@ class CpuTarget(Target):
     name = "cpu"
     kernel_pipeline = (
         "expand-math",
+        "merge-sums",
         "cpu-optimize-plan",
         "convert-kernel-to-loops",
         "convert-parallel-to-cpu",
