@@ -183,3 +183,23 @@ def test_hand_written_register_plans(name, plan):
     got = _run(KERNELS[name], lambda k, _: attr.data)  # type: ignore[attr-defined]
     for g, e in zip(got, _run(KERNELS[name])):
         np.testing.assert_allclose(g, e, rtol=2e-6, atol=1e-6)
+
+
+def test_packed_operand_is_read_through_one_view():
+    """A right operand packed into panels and viewed back (as Tensor.matmul packs
+    large ones) is read through one affine view: the planner splits the space
+    dim the view reshapes, so the product can load the panels as vectors."""
+    import mlfuse
+    from mlfuse import Tensor
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((24, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 128)).astype(np.float32)
+    B = Tensor(b).realize()
+    packed = B.reshape(64, 4, 32).permute(1, 0, 2).contiguous().realize()
+    out = Tensor(a) @ packed.permute(1, 0, 2).reshape(64, 128)
+    (item,) = mlfuse.schedule(out)
+    loads = [line for line in item.ir.splitlines() if "kernel.load" in line]
+    assert loads and all(line.count("strides") == 1 for line in loads), loads
+    assert "space [24, 32, 4, 64]" in item.ir or "space [24, 4, 32, 64]" in item.ir, item.ir
+    np.testing.assert_allclose(out.numpy(), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
