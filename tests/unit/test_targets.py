@@ -376,3 +376,19 @@ def test_cpu_buffers_are_aligned_and_recycled():
     np.testing.assert_array_equal(t.to_numpy(c), np.arange(250))
     del b  # dropped without free(): back to the pool too
     assert t.alloc(1000, dtypes.float32).ptr == ptr
+
+
+def test_cpu_packs_large_right_operands_of_products():
+    """Right operands of 8 MiB and more are packed into register-block-wide
+    panels; smaller ones, and widths the panel does not divide, are read as
+    they are. The base protocol never packs."""
+    from mlfuse.targets.cpu.optimize_plan import host_vectors
+
+    t = get_target("cpu")
+    vb, regs = host_vectors()
+    panel = (vb // 4) * (4 if regs >= 32 else 2)
+    assert t.contraction_panel(1024, 4096, 4) == panel
+    assert t.contraction_panel(4096, 1024, 4) == panel
+    assert t.contraction_panel(1024, 1024, 4) is None  # 4 MiB
+    assert t.contraction_panel(4096, 1000, 4) is None  # no whole panels
+    assert Target.contraction_panel(t, 4096, 4096, 4) is None
