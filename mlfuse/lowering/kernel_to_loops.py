@@ -196,16 +196,28 @@ class _Lowering:
             self.splats[key] = op.vector
         return self.splats[key]
 
-    def _feeding_sums(self) -> set[int]:
-        """Items that are float products summed by a reduce: multiply and add
-        may contract into one FMA."""
-        out = set()
-        for i, op in enumerate(self.ops):
-            if isinstance(op, arith.MulfOp) and all(
-                isinstance(u.operation, kernel.ReduceOp) and u.operation.reduce_kind == "add"
-                for u in op.result.uses
-            ):
-                out.add(i)
+    def _feeding_sums(self) -> dict[int, list[str]]:
+        """Float products and sums of them that only feed a sum reduce, with the
+        fast-math flags they may carry: the products may contract with the adds
+        into FMAs, and the adds reassociate into the accumulation (a merged
+        sum of nine products becomes nine FMAs into the accumulator)."""
+        out: dict[int, list[str]] = {}
+        index = {op.results[0]: i for i, op in enumerate(self.ops) if op.results}
+        todo = [
+            op.input
+            for op in self.ops
+            if isinstance(op, kernel.ReduceOp) and op.reduce_kind == "add"
+        ]
+        while todo:
+            v = todo.pop()
+            op = v.owner
+            if not v.has_one_use() or v not in index:
+                continue
+            if isinstance(op, arith.MulfOp):
+                out[index[v]] = ["contract"]
+            elif isinstance(op, arith.AddfOp):
+                out[index[v]] = ["reassoc", "contract"]
+                todo.extend(op.operands)
         return out
 
     # -- the function -------------------------------------------------------
@@ -594,7 +606,7 @@ class _Lowering:
                     ]
                     props = dict(op.properties)
                     if i in self.contract:
-                        props["fastmath"] = FastMathFlagsAttr(["contract"])
+                        props["fastmath"] = FastMathFlagsAttr(self.contract[i])
                     if not shape.vector:
                         out[point] = self.rebuild(op, args, props, block, None)
                     elif vectorizable(op, self.width):

@@ -140,3 +140,22 @@ kernel.func @tile outs(%out: memref<64xf32>) ins(%x: memref<64xf32>) space [8, 8
   %0 = kernel.load %x <[8, 8] strides [1, 8] offset 0> : memref<64xf32>
   kernel.store %out <[8, 8] strides [8, 1] offset 0>, %0 : memref<64xf32>
 }
+
+// -----
+
+// A sum reduce of a sum of products (merged sums): the products may contract
+// and the adds reassociate, so LLVM folds them into FMAs on the accumulator.
+// CHECK-LABEL: func.func @taps(
+// CHECK:         [[P0:%[0-9]+]] = arith.mulf {{%.*}}, {{%.*}} fastmath<contract> : f32
+// CHECK-NEXT:    [[P1:%[0-9]+]] = arith.mulf {{%.*}}, {{%.*}} fastmath<contract> : f32
+// CHECK-NEXT:    [[S:%[0-9]+]] = arith.addf [[P0]], [[P1]] fastmath<reassoc,contract> : f32
+// CHECK-NEXT:    arith.addf {{%.*}}, [[S]] fastmath<reassoc,contract> : f32
+kernel.func @taps outs(%o: memref<4xf32>) ins(%x: memref<32xf32>, %w: memref<8xf32>) space [4, 8] plan [parallel 0, serial 1] {
+  %0 = kernel.load %x <[4, 8] strides [8, 1] offset 0> : memref<32xf32>
+  %1 = kernel.load %w <[4, 8] strides [0, 1] offset 0> : memref<8xf32>
+  %2 = arith.mulf %0, %1 : f32
+  %3 = arith.mulf %0, %0 : f32
+  %4 = arith.addf %2, %3 : f32
+  %5 = kernel.reduce add %4 [1] : f32
+  kernel.store %o <[4, 8] strides [1, 0] offset 0>, %5 : memref<4xf32>
+}
