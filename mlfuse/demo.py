@@ -73,7 +73,28 @@ def main(batch: int = 256, d_in: int = 512, hidden: int = 1024, classes: int = 1
 
     print("\nthe kernel dialect for the first layer's kernel:\n")
     print(items[0].ir)
+    print(
+        f"\nits loops as the {out.device} target plans them: {target_plan(items[0].ir, out.device)}"
+    )
     return 0 if ok else 1
+
+
+def target_plan(kernel_ir: str, device: str) -> str:
+    """The plan ``device``'s kernel pipeline gives a kernel (up to its loop planning)."""
+    from xdsl.parser import Parser
+
+    from mlfuse.dialects import kernel
+    from mlfuse.driver import make_context, run_passes
+    from mlfuse.targets import get_target
+
+    ctx = make_context()
+    module = Parser(ctx, kernel_ir).parse_module()
+    pipeline = get_target(device).kernel_pipeline
+    lowering = "convert-kernel-to-loops"
+    planning = pipeline[: pipeline.index(lowering)] if lowering in pipeline else ()
+    run_passes(module, planning, ctx)
+    (k,) = [op for op in module.ops if isinstance(op, kernel.FuncOp)]
+    return str(k.loop_plan)
 
 
 if __name__ == "__main__":

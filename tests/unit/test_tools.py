@@ -135,3 +135,5 @@ def test_demo_runs_and_checks_against_numpy():
     p = subprocess.run([sys.executable, "-m", "mlfuse.demo"], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "-> OK" in p.stdout and "kernel.func" in p.stdout
+    assert "its loops as the cpu target plans them: [parallel" in p.stdout
+    assert "vector" in p.stdout.rsplit("plans them:", 1)[1]
