@@ -66,9 +66,13 @@ class CpuKernel(CompiledKernel):
             return
         step = -(-extent // chunks)
         pool = _pool()
+        # the calling thread runs the first chunk itself: one thread fewer to wake
         futures = [
             pool.submit(self.fn, pointers, lo, min(lo + step, extent))
-            for lo in range(0, extent, step)
+            for lo in range(step, extent, step)
         ]
-        for f in futures:
-            f.result()
+        try:
+            self.fn(pointers, 0, min(step, extent))
+        finally:
+            for f in futures:
+                f.result()
