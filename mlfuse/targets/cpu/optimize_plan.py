@@ -17,8 +17,9 @@ AVX-512, 32-byte and 16 with AVX2):
    one row of B and a broadcast of A fit the registers), and the blocks of
    the vector dim become the outermost parallel loop, so each thread keeps
    its panel of B in cache while it walks A.
-3. **more accumulators for vector reductions** (row sums): 4 rows at once (or
-   4 pieces of a row), so the adds do not wait on one another; dot products
+3. **more accumulators for vector reductions**: 4 pieces of a row (a row sum:
+   one stream from memory), or 4 rows at once for kernels that walk each row
+   several times (softmax, layernorm), so the adds do not wait on one another; dot products
    along the vector dim (``A B^T``) get an MR x NR block of them.
 4. **tiles for transposes** (``x.T + y``): when no dim is contiguous for
    every view, W x W tiles vectorized along the stores' contiguous dim and
@@ -152,10 +153,12 @@ def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan
             plan = plan.split_off(ndim, nr, UNROLL, space)
             plan = plan.split_off(mdim, mr, UNROLL, space)
             return plan
-        # independent accumulators: 4 rows at once (4 streams from memory), else
-        # 4 pieces of each row
+        # independent accumulators: for a kernel that walks each row more than once
+        # (layernorm, softmax) 4 rows at once, so later passes find them in cache;
+        # for a single pass (a row sum) 4 pieces of one row, one stream from memory
         trips = plan.sizes(space)
-        for d in [*reversed(out_dims), vdim]:
+        passes = len(reduces) + sum(1 for st in stores if st.view.stack.depends_on(vdim))
+        for d in [*reversed(out_dims), vdim] if passes > 1 else [vdim]:
             at = plan.innermost_code_loop(d)
             if at is None:
                 continue

@@ -22,11 +22,11 @@ kernel.func @matmul outs(%out0: memref<6144xf32>) ins(%in0: memref<3072xf32>, %i
 // -----
 
 // A row sum: no output dim is contiguous, the reduce axis is: vector
-// partial sums, 4 rows at once so that the adds do not wait on one another
-// (and 4 streams come from memory).
+// partial sums, 4 pieces of the row so that the adds do not wait on one
+// another (one stream from memory).
 // CHECK-LABEL:  kernel.func @rowsum
-// AVX512-SAME:    plan [parallel 0:4, serial 1:16, unroll 0:4, vector 1:16]
-// AVX2-SAME:      plan [parallel 0:4, serial 1:32, unroll 0:4, vector 1:8]
+// AVX512-SAME:    plan [parallel 0, serial 1:4, unroll 1:4, vector 1:16]
+// AVX2-SAME:      plan [parallel 0, serial 1:8, unroll 1:4, vector 1:8]
 kernel.func @rowsum outs(%out: memref<16xf32>) ins(%x: memref<4096xf32>) space [16, 256] {
   %0 = kernel.load %x <[16, 256] strides [256, 1] offset 0> : memref<4096xf32>
   %1 = kernel.reduce add %0 [1] : f32
@@ -35,7 +35,21 @@ kernel.func @rowsum outs(%out: memref<16xf32>) ins(%x: memref<4096xf32>) space [
 
 // -----
 
-// Two long rows: 4 pieces of each row instead.
+// A kernel that walks each row twice (a max, then the store of x - max):
+// 4 rows at once, so the second pass finds them in cache.
+// CHECK-LABEL:  kernel.func @centered
+// AVX512-SAME:    plan [parallel 0:4, serial 1:16, unroll 0:4, vector 1:16]
+// AVX2-SAME:      plan [parallel 0:4, serial 1:32, unroll 0:4, vector 1:8]
+kernel.func @centered outs(%out: memref<4096xf32>) ins(%x: memref<4096xf32>) space [16, 256] {
+  %0 = kernel.load %x <[16, 256] strides [256, 1] offset 0> : memref<4096xf32>
+  %1 = kernel.reduce max %0 [1] : f32
+  %2 = arith.subf %0, %1 : f32
+  kernel.store %out <[16, 256] strides [256, 1] offset 0>, %2 : memref<4096xf32>
+}
+
+// -----
+
+// Two long rows: 4 pieces of each row.
 // CHECK-LABEL:  kernel.func @two_rows
 // AVX512-SAME:    plan [parallel 0, serial 1:16, unroll 1:4, vector 1:16]
 // AVX2-SAME:      plan [parallel 0, serial 1:32, unroll 1:4, vector 1:8]
