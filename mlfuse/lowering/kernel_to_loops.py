@@ -562,12 +562,15 @@ class _Lowering:
             if across is not None:
                 self.val[(i, id(s))] = self.transposed_load(op, s, shape, across)
                 return
+        how = (
+            self.lanes_along(op.view.stack)
+            if isinstance(op, kernel.LoadOp) and shape.vector
+            else None
+        )
         for point in shape.points(self.trips):
             env = dict(zip(shape.loops, point))
             match op:
-                case kernel.LoadOp() if (
-                    shape.vector and self.lanes_along(op.view.stack) == "vector"
-                ):
+                case kernel.LoadOp() if how == "vector":
                     off, valid = self.offset(op.view.stack, s, env)
                     buf = self.args[op.buffer]
                     vt = self.vtype(op.result.type)
@@ -583,9 +586,7 @@ class _Lowering:
                         sel = arith.SelectOp(valid, vl.result, zero)
                         block.add_op(sel)
                         out[point] = sel.result
-                case kernel.LoadOp() if (
-                    shape.vector and self.lanes_along(op.view.stack) == "masked"
-                ):
+                case kernel.LoadOp() if how == "masked":
                     out[point] = self.masked_load(op, s, env)
                 case kernel.LoadOp():
                     if shape.vector:

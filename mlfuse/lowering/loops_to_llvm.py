@@ -130,9 +130,10 @@ _CASTS: dict[type[Operation], Callable] = {
 }
 
 
-def _bytes(t: Attribute) -> int:
-    """The alignment a vector access may assume: its element's size (a view's
-    vector may start at any element of its buffer)."""
+def element_bytes(t: Attribute) -> int:
+    """Bytes of one element of ``t`` (a scalar, or a vector's element). A vector
+    access assumes only that alignment: a view's vector may start at any
+    element of its buffer."""
     el = t.element_type if isinstance(t, VectorType) else t
     width = el.width.data if isinstance(el, IntegerType) else el.bitwidth  # type: ignore[attr-defined]
     return max(1, width // 8)
@@ -302,17 +303,17 @@ class _Converter:
                 self.v(op.base), [self.v(op.indices[0])], ref.element_type, inbounds=False
             )
         )
-        align = self.const(_bytes(t), i32)
+        align = self.const(element_bytes(t), i32)
         args = [ptr, align, self.v(op.mask), self.v(op.pass_thru)]
         return self.intrinsic(f"llvm.masked.load.{_suffix(t)}.p0", args, t)  # type: ignore[arg-type]
 
     def _vector_load(self, op: vector.LoadOp) -> SSAValue:
         ptr = self._address(op.base, list(op.indices))
-        return self.emit(llvm.LoadOp(ptr, op.result.type, alignment=_bytes(op.result.type)))  # type: ignore[return-value]
+        return self.emit(llvm.LoadOp(ptr, op.result.type, alignment=element_bytes(op.result.type)))  # type: ignore[return-value]
 
     def _vector_store(self, op: vector.StoreOp) -> None:
         ptr = self._address(op.base, list(op.indices))
-        self.emit(llvm.StoreOp(self.v(op.vector), ptr, alignment=_bytes(op.vector.type)))
+        self.emit(llvm.StoreOp(self.v(op.vector), ptr, alignment=element_bytes(op.vector.type)))
 
     def _arith_select(self, op: arith.SelectOp) -> SSAValue:
         return self.emit(llvm.SelectOp(self.v(op.cond), self.v(op.lhs), self.v(op.rhs)))  # type: ignore[return-value]

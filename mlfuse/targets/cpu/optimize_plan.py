@@ -43,6 +43,7 @@ from xdsl.passes import ModulePass
 
 from mlfuse.dialects import kernel
 from mlfuse.lowering.kernel_to_loops import vectorizable
+from mlfuse.lowering.loops_to_llvm import element_bytes
 from mlfuse.loop_nest import PARALLEL, UNROLL, VECTOR, LoopPlan
 from mlfuse.passes.plan_rewrite import rewrite_plans
 
@@ -58,11 +59,6 @@ def host_vectors() -> tuple[int, int]:
     if f.get("avx2") or f.get("avx"):
         return 32, 16
     return 16, 16
-
-
-def _bytes(t) -> int:
-    width = t.width.data if isinstance(t, IntegerType) else t.bitwidth
-    return max(1, width // 8)
 
 
 def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan:
@@ -87,7 +83,7 @@ def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan
     axes = {a for r in reduces for a in r.reduce_axes}
     if not stores:
         return plan
-    elem = max(_bytes(s.value.type) for s in stores)
+    elem = max(element_bytes(s.value.type) for s in stores)
     lanes = vector_bytes // elem
     if not all(vectorizable(op, lanes) for op in body):
         return plan  # an op with no vector form here (e.g. arith.fptosi in xDSL)
@@ -212,8 +208,7 @@ def _dot_block(k, out_dims, plan, registers):
         for ndim in out_dims:
             if mdim == ndim:
                 continue
-            a = [ld for ld in loads if _varies(ld, mdim) and not _varies(ld, ndim)]
-            b = [ld for ld in loads if _varies(ld, ndim) and not _varies(ld, mdim)]
+            a, b = _operands(loads, mdim, ndim)
             if not (a and b):
                 continue
             at_m, at_n = plan.innermost_code_loop(mdim), plan.innermost_code_loop(ndim)
@@ -235,6 +230,14 @@ def _dot_block(k, out_dims, plan, registers):
 
 def _varies(load, d: int) -> bool:
     return load.view.stack.depends_on(d)
+
+
+def _operands(loads, mdim: int, ndim: int):
+    """The loads of a product's A (varying along ``mdim``, not ``ndim``) and of its
+    B (the other way round)."""
+    a = [ld for ld in loads if _varies(ld, mdim) and not _varies(ld, ndim)]
+    b = [ld for ld in loads if _varies(ld, ndim) and not _varies(ld, mdim)]
+    return a, b
 
 
 def _sums_of_products(k) -> bool:
@@ -272,9 +275,7 @@ def _contraction_block(k, vdim, out_dims, axes, plan, registers):
     for mdim in reversed(out_dims):
         if mdim == vdim:
             continue
-        # A varies along mdim and not the vector dim; B the other way round
-        a_loads = [ld for ld in loads if _varies(ld, mdim) and not _varies(ld, vdim)]
-        b_loads = [ld for ld in loads if _varies(ld, vdim) and not _varies(ld, mdim)]
+        a_loads, b_loads = _operands(loads, mdim, vdim)
         if not (a_loads and b_loads):
             continue
         b_dims = [vdim] + [
