@@ -28,6 +28,7 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Operation
+from xdsl.passes import ModulePass
 
 from mlfuse.dialects import kernel
 from mlfuse.passes import LAZY_PIPELINE, get_pass
@@ -66,6 +67,16 @@ class PassTiming:
     seconds: float
 
 
+def make_pass(spec: str) -> ModulePass:
+    """The pass ``spec`` names, with its options: ``convert-kernel-to-loops{grid=true}``."""
+    if "{" not in spec:
+        return get_pass(spec)()
+    from xdsl.utils.arg_spec import parse_pipeline
+
+    (arg,) = parse_pipeline(spec)
+    return get_pass(arg.name).from_pass_spec(arg)
+
+
 def run_passes(
     module: ModuleOp,
     names: Sequence[str],
@@ -78,7 +89,7 @@ def run_passes(
     level = debug_level()
     for name in names:
         t0 = time.perf_counter()
-        get_pass(name)().apply(ctx, module)
+        make_pass(name).apply(ctx, module)
         if verify:
             module.verify()
         if timings is not None:

@@ -34,11 +34,20 @@ PARALLEL = "parallel"
 SERIAL = "serial"
 UNROLL = "unroll"
 VECTOR = "vector"
-LOOP_KINDS = (PARALLEL, SERIAL, UNROLL, VECTOR)
+BLOCK = "block"
+THREAD = "thread"
+LOOP_KINDS = (PARALLEL, SERIAL, UNROLL, VECTOR, BLOCK, THREAD)
 REGISTER_KINDS = (UNROLL, VECTOR)
 """Register loops are not loops in the code: an ``unroll`` loop's iterations
 become separate values (a register block), a ``vector`` loop's the lanes of
-one vector. They come last in a plan, innermost."""
+one vector. They come last in a plan, innermost (before any thread loops)."""
+GRID_KINDS = (BLOCK, THREAD)
+"""Grid loops are not loops in the code either: a GPU launches one thread per
+point of them. ``block`` loops (outermost) enumerate the blocks of the grid,
+``thread`` loops (innermost: consecutive threads take consecutive indices, so
+warps read memory coalesced) the threads of a block. Every thread runs the
+code loops of the plan; a reduce over a dim with a thread loop combines the
+partial results of the block's threads."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,15 @@ class Loop:
     @property
     def register(self) -> bool:
         return self.kind in REGISTER_KINDS
+
+    @property
+    def grid(self) -> bool:
+        return self.kind in GRID_KINDS
+
+    @property
+    def code(self) -> bool:
+        """A loop in the code (parallel or serial), not a register or grid loop."""
+        return self.kind in (PARALLEL, SERIAL)
 
     def __str__(self) -> str:
         return f"{self.kind} {self.dim}" + ("" if self.size is None else f":{self.size}")
@@ -96,8 +114,8 @@ class LoopPlan:
         return tuple(lp.dim for lp in self.loops)
 
     def ordered(self, dims) -> tuple[int, ...]:
-        """Positions of the code loops (not register loops) over ``dims``, in plan order."""
-        return tuple(i for i, lp in enumerate(self.loops) if lp.dim in dims and not lp.register)
+        """Positions of the code loops (not register or grid loops) over ``dims``, in plan order."""
+        return tuple(i for i, lp in enumerate(self.loops) if lp.dim in dims and lp.code)
 
     def need(self, dims) -> frozenset[int]:
         """The code loops a value varying along ``dims`` must be inside."""
@@ -106,6 +124,15 @@ class LoopPlan:
     def register_loops(self, dims) -> tuple[int, ...]:
         """Positions of the register loops over ``dims``."""
         return tuple(i for i, lp in enumerate(self.loops) if lp.dim in dims and lp.register)
+
+    def grid_loops(self, kind: str) -> tuple[int, ...]:
+        """Positions of the ``block`` or ``thread`` loops, outermost first."""
+        return tuple(i for i, lp in enumerate(self.loops) if lp.kind == kind)
+
+    @property
+    def on_grid(self) -> bool:
+        """Whether the plan runs on a GPU grid (has block or thread loops)."""
+        return any(lp.grid for lp in self.loops)
 
     @property
     def vector(self) -> int | None:
@@ -154,22 +181,28 @@ class LoopPlan:
         lp = loops[at]
         loops[at] = Loop(lp.dim, lp.kind, trips // size)
         new = Loop(dim, kind, size)
-        if kind == VECTOR:
-            if self.vector is not None:
-                raise ValueError("the plan already has a vector loop")
-            loops.append(new)
-        else:
-            vec = [i for i, x in enumerate(loops) if x.kind == VECTOR]
-            loops.insert(vec[0] if vec else len(loops), new)
+        # register loops go after the code loops, before any thread loops; a vector
+        # loop innermost among them
+        ends = [
+            i
+            for i, x in enumerate(loops)
+            if x.kind == THREAD or (x.kind == VECTOR and kind != VECTOR)
+        ]
+        if kind == VECTOR and self.vector is not None:
+            raise ValueError("the plan already has a vector loop")
+        loops.insert(ends[0] if ends else len(loops), new)
         return LoopPlan(tuple(loops)).normalized(space)
 
     def interchange(self, order: Sequence[int]) -> LoopPlan:
         """The code loops reordered: ``order`` lists their current positions in the
         new order (register loops stay innermost, in place)."""
-        code = [i for i, lp in enumerate(self.loops) if not lp.register]
+        code = [i for i, lp in enumerate(self.loops) if lp.code]
         if sorted(order) != code:
             raise ValueError(f"order {list(order)} is not a permutation of the code loops {code}")
-        return LoopPlan(tuple(self.loops[i] for i in order) + self.loops[len(code) :])
+        rest = [i for i, lp in enumerate(self.loops) if not lp.code]
+        lead = [i for i in rest if self.loops[i].kind == BLOCK]
+        tail = [i for i in rest if self.loops[i].kind != BLOCK]
+        return LoopPlan(tuple(self.loops[i] for i in [*lead, *order, *tail]))
 
     def normalized(self, space: Sequence[int]) -> LoopPlan:
         """Sizes written only where a dim has several loops."""
@@ -213,21 +246,32 @@ class LoopPlan:
                     return (
                         f"the loops over dim {d} run {total} iterations, but the dim has {space[d]}"
                     )
-        rank_of = {PARALLEL: 0, SERIAL: 1, UNROLL: 2, VECTOR: 2}
+        rank_of = {BLOCK: 0, PARALLEL: 0, SERIAL: 1, UNROLL: 2, VECTOR: 2, THREAD: 3}
         kinds = [rank_of[lp.kind] for lp in self.loops]
         if kinds != sorted(kinds):
-            return "loops must be parallel, then serial, then unroll/vector (register) loops"
+            return (
+                "loops must be block/parallel, then serial, then unroll/vector (register), "
+                "then thread loops"
+            )
+        if self.on_grid and self.parallel:
+            return "a plan runs either on a GPU grid (block/thread loops) or parallel loops"
         vec = [i for i, lp in enumerate(self.loops) if lp.kind == VECTOR]
         if len(vec) > 1:
             return "a plan has at most one vector loop"
-        if vec and vec[0] != len(self.loops) - 1:
-            return "the vector loop must be the innermost loop"
-        par = self.parallel_dims
+        if vec and vec[0] != len(self.loops) - 1 - len(self.grid_loops(THREAD)):
+            return "the vector loop must be the innermost register loop"
+        par = self.parallel_dims | {lp.dim for lp in self.loops if lp.kind == BLOCK}
+        threads = {lp.dim for lp in self.loops if lp.kind == THREAD}
         for axes in reduce_dims:
             if par & set(axes):
                 return (
                     f"dim {min(par & set(axes))} is parallel but a reduce runs over it (its "
                     "partial results would race)"
+                )
+            if threads & set(axes) and not threads <= set(axes):
+                return (
+                    f"a reduce over dims {sorted(axes)} combines the threads of a block, so "
+                    f"every thread loop must run over its dims (they run over {sorted(threads)})"
                 )
         return None
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, scf, vector
+from xdsl.dialects import arith, func, gpu, memref, scf, vector
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -52,7 +52,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mlfuse.dialects import kernel
 from mlfuse.dialects.lazy import is_float
-from mlfuse.loop_nest import UNROLL, VECTOR, Scope, hoist, schedule_scopes
+from mlfuse.loop_nest import BLOCK, THREAD, UNROLL, VECTOR, Scope, hoist, schedule_scopes
 from mlfuse.passes.scalar import REDUCE_IDENTITY, combine, constant_op
 from mlfuse.view import ViewStack
 
@@ -60,6 +60,12 @@ KERNEL_ATTR = "mlfuse.kernel"
 """Marks a function lowered from a kernel.func (the schedule is not one)."""
 REGISTER_POINTS_ATTR = "mlfuse.register_points"
 """Iterations of the plan's register loops, which each innermost loop iteration does."""
+GRID_ATTR = "mlfuse.grid"
+"""On a kernel lowered for a GPU grid: how many blocks a launch runs."""
+BLOCK_ATTR = "mlfuse.block"
+"""On a kernel lowered for a GPU grid: how many threads each block has."""
+ALL_REDUCE_KINDS = {"add": "add", "max": "max", "mul": "mul"}
+"""Reduce kinds -> ``gpu.all_reduce`` operations (float max: NaN-propagating, as on the CPU)."""
 
 index = IndexType()
 
@@ -132,8 +138,9 @@ class _Tile:
 
 
 class _Lowering:
-    def __init__(self, k: kernel.FuncOp):
+    def __init__(self, k: kernel.FuncOp, grid: bool = False):
         self.k = k
+        self.grid = grid or k.loop_plan.on_grid
         self.sizes = k.space_shape
         self.plan = plan = k.loop_plan
         self.trips = plan.sizes(self.sizes)
@@ -222,6 +229,12 @@ class _Lowering:
 
     # -- the function -------------------------------------------------------
     def build(self) -> func.FuncOp:
+        root = schedule_scopes(self.items, self.store_items, self.plan)
+        if self.grid:
+            self.open[id(root)] = _Open(None, self.entry, self.grid_indices())
+            self.emit(root)
+            self.entry.add_op(func.ReturnOp())
+            return self.func
         par = list(self.plan.parallel)
         n = max(len(par), 1)
         body = Block(arg_types=[index] * n)
@@ -231,11 +244,39 @@ class _Lowering:
         )
         self.entry.add_op(loop)
         self.entry.add_op(func.ReturnOp())
-        root = schedule_scopes(self.items, self.store_items, self.plan)
         self.open[id(root)] = _Open(loop, body, dict(zip(par, body.args)))
         self.emit(root)
         body.add_op(scf.ReduceOp())
         return self.func
+
+    def grid_indices(self) -> dict[int, SSAValue]:
+        """The index of every grid loop, from the block and thread ids: the block
+        loops share ``gpu.block_id x`` and the thread loops ``gpu.thread_id x``,
+        the innermost loop of each taking the fastest-varying part."""
+        out: dict[int, SSAValue] = {}
+        for kind, attr, make in (
+            (BLOCK, GRID_ATTR, gpu.BlockIdOp),
+            (THREAD, BLOCK_ATTR, gpu.ThreadIdOp),
+        ):
+            loops = self.plan.grid_loops(kind)
+            count = math.prod(self.trips[p] for p in loops)
+            self.func.attributes[attr] = IntegerAttr(count, i64)
+            if not loops:
+                continue
+            ident = make(gpu.DimensionAttr(gpu.DimensionEnum.X))
+            self.entry.add_op(ident)
+            rest = ident.result
+            rest.name_hint = "bid" if kind == BLOCK else "tid"
+            for n, p in enumerate(reversed(loops)):
+                if n == len(loops) - 1:
+                    out[p] = rest
+                    break
+                size = self.index_const(self.trips[p])
+                rem = arith.RemUIOp(rest, size)
+                quo = arith.DivUIOp(rest, size)
+                self.entry.add_ops([rem, quo])
+                out[p], rest = rem.result, quo.result
+        return out
 
     def emit(self, root: Scope) -> None:
         """Emit the scope tree depth-first, with a worklist."""
@@ -344,8 +385,23 @@ class _Lowering:
             v = vals[0]
             if acc.shape.vector and not shape.vector:
                 v = self.horizontal(b, kind, v)
+            if self.across_threads(op):
+                # every thread of the block holds a partial result: combine them
+                v = b.insert(
+                    gpu.AllReduceOp.from_op(
+                        gpu.AllReduceOpAttr(gpu.AllReduceOpEnum(ALL_REDUCE_KINDS[kind])),
+                        v,
+                        UnitAttr(),
+                    )
+                ).result
             out[key] = v
         return _Tile(shape, out)
+
+    def across_threads(self, op: kernel.ReduceOp) -> bool:
+        """Whether a reduce runs over dims with thread loops (then over all of them:
+        the plan's verifier sees to that)."""
+        axes = set(op.reduce_axes)
+        return any(self.plan.loops[p].dim in axes for p in self.plan.grid_loops(THREAD))
 
     def horizontal(self, b: Builder, kind: str, v: SSAValue) -> SSAValue:
         """The lanes of ``v`` combined into one scalar."""
@@ -654,23 +710,43 @@ class _Lowering:
         block = self.open[id(s)].block
         value = self.value(item.value, s)
         buf = self.args[st.buffer]
+        into, guard = self.store_guard(item.dims, s)
         for point in shape.points(self.trips):
             env = dict(zip(shape.loops, point))
             v = value.at(env)
             if not shape.vector:
                 off = self.offset(st.view.stack, s, env)[0]
-                block.add_op(memref.StoreOp.get(v, buf, [off]))
+                into.add_op(memref.StoreOp.get(v, buf, [off]))
                 continue
             v = self.splat(v, block)
             if self.lanes_along(st.view.stack) == "vector" and st.view.stack.top.mask is None:
                 off = self.offset(st.view.stack, s, env)[0]
-                block.add_op(vector.StoreOp(v, buf, [off]))
+                into.add_op(vector.StoreOp(v, buf, [off]))
                 continue
             for lane in range(self.width):
                 x = vector.ExtractOp(v, [lane], _element(v.type))
                 block.add_op(x)
                 off = self.offset(st.view.stack, s, env, lane)[0]
-                block.add_op(memref.StoreOp.get(x.result, buf, [off]))
+                into.add_op(memref.StoreOp.get(x.result, buf, [off]))
+        if guard is not None:
+            into.add_op(scf.YieldOp())
+            block.add_op(guard)
+
+    def store_guard(self, dims: frozenset[int], s: Scope) -> tuple[Block, scf.IfOp | None]:
+        """Where a store's ops go: the scope's block, or, when thread loops run along
+        dims the store does not walk (every thread holds the same value), the body
+        of an ``scf.if`` that lets the first thread along them store alone."""
+        here = self.open[id(s)]
+        others = [p for p in self.plan.grid_loops(THREAD) if self.plan.loops[p].dim not in dims]
+        if not others:
+            return here.block, None
+        ops = _IndexOps(self, here.block)
+        cond = None
+        for p in others:
+            first = ops._op(arith.CmpiOp(here.idx[p], self.index_const(0), "eq"))
+            cond = first if cond is None else ops.and_(cond, first)
+        then = Block()
+        return then, scf.IfOp(cond, [], Region(then))
 
 
 _VECTOR_FORM: dict[tuple, bool] = {}
@@ -709,16 +785,25 @@ def _element(t: Attribute) -> Attribute:
     return t.element_type if isinstance(t, VectorType) else t
 
 
-def lower_kernel(k: kernel.FuncOp) -> func.FuncOp:
-    return _Lowering(k).build()
+def lower_kernel(k: kernel.FuncOp, grid: bool = False) -> func.FuncOp:
+    return _Lowering(k, grid).build()
 
 
 @dataclass(frozen=True)
 class ConvertKernelToLoops(ModulePass):
-    """Lower every kernel.func to a func.func of scf loops over memrefs, as its plan says."""
+    """Lower every kernel.func to a func.func of scf loops over memrefs, as its plan says.
+
+    ``grid=true``: every kernel runs on a GPU grid, also one whose plan has no
+    block or thread loops (a rank-0 space: one block of one thread)."""
 
     name = "convert-kernel-to-loops"
+    grid: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for k in [o for o in op.ops if isinstance(o, kernel.FuncOp)]:
-            Rewriter.replace_op(k, lower_kernel(k))
+            if self.grid and k.loop_plan.parallel:
+                raise DiagnosticException(
+                    f"convert-kernel-to-loops: @{k.sym_name.data}: plan {k.loop_plan} has "
+                    "parallel loops; map them onto the grid first (gpu-map-plan)"
+                )
+            Rewriter.replace_op(k, lower_kernel(k, self.grid))

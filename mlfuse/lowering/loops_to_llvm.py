@@ -213,12 +213,22 @@ class _Converter:
             res = self.intrinsic(f"{_MATH_UNARY[t]}.{_suffix(rt)}", [self.v(op.operands[0])], rt)
         elif t in _CASTS:
             res = self.emit(_CASTS[t](self.v(op.operands[0]), op.results[0].type))
+        elif op.dialect_name() == "llvm":  # made by a target's pass (NVVM intrinsics)
+            new = op.clone(value_mapper={o: self.v(o) for o in op.operands})
+            self.emit(new)
+            for r, nr in zip(op.results, new.results):
+                self.vals[r] = nr
+            return
         else:
             handler = getattr(self, "_" + op.name.replace(".", "_"), None)
             if handler is None:
+                hint = (
+                    "a GPU kernel: run convert-gpu-to-nvvm first"
+                    if op.dialect_name() == "gpu"
+                    else "lower it to func/cf/arith/math/memref first"
+                )
                 raise DiagnosticException(
-                    f"convert-loops-to-llvm: cannot lower '{op.name}' (lower it to "
-                    "func/cf/arith/math/memref first)"
+                    f"convert-loops-to-llvm: cannot lower '{op.name}' ({hint})"
                 )
             res = handler(op)
         if op.results:
@@ -314,6 +324,16 @@ class _Converter:
     def _vector_store(self, op: vector.StoreOp) -> None:
         ptr = self._address(op.base, list(op.indices))
         self.emit(llvm.StoreOp(self.v(op.vector), ptr, alignment=element_bytes(op.vector.type)))
+
+    def _arith_index_cast(self, op: arith.IndexCastOp) -> SSAValue:
+        x = self.v(op.input)
+        src, dst = convert_type(op.input.type), convert_type(op.result.type)
+        assert isinstance(src, IntegerType) and isinstance(dst, IntegerType)
+        if src.width.data == dst.width.data:
+            return x
+        if src.width.data < dst.width.data:
+            return self.emit(llvm.SExtOp(x, dst))  # type: ignore[return-value]
+        return self.emit(llvm.TruncOp(x, dst))  # type: ignore[return-value]
 
     def _arith_select(self, op: arith.SelectOp) -> SSAValue:
         return self.emit(llvm.SelectOp(self.v(op.cond), self.v(op.lhs), self.v(op.rhs)))  # type: ignore[return-value]

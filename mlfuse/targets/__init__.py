@@ -5,8 +5,8 @@ take kernels from the ``kernel`` dialect down to what it compiles, how it
 compiles them, and its memory (allocate, free, copy, move to and from the
 host), kernel launches and synchronization. The driver, the executor and
 ``mlfuse-opt`` speak only this protocol; the CPU (``mlfuse/targets/cpu``) is
-its first implementation, and a new device is a new folder plus one line in
-:data:`_BUILTIN`.
+its first implementation and the GPU (``mlfuse/targets/cuda``) its second; a
+new device is a new folder plus one line in :data:`_BUILTIN`.
 
 Devices are named by their target's ``name`` (``"cpu"``). The default device
 (where tensors are created when no ``device=`` is given) is
@@ -153,6 +153,8 @@ class Target(ABC):
 
 _BUILTIN: dict[str, str] = {
     "cpu": "mlfuse.targets.cpu:CpuTarget",
+    "cuda": "mlfuse.targets.cuda:CudaTarget",
+    "cuda_sim": "mlfuse.targets.cuda.simulate:CudaSimTarget",
 }
 """Targets shipped with mlfuse: device name -> ``module:class`` (imported on first use)."""
 

@@ -263,12 +263,39 @@ func.func @uitofp_i32(%out: memref<4xf32>, %x: memref<4xi32>, %lo: index, %hi: i
 
 // -----
 
-// CHECK: convert-loops-to-llvm: cannot lower 'arith.index_cast' (lower it to func/cf/arith/math/memref first)
-
+// index_cast: i64 <-> index is free; narrower or wider integers truncate or sign-extend.
+// CHECK-LABEL: llvm.func @index_cast
+// CHECK:         %[[V:.*]] = llvm.trunc %{{.*}} : i64 to i32
+// CHECK:         llvm.sext %[[V]] : i32 to i64
 func.func @index_cast(%out: memref<4xi32>, %lo: index, %hi: index) attributes {mlfuse.kernel} {
   %c0 = arith.constant 0 : index
   %v = arith.index_cast %lo : index to i32
-  memref.store %v, %out[%c0] : memref<4xi32>
+  %w = arith.index_cast %v : i32 to index
+  %u = arith.index_cast %w : index to i32
+  memref.store %u, %out[%c0] : memref<4xi32>
+  func.return
+}
+
+// -----
+
+// CHECK: convert-loops-to-llvm: cannot lower 'arith.ceildivsi' (lower it to func/cf/arith/math/memref first)
+
+func.func @ceildiv(%out: memref<4xindex>, %lo: index, %hi: index) attributes {mlfuse.kernel} {
+  %c0 = arith.constant 0 : index
+  %v = arith.ceildivsi %lo, %hi : index
+  memref.store %v, %out[%c0] : memref<4xindex>
+  func.return
+}
+
+// -----
+
+// A GPU kernel's gpu ops are lowered by the target first.
+// CHECK: convert-loops-to-llvm: cannot lower 'gpu.thread_id' (a GPU kernel: run convert-gpu-to-nvvm first)
+
+func.func @gpu_ids(%out: memref<4xf32>) attributes {mlfuse.kernel} {
+  %t = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+  %c = arith.constant 1.0 : f32
+  memref.store %c, %out[%t] : memref<4xf32>
   func.return
 }
 

@@ -32,7 +32,7 @@
 
 // NODIV:      plan-vectorize: @mm: cannot split 48 iterations off loop 'parallel 1' (64 iterations)
 // TWOVEC:     plan-vectorize: @mm: the plan already has a vector loop
-// ORDER:      plan-interchange: @mm: the plan would be [serial 2, parallel 0, parallel 1]: loops must be parallel, then serial, then unroll/vector (register) loops
+// ORDER:      plan-interchange: @mm: the plan would be [serial 2, parallel 0, parallel 1]: loops must be block/parallel, then serial, then unroll/vector (register), then thread loops
 // PERM:       plan-interchange: @mm: order [0, 1] is not a permutation of the code loops [0, 1, 2]
 // CHECK-NOT:  Traceback
 

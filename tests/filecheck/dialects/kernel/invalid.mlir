@@ -346,7 +346,7 @@ kernel.func @plan_range outs(%o: memref<4xf32>) ins(%x: memref<4xf32>) space [4]
 
 // -----
 
-// CHECK: Operation does not verify: kernel.func @plan_order: bad plan [serial 1, parallel 0]: loops must be parallel, then serial, then unroll/vector (register) loops
+// CHECK: Operation does not verify: kernel.func @plan_order: bad plan [serial 1, parallel 0]: loops must be block/parallel, then serial, then unroll/vector (register), then thread loops
 kernel.func @plan_order outs(%o: memref<32xf32>) ins(%x: memref<32xf32>) space [4, 8] plan [serial 1, parallel 0] {
   %0 = kernel.load %x <[4, 8] strides [8, 1] offset 0> : memref<32xf32>
   kernel.store %o <[4, 8] strides [8, 1] offset 0>, %0 : memref<32xf32>

@@ -1,0 +1,189 @@
+"""The CUDA driver API through ctypes on ``libcuda.so.1``.
+
+mlfuse needs a dozen driver calls (initialize, a context, allocate and copy
+memory, load PTX, launch, synchronize); ctypes reaches them in any
+environment with an NVIDIA driver, with no Python package to install and no
+CUDA toolkit (the driver's own JIT turns PTX into machine code). Every call
+is checked: a failing one raises :class:`CudaError` with the driver's error
+name and what mlfuse was doing (the kernel's name for launches).
+
+Where there is no driver or no GPU, :func:`driver` raises
+:class:`CudaUnavailable` (an ``ImportError``-free, catchable reason).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from functools import cache
+
+_c = ctypes
+CUresult = _c.c_int
+CUdeviceptr = _c.c_uint64
+
+COMPUTE_CAPABILITY_MAJOR = 75
+COMPUTE_CAPABILITY_MINOR = 76
+MULTIPROCESSOR_COUNT = 16
+
+
+class CudaUnavailable(RuntimeError):
+    """No usable CUDA driver or device on this machine."""
+
+
+class CudaError(RuntimeError):
+    """A CUDA driver call failed."""
+
+
+class Driver:
+    """One device's primary context and the driver calls mlfuse makes on it."""
+
+    def __init__(self, ordinal: int = 0):
+        try:
+            self.lib = _c.CDLL("libcuda.so.1")
+        except OSError as e:
+            raise CudaUnavailable(f"no CUDA driver (libcuda.so.1): {e}") from None
+        self._lock = threading.Lock()
+        self._declare()
+        rc = self.lib.cuInit(0)
+        if rc != 0:
+            raise CudaUnavailable(f"the CUDA driver did not initialize: {self.error_name(rc)}")
+        count = _c.c_int()
+        self.check(self.lib.cuDeviceGetCount(_c.byref(count)), "counting devices")
+        if count.value <= ordinal:
+            raise CudaUnavailable(f"no CUDA device {ordinal} ({count.value} found)")
+        self.device = _c.c_int()
+        self.check(self.lib.cuDeviceGet(_c.byref(self.device), ordinal), "opening the device")
+        self.context = _c.c_void_p()
+        self.check(
+            self.lib.cuDevicePrimaryCtxRetain(_c.byref(self.context), self.device),
+            "creating a context",
+        )
+        self.make_current()
+        name = _c.create_string_buffer(256)
+        self.check(self.lib.cuDeviceGetName(name, 256, self.device), "naming the device")
+        self.name = name.value.decode()
+        major = self.attribute(COMPUTE_CAPABILITY_MAJOR)
+        minor = self.attribute(COMPUTE_CAPABILITY_MINOR)
+        self.arch = f"sm_{major}{minor}"
+        self.multiprocessors = self.attribute(MULTIPROCESSOR_COUNT)
+
+    def _declare(self) -> None:
+        L = self.lib
+        p, u64, sz = _c.c_void_p, CUdeviceptr, _c.c_size_t
+        sigs = {
+            "cuInit": [_c.c_uint],
+            "cuDeviceGetCount": [_c.POINTER(_c.c_int)],
+            "cuDeviceGet": [_c.POINTER(_c.c_int), _c.c_int],
+            "cuDeviceGetName": [_c.c_char_p, _c.c_int, _c.c_int],
+            "cuDeviceGetAttribute": [_c.POINTER(_c.c_int), _c.c_int, _c.c_int],
+            "cuDevicePrimaryCtxRetain": [_c.POINTER(p), _c.c_int],
+            "cuCtxSetCurrent": [p],
+            "cuCtxSynchronize": [],
+            "cuMemAlloc_v2": [_c.POINTER(u64), sz],
+            "cuMemFree_v2": [u64],
+            "cuMemcpyHtoD_v2": [u64, p, sz],
+            "cuMemcpyDtoH_v2": [p, u64, sz],
+            "cuMemcpyDtoD_v2": [u64, u64, sz],
+            "cuModuleLoadDataEx": [_c.POINTER(p), _c.c_char_p, _c.c_uint, p, p],
+            "cuModuleGetFunction": [_c.POINTER(p), p, _c.c_char_p],
+            "cuLaunchKernel": [p] + [_c.c_uint] * 6 + [_c.c_uint, p, p, p],
+            "cuGetErrorName": [CUresult, _c.POINTER(_c.c_char_p)],
+            "cuGetErrorString": [CUresult, _c.POINTER(_c.c_char_p)],
+        }
+        for name, args in sigs.items():
+            fn = getattr(L, name)
+            fn.argtypes = args
+            fn.restype = CUresult
+
+    # -- errors -------------------------------------------------------------
+    def error_name(self, rc: int) -> str:
+        name, text = _c.c_char_p(), _c.c_char_p()
+        self.lib.cuGetErrorName(rc, _c.byref(name))
+        self.lib.cuGetErrorString(rc, _c.byref(text))
+        n = name.value.decode() if name.value else f"CUDA error {rc}"
+        return f"{n} ({text.value.decode()})" if text.value else n
+
+    def check(self, rc: int, doing: str) -> None:
+        if rc != 0:
+            raise CudaError(f"{doing}: {self.error_name(rc)}")
+
+    # -- the device -----------------------------------------------------------
+    def make_current(self) -> None:
+        self.check(self.lib.cuCtxSetCurrent(self.context), "making the context current")
+
+    def attribute(self, which: int) -> int:
+        v = _c.c_int()
+        self.check(self.lib.cuDeviceGetAttribute(_c.byref(v), which, self.device), "a query")
+        return v.value
+
+    def synchronize(self, doing: str = "synchronizing") -> None:
+        self.check(self.lib.cuCtxSynchronize(), doing)
+
+    # -- memory -------------------------------------------------------------
+    def alloc(self, nbytes: int) -> int:
+        ptr = CUdeviceptr()
+        self.check(
+            self.lib.cuMemAlloc_v2(_c.byref(ptr), max(nbytes, 1)), f"allocating {nbytes} bytes"
+        )
+        return ptr.value
+
+    def free(self, ptr: int) -> None:
+        self.check(self.lib.cuMemFree_v2(ptr), "freeing device memory")
+
+    def to_device(self, dst: int, host: int, nbytes: int) -> None:
+        self.check(self.lib.cuMemcpyHtoD_v2(dst, host, nbytes), "copying to the device")
+
+    def to_host(self, host: int, src: int, nbytes: int) -> None:
+        self.check(self.lib.cuMemcpyDtoH_v2(host, src, nbytes), "copying from the device")
+
+    def device_copy(self, dst: int, src: int, nbytes: int) -> None:
+        self.check(self.lib.cuMemcpyDtoD_v2(dst, src, nbytes), "copying on the device")
+
+    # -- kernels --------------------------------------------------------------
+    def load(self, ptx: str) -> ctypes.c_void_p:
+        """Load a PTX module (the driver compiles it for this device)."""
+        mod = _c.c_void_p()
+        with self._lock:
+            rc = self.lib.cuModuleLoadDataEx(_c.byref(mod), ptx.encode() + b"\0", 0, None, None)
+        self.check(rc, "loading PTX")
+        return mod
+
+    def function(self, module: ctypes.c_void_p, name: str) -> ctypes.c_void_p:
+        fn = _c.c_void_p()
+        self.check(
+            self.lib.cuModuleGetFunction(_c.byref(fn), module, name.encode()),
+            f"finding kernel {name}",
+        )
+        return fn
+
+    def launch(self, fn, name: str, grid: int, block: int, pointers) -> None:
+        """Launch ``fn`` with one pointer argument per buffer (asynchronous)."""
+        args = (CUdeviceptr * len(pointers))(*pointers)
+        params = (_c.c_void_p * len(pointers))(
+            *(_c.cast(_c.byref(args, i * 8), _c.c_void_p) for i in range(len(pointers)))
+        )
+        rc = self.lib.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, None, params, None)
+        self.check(rc, f"launch of {name} ({grid} blocks of {block} threads)")
+
+
+_lock = threading.Lock()
+
+
+@cache
+def _open() -> Driver:
+    return Driver()
+
+
+def driver() -> Driver:
+    """The driver of device 0, opened on first use (raises :class:`CudaUnavailable`)."""
+    with _lock:
+        return _open()
+
+
+def available() -> bool:
+    """Whether a CUDA device can be used here."""
+    try:
+        driver()
+    except CudaUnavailable:
+        return False
+    return True

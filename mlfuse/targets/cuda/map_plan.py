@@ -1,0 +1,211 @@
+"""gpu-map-plan: every kernel's plan mapped onto a GPU grid of blocks and threads.
+
+The plan's parallel dims become ``block`` and ``thread`` loops (one thread per
+point of them, see :mod:`mlfuse.loop_nest`); what runs inside a thread stays
+``serial``. Three shapes of kernel, from the body's views:
+
+1. **Contractions** (a sum over products of two operands that each miss one
+   of two output dims, ``A[i,k] * B[k,j]``): a 16 x 16 block of threads over
+   the two output dims, each thread holding an up to 8 x 8 register block of
+   accumulators (``unroll`` loops, spaced 16 apart so the threads of a warp
+   read and write consecutive elements of B and C), the reduce serial inside.
+2. **Row reductions** (a reduce axis the loads read contiguously): one block
+   per output, its threads splitting the row (thread ``t`` reads elements
+   ``t, t + T, ...``: coalesced), every reduce of the kernel combining the
+   threads' partial results (``gpu.all_reduce``: warp shuffles and shared
+   memory), so softmax and layernorm stay one pass over the data per reduce.
+   Blocks are whole warps (up to 512 threads) or, for short rows, a power of
+   two below 32.
+3. **Everything else** (elementwise kernels, column reductions): threads over
+   the parallel dims, the most contiguous dim of the stores innermost (a warp
+   writes consecutive elements), up to 256 threads a block, the rest blocks;
+   a column reduction's loop runs inside each thread, reading rows coalesced.
+
+Sizes are divisors of the dims (plans tile dims exactly), so a dim with no
+good divisor gets smaller blocks. Plans already on a grid are left alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from mlfuse.dialects import kernel
+from mlfuse.loop_nest import BLOCK, PARALLEL, SERIAL, THREAD, UNROLL, Loop, LoopPlan
+from mlfuse.passes.plan_rewrite import rewrite_plans
+
+WARP = 32
+MAX_THREADS = 256
+"""Threads of a block over parallel dims."""
+MAX_ROW_THREADS = 512
+"""Threads of a block splitting a row."""
+TILE_THREADS = 16
+"""Threads along each output dim of a contraction's block."""
+MAX_REGISTER_BLOCK = 8
+"""Accumulators along each output dim of a contraction's thread."""
+
+
+def largest_divisor(n: int, limit: int, ok=lambda d: True) -> int:
+    """The largest divisor of ``n`` that is at most ``limit`` and ``ok`` (1 if none)."""
+    for d in range(min(n, limit), 1, -1):
+        if n % d == 0 and ok(d):
+            return d
+    return 1
+
+
+def row_threads(n: int) -> int:
+    """Threads of a block that reduces a row of ``n`` elements: whole warps, or a
+    power of two below 32 (what a block-wide reduction can combine)."""
+    t = largest_divisor(n, MAX_ROW_THREADS, lambda d: d % WARP == 0)
+    if t > 1:
+        return t
+    return largest_divisor(n, WARP - 1, lambda d: d & (d - 1) == 0)
+
+
+@dataclass
+class _Kernel:
+    k: kernel.FuncOp
+    plan: LoopPlan
+
+    def __post_init__(self):
+        self.space = self.k.space_shape
+        body = list(self.k.body.block.ops)
+        self.loads = [op for op in body if isinstance(op, kernel.LoadOp)]
+        self.stores = [op for op in body if isinstance(op, kernel.StoreOp)]
+        self.reduces = [op for op in body if isinstance(op, kernel.ReduceOp)]
+        self.axes = {a for r in self.reduces for a in r.reduce_axes}
+        self.par = [lp.dim for lp in self.plan.loops if lp.kind == PARALLEL]
+        self.serial = [lp for lp in self.plan.loops if lp.kind == SERIAL]
+
+    def contiguity(self, d: int) -> int:
+        """How far apart the stores (else the loads) put consecutive indices of
+        dim ``d`` (smaller: more contiguous; dims they do not walk last)."""
+        views = [s.view.stack.top for s in self.stores] or [x.view.stack.top for x in self.loads]
+        strides = [abs(v.strides[d]) for v in views if v.strides[d] != 0]
+        return min(strides) if strides else 1 << 62
+
+    # -- the three shapes ---------------------------------------------------
+    def contraction(self) -> LoopPlan | None:
+        if len(self.reduces) != 1 or self.reduces[0].reduce_kind != "add":
+            return None
+        r = self.reduces[0]
+        prod = r.input.owner
+        if not isinstance(prod, arith.MulfOp | arith.MuliOp):
+            return None
+        ops = [o.owner for o in prod.operands]
+        if not all(isinstance(o, kernel.LoadOp) for o in ops):
+            return None
+        a, b = (o.view.stack for o in ops)  # type: ignore[union-attr]
+        out = [d for d in self.par if self.space[d] > 1]
+        if len(out) < 2:
+            return None
+        n = min(out, key=self.contiguity)
+        m = next(
+            (
+                d
+                for d in sorted(out, key=self.contiguity)
+                if d != n
+                and (
+                    (
+                        a.depends_on(d)
+                        and not b.depends_on(d)
+                        and b.depends_on(n)
+                        and not a.depends_on(n)
+                    )
+                    or (
+                        b.depends_on(d)
+                        and not a.depends_on(d)
+                        and a.depends_on(n)
+                        and not b.depends_on(n)
+                    )
+                )
+            ),
+            None,
+        )
+        if m is None:
+            return None
+        tile = {}
+        for d in (m, n):
+            t = largest_divisor(self.space[d], TILE_THREADS)
+            reg = largest_divisor(
+                self.space[d] // t, MAX_REGISTER_BLOCK, lambda x: x & (x - 1) == 0
+            )
+            tile[d] = (t, reg)
+        blocks = [Loop(d, BLOCK, self.space[d]) for d in self.par if d not in (m, n)]
+        for d in (m, n):
+            t, reg = tile[d]
+            blocks.append(Loop(d, BLOCK, self.space[d] // (t * reg)))
+        unroll = [Loop(d, UNROLL, tile[d][1]) for d in (m, n)]
+        threads = [Loop(d, THREAD, tile[d][0]) for d in (m, n)]
+        return LoopPlan((*blocks, *self.serial, *unroll, *threads)).normalized(self.space)
+
+    def row_reduction(self) -> LoopPlan | None:
+        if not self.reduces:
+            return None
+        contiguous = [
+            d
+            for d in sorted(self.axes)
+            if any(x.view.stack.depends_on(d) and x.view.stack.unit_stride(d) for x in self.loads)
+        ]
+        for d in sorted(contiguous, key=lambda d: -self.space[d]):
+            t = row_threads(self.space[d])
+            if t == 1:
+                continue
+            serial = []
+            for lp in self.serial:
+                if lp.dim == d:
+                    if self.space[d] > t:
+                        serial.append(Loop(d, SERIAL, self.space[d] // t))
+                else:
+                    serial.append(lp)
+            blocks = [Loop(p, BLOCK) for p in self.par]
+            plan = LoopPlan((*blocks, *serial, Loop(d, THREAD, t)))
+            return plan.normalized(self.space)
+        return None
+
+    def parallel(self) -> LoopPlan:
+        budget = MAX_THREADS
+        threads: dict[int, int] = {}
+        for d in sorted(self.par, key=self.contiguity):
+            t = largest_divisor(self.space[d], budget)
+            if t > 1:
+                threads[d] = t
+                budget //= t
+            if budget < 2:
+                break
+        blocks = [
+            Loop(d, BLOCK, self.space[d] // threads.get(d, 1))
+            for d in self.par
+            if self.space[d] // threads.get(d, 1) > 1 or d not in threads
+        ]
+        inner = sorted(threads, key=self.contiguity, reverse=True)
+        plan = LoopPlan((*blocks, *self.serial, *(Loop(d, THREAD, threads[d]) for d in inner)))
+        return plan.normalized(self.space)
+
+
+def map_plan(k: kernel.FuncOp, plan: LoopPlan) -> LoopPlan:
+    """The grid plan ``k`` runs with on a GPU."""
+    if plan.on_grid:
+        return plan
+    if any(lp.register for lp in plan.loops):
+        raise ValueError(
+            f"plan {plan} has register loops; gpu-map-plan maps plans of parallel and serial loops"
+        )
+    if any(lp.size is not None for lp in plan.loops):
+        raise ValueError(f"plan {plan} splits dims; gpu-map-plan maps whole-dim loops")
+    shape = _Kernel(k, plan)
+    return shape.contraction() or shape.row_reduction() or shape.parallel()
+
+
+@dataclass(frozen=True)
+class GpuMapPlan(ModulePass):
+    """Map every kernel's parallel loops onto GPU blocks and threads (see the module doc)."""
+
+    name = "gpu-map-plan"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        rewrite_plans(self.name, op, map_plan)

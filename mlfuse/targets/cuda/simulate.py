@@ -1,0 +1,335 @@
+"""The ``cuda_sim`` device: GPU-mapped kernels run on the CPU, every thread in lock step.
+
+It runs the CUDA target's kernel pipeline as far as the loop-level IR (the
+plan mapped onto blocks and threads by ``gpu-map-plan``, loops, ``gpu``
+thread ids and block reductions) and interprets that IR with numpy, one
+array lane per thread of the whole grid: ``gpu.block_id`` / ``gpu.thread_id``
+are the lanes' indices, a ``gpu.all_reduce`` combines the lanes of each
+block, an ``scf.if`` on a per-thread condition masks the stores inside it.
+So everything the GPU target decides above NVVM (the mapping, the index
+arithmetic of block, thread and register loops, which thread stores what,
+where reductions combine) runs through the real scheduler and front end and
+is checked against numpy on any machine. It is slow (an interpreter) and
+does not cover the NVVM lowering (shuffles, shared memory), which the PTX
+tests and the GPU itself cover.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects import arith, func, gpu, math, memref, scf
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+)
+from xdsl.ir import Attribute, Block, SSAValue
+
+from mlfuse import dtypes
+from mlfuse.dtypes import DType
+from mlfuse.lowering.kernel_to_loops import BLOCK_ATTR, GRID_ATTR, KERNEL_ATTR
+from mlfuse.targets import Buffer, CompiledKernel, Target
+
+
+def _np_type(t: Attribute) -> np.dtype:
+    if isinstance(t, IndexType):
+        return np.dtype(np.int64)
+    if isinstance(t, IntegerType):
+        w = t.width.data
+        return np.dtype(np.bool_) if w == 1 else np.dtype(f"int{w}")
+    if isinstance(t, AnyFloat):
+        return np.dtype(f"float{t.bitwidth}")
+    raise NotImplementedError(f"cuda_sim: no numpy type for {t}")
+
+
+_BINARY = {
+    arith.AddfOp: np.add,
+    arith.SubfOp: np.subtract,
+    arith.MulfOp: np.multiply,
+    arith.DivfOp: np.divide,
+    arith.AddiOp: np.add,
+    arith.SubiOp: np.subtract,
+    arith.MuliOp: np.multiply,
+    arith.AndIOp: np.bitwise_and,
+    arith.OrIOp: np.bitwise_or,
+    arith.XOrIOp: np.bitwise_xor,
+    arith.MaximumfOp: np.maximum,
+    arith.MinimumfOp: np.minimum,
+    arith.MaxnumfOp: np.fmax,
+    arith.MinnumfOp: np.fmin,
+    arith.MaxSIOp: np.maximum,
+    arith.MinSIOp: np.minimum,
+    arith.ShLIOp: np.left_shift,
+    arith.ShRSIOp: np.right_shift,
+}
+_UNARY = {
+    math.SqrtOp: np.sqrt,
+    math.ExpOp: np.exp,
+    math.Exp2Op: np.exp2,
+    math.LogOp: np.log,
+    math.Log2Op: np.log2,
+    math.SinOp: np.sin,
+    math.CosOp: np.cos,
+    math.FloorOp: np.floor,
+    math.CeilOp: np.ceil,
+    math.AbsFOp: np.abs,
+    math.AbsIOp: np.abs,
+    arith.NegfOp: np.negative,
+}
+_REDUCE = {"add": np.add, "mul": np.multiply, "max": np.maximum}
+
+
+class _Run:
+    """One launch: SSA values are numpy scalars (uniform) or arrays over the grid's threads."""
+
+    def __init__(self, f: func.FuncOp, arrays: Sequence[np.ndarray]):
+        self.f = f
+        self.grid = f.attributes[GRID_ATTR].value.data  # type: ignore[attr-defined]
+        self.block = f.attributes[BLOCK_ATTR].value.data  # type: ignore[attr-defined]
+        n = self.grid * self.block
+        self.bid = np.arange(n, dtype=np.int64) // self.block
+        self.tid = np.arange(n, dtype=np.int64) % self.block
+        self.env: dict[SSAValue, object] = dict(zip(f.body.block.args, arrays))
+
+    def v(self, x: SSAValue):
+        return self.env[x]
+
+    def run(self) -> None:
+        self.block_ops(self.f.body.block, None)
+
+    def block_ops(self, block: Block, mask) -> list:
+        with np.errstate(all="ignore"):
+            for op in block.ops:
+                if isinstance(op, scf.YieldOp | func.ReturnOp):
+                    return [self.v(x) for x in op.operands]
+                self.op(op, mask)
+        return []
+
+    def op(self, op, mask) -> None:  # noqa: C901 - one case per op
+        t = type(op)
+        res = op.results[0] if op.results else None
+        if t in _BINARY:
+            a, b = (self.v(x) for x in op.operands)
+            self.env[res] = _BINARY[t](a, b).astype(_np_type(res.type))
+        elif t in _UNARY:
+            self.env[res] = _UNARY[t](self.v(op.operands[0])).astype(_np_type(res.type))
+        elif isinstance(op, arith.ConstantOp):
+            val = op.value
+            assert isinstance(val, IntegerAttr | FloatAttr)
+            self.env[res] = _np_type(res.type).type(val.value.data)
+        elif isinstance(op, arith.DivSIOp | arith.DivUIOp):
+            a, b = (self.v(x) for x in op.operands)
+            self.env[res] = (
+                np.trunc(np.divide(a, b)).astype(_np_type(res.type))
+                if isinstance(op, arith.DivSIOp)
+                else np.floor_divide(a, b)
+            )
+        elif isinstance(op, arith.RemSIOp | arith.RemUIOp):
+            a, b = (self.v(x) for x in op.operands)
+            self.env[res] = np.fmod(a, b) if isinstance(op, arith.RemSIOp) else np.mod(a, b)
+        elif isinstance(op, arith.CmpiOp | arith.CmpfOp):
+            a, b = (self.v(x) for x in op.operands)
+            pred = op.predicate.value.data
+            if isinstance(op, arith.CmpfOp):
+                self.env[res] = _fcmp(arith.CMPF_COMPARISON_OPERATIONS[pred], a, b)
+            else:
+                self.env[res] = _icmp(arith.CMPI_COMPARISON_OPERATIONS[pred], a, b)
+        elif isinstance(op, arith.SelectOp):
+            c, a, b = (self.v(x) for x in op.operands)
+            self.env[res] = np.where(c, a, b).astype(_np_type(res.type))
+        elif isinstance(
+            op,
+            arith.ExtFOp
+            | arith.TruncFOp
+            | arith.ExtSIOp
+            | arith.TruncIOp
+            | arith.SIToFPOp
+            | arith.FPToSIOp
+            | arith.IndexCastOp,
+        ):
+            self.env[res] = np.asarray(self.v(op.operands[0])).astype(_np_type(res.type))
+        elif isinstance(op, arith.ExtUIOp):
+            x = np.asarray(self.v(op.operands[0]))
+            bits = op.operands[0].type.width.data  # type: ignore[attr-defined]
+            u = x.astype(np.uint64) & np.uint64((1 << bits) - 1) if bits > 1 else x
+            self.env[res] = u.astype(_np_type(res.type))
+        elif isinstance(op, arith.UIToFPOp):
+            self.env[res] = np.asarray(self.v(op.operands[0])).astype(_np_type(res.type))
+        elif isinstance(op, arith.BitcastOp):
+            self.env[res] = np.asarray(self.v(op.operands[0])).view(_np_type(res.type))
+        elif isinstance(op, math.FmaOp):
+            a, b, c = (self.v(x) for x in op.operands)
+            self.env[res] = (a * b + c).astype(_np_type(res.type))
+        elif isinstance(op, math.PowFOp):
+            a, b = (self.v(x) for x in op.operands)
+            self.env[res] = np.power(a, b).astype(_np_type(res.type))
+        elif isinstance(op, gpu.BlockIdOp):
+            self.env[res] = self.bid
+        elif isinstance(op, gpu.ThreadIdOp):
+            self.env[res] = self.tid
+        elif isinstance(op, gpu.AllReduceOp):
+            x = np.broadcast_to(self.v(op.operand), self.bid.shape)
+            kind = op.op.data.value  # type: ignore[union-attr]
+            per_block = _REDUCE[kind].reduce(x.reshape(self.grid, self.block), axis=1)
+            self.env[res] = np.repeat(per_block, self.block).astype(_np_type(res.type))
+        elif isinstance(op, memref.LoadOp):
+            buf = self.v(op.memref)
+            self.env[res] = buf[self.v(op.indices[0])]  # type: ignore[index]
+        elif isinstance(op, memref.StoreOp):
+            buf = self.v(op.memref)
+            idx, val = self.v(op.indices[0]), self.v(op.value)
+            shape = np.broadcast_shapes(
+                np.shape(idx), np.shape(val), np.shape(mask) if mask is not None else ()
+            )
+            idx, val = np.broadcast_to(idx, shape), np.broadcast_to(val, shape)
+            if mask is not None:
+                m = np.broadcast_to(mask, shape)
+                idx, val = idx[m], val[m]
+            buf[idx] = val  # type: ignore[index]
+        elif isinstance(op, scf.ForOp):
+            lo, hi, step = (int(self.v(x)) for x in (op.lb, op.ub, op.step))  # type: ignore[call-overload]
+            body = op.body.block
+            carried = [self.v(x) for x in op.iter_args]
+            for i in range(lo, hi, step):
+                self.env[body.args[0]] = np.int64(i)
+                for a, c in zip(body.args[1:], carried):
+                    self.env[a] = c
+                carried = self.block_ops(body, mask)
+            for r, c in zip(op.results, carried):
+                self.env[r] = c
+        elif isinstance(op, scf.IfOp):
+            if op.results:
+                raise NotImplementedError("cuda_sim: scf.if with results")
+            cond = self.v(op.cond)
+            inner = cond if mask is None else np.logical_and(mask, cond)
+            self.block_ops(op.true_region.block, inner)
+            if op.false_region.blocks:
+                self.block_ops(
+                    op.false_region.block,
+                    np.logical_and(mask if mask is not None else True, np.logical_not(cond)),
+                )
+        else:
+            raise NotImplementedError(f"cuda_sim: cannot run '{op.name}'")
+
+
+_ORDER = {
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+}
+
+
+def _fcmp(name: str, a, b):
+    """``arith.cmpf``: ``o*`` false on NaN, ``u*`` true on NaN."""
+    nan = np.isnan(a) | np.isnan(b)
+    if name in ("false", "true"):
+        return np.full(np.shape(nan), name == "true")
+    if name in ("ord", "uno"):
+        return ~nan if name == "ord" else nan
+    r = _ORDER[name[1:]](a, b)
+    return (r & ~nan) if name[0] == "o" else (r | nan)
+
+
+def _icmp(name: str, a, b):
+    """``arith.cmpi``: ``s*`` signed, ``u*`` unsigned."""
+    if name in ("eq", "ne"):
+        return _ORDER[name](a, b)
+    if name[0] == "u":
+        a, b = np.asarray(a).astype(np.uint64), np.asarray(b).astype(np.uint64)
+    return _ORDER[name[1:]](a, b)
+
+
+def simulate(f: func.FuncOp, arrays: Sequence[np.ndarray]) -> None:
+    """Run a kernel lowered for a GPU grid (loop-level IR) on ``arrays``, in place."""
+    _Run(f, arrays).run()
+
+
+class SimKernel(CompiledKernel):
+    __slots__ = ("func",)
+
+    def __init__(self, f: func.FuncOp):
+        super().__init__(f.sym_name.data, len(f.function_type.inputs.data))
+        self.func = f
+
+
+class SimBuffer(Buffer):
+    """A buffer of the simulated GPU: a host array (None once freed)."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, device: str, array: np.ndarray, dtype: DType):
+        super().__init__(device, array.size, dtype)
+        self.array: np.ndarray | None = array
+
+
+class CudaSimTarget(Target):
+    """The ``cuda_sim`` device: host memory, the CUDA target's plans and loops, numpy threads."""
+
+    name = "cuda_sim"
+    kernel_pipeline = (
+        "expand-math",
+        "merge-sums",
+        "gpu-map-plan",
+        "convert-kernel-to-loops{grid=true}",
+    )
+
+    def passes(self):
+        from mlfuse.targets.cuda.target import _PASSES
+
+        return _PASSES
+
+    def compile(self, module: ModuleOp) -> dict[str, CompiledKernel]:
+        return {
+            op.sym_name.data: SimKernel(op)
+            for op in module.ops
+            if isinstance(op, func.FuncOp) and KERNEL_ATTR in op.attributes
+        }
+
+    # -- memory: host arrays ------------------------------------------------------
+    def _mine(self, buf: Buffer, what: str) -> np.ndarray:
+        if not isinstance(buf, SimBuffer) or buf.device != self.name:
+            raise ValueError(f"{what}: {buf!r} is not a buffer of device '{self.name}'")
+        if buf.array is None:
+            raise ValueError(f"{what}: {buf!r} was freed")
+        return buf.array
+
+    def alloc(self, size: int, dtype: DType) -> SimBuffer:
+        return SimBuffer(self.name, np.empty(size, dtype.np), dtype)
+
+    def free(self, buf: Buffer) -> None:
+        self._mine(buf, "free")
+        buf.array = None  # type: ignore[attr-defined]
+
+    def from_numpy(self, array: np.ndarray) -> SimBuffer:
+        host = np.array(array).reshape(-1)
+        return SimBuffer(self.name, host, dtypes.from_numpy(host.dtype))
+
+    def to_numpy(self, buf: Buffer) -> np.ndarray:
+        return self._mine(buf, "to_numpy").copy()
+
+    def copy(self, dst: Buffer, src: Buffer) -> None:
+        d, s = self._mine(dst, "copy"), self._mine(src, "copy")
+        if d.size != s.size or d.dtype != s.dtype:
+            raise ValueError(f"copy: {src!r} does not fit {dst!r}")
+        np.copyto(d, s)
+
+    def launch(self, kernel: CompiledKernel, buffers: Sequence[Buffer]) -> None:
+        if not isinstance(kernel, SimKernel):
+            raise TypeError(f"launch: {kernel!r} was not compiled for cuda_sim")
+        if len(buffers) != kernel.num_buffers:
+            raise ValueError(
+                f"launch of {kernel.name}: it takes {kernel.num_buffers} buffers, got "
+                f"{len(buffers)}"
+            )
+        simulate(kernel.func, [self._mine(b, f"launch of {kernel.name}") for b in buffers])
+
+    def synchronize(self) -> None:
+        """Launches return when they are done."""

@@ -1,0 +1,190 @@
+"""The CUDA target: device memory, PTX from LLVM's NVPTX backend, launches through the driver."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from mlfuse import dtypes
+from mlfuse.dtypes import DType
+from mlfuse.targets import Buffer, CompiledKernel, Target
+
+
+class CudaBuffer(Buffer):
+    """``size`` elements in the GPU's global memory, at device address ``ptr``
+    (None once freed)."""
+
+    __slots__ = ("ptr",)
+
+    def __init__(self, device: str, size: int, dtype: DType, ptr: int):
+        super().__init__(device, size, dtype)
+        self.ptr: int | None = ptr
+
+
+class CudaKernel(CompiledKernel):
+    """A kernel loaded on the device: its function handle and launch shape."""
+
+    __slots__ = ("function", "grid", "block", "module")
+
+    def __init__(self, name: str, num_buffers: int, function, grid: int, block: int, module):
+        super().__init__(name, num_buffers)
+        self.function, self.grid, self.block, self.module = function, grid, block, module
+
+
+def _pass(module: str, cls: str):
+    def factory():
+        import importlib
+
+        return getattr(importlib.import_module(f"mlfuse.targets.cuda.{module}"), cls)
+
+    return factory
+
+
+def _emitter(name: str):
+    def factory():
+        from mlfuse.targets.cuda import emitters
+
+        return emitters.EMITTERS[name]
+
+    return factory
+
+
+_PASSES = {
+    "gpu-map-plan": _pass("map_plan", "GpuMapPlan"),
+    "convert-gpu-to-nvvm": _pass("gpu_to_nvvm", "ConvertGpuToNvvm"),
+}
+_EMITTERS = {name: _emitter(name) for name in ("ptx", "nvptx-llvm")}
+
+
+class CudaTarget(Target):
+    """An NVIDIA GPU (device 0), through the CUDA driver.
+
+    Kernels are mapped onto a grid (``gpu-map-plan``), lowered to loops whose
+    block and thread indices come from NVVM's special registers, compiled by
+    llvmlite's NVPTX backend to PTX for the device's compute capability, and
+    loaded and launched through the driver (which compiles PTX to machine
+    code). Launches are asynchronous and run in order; copies to the host wait
+    for them. Nothing touches the GPU before the first allocation, compile or
+    launch, so the target exists (and ``mlfuse-opt -t ptx`` works) everywhere.
+    """
+
+    name = "cuda"
+    kernel_pipeline = (
+        "expand-math",
+        "merge-sums",
+        "gpu-map-plan",
+        "convert-kernel-to-loops{grid=true}",
+        "convert-gpu-to-nvvm",
+        "convert-scf-to-cf",
+        "convert-loops-to-llvm",
+    )
+
+    POOL_BYTES = 1 << 30
+    """Freed buffers kept for reuse, at most this many bytes (``cuMemAlloc`` and
+    ``cuMemFree`` synchronize the device and cost tens of microseconds)."""
+
+    def __init__(self):
+        self._pool: dict[int, list[int]] = {}
+        self._pooled = 0
+        self._last: str | None = None
+
+    def passes(self):
+        return _PASSES
+
+    def emitters(self):
+        return _EMITTERS
+
+    @property
+    def driver(self):
+        from mlfuse.targets.cuda.driver import driver
+
+        return driver()
+
+    def compile(self, module: ModuleOp) -> dict[str, CompiledKernel]:
+        from mlfuse.targets.cuda import ptx
+
+        drv = self.driver
+        text = ptx.ptx(module, drv.arch)
+        mod = drv.load(text)
+        return {
+            name: CudaKernel(
+                name, shape.num_buffers, drv.function(mod, name), shape.grid, shape.block, mod
+            )
+            for name, shape in ptx.launch_shapes(module).items()
+        }
+
+    # -- memory -----------------------------------------------------------------
+    def _mine(self, buf: Buffer, what: str) -> CudaBuffer:
+        if not isinstance(buf, CudaBuffer) or buf.device != self.name:
+            raise ValueError(f"{what}: {buf!r} is not a buffer of device '{self.name}'")
+        if buf.ptr is None:
+            raise ValueError(f"{what}: {buf!r} was freed")
+        return buf
+
+    def alloc(self, size: int, dtype: DType) -> CudaBuffer:
+        nbytes = max(size * dtype.itemsize, 1)
+        free = self._pool.get(nbytes)
+        if free:
+            self._pooled -= nbytes
+            return CudaBuffer(self.name, size, dtype, free.pop())
+        return CudaBuffer(self.name, size, dtype, self.driver.alloc(nbytes))
+
+    def free(self, buf: Buffer) -> None:
+        b = self._mine(buf, "free")
+        ptr, b.ptr = b.ptr, None
+        assert ptr is not None
+        nbytes = max(b.nbytes, 1)
+        if self._pooled + nbytes <= self.POOL_BYTES:
+            self._pool.setdefault(nbytes, []).append(ptr)
+            self._pooled += nbytes
+        else:
+            self.driver.free(ptr)
+
+    def from_numpy(self, array: np.ndarray) -> CudaBuffer:
+        host = np.ascontiguousarray(array).reshape(-1)
+        buf = self.alloc(host.size, dtypes.from_numpy(host.dtype))
+        if host.size:
+            self.driver.to_device(buf.ptr, host.ctypes.data, host.nbytes)  # type: ignore[arg-type]
+        return buf
+
+    def to_numpy(self, buf: Buffer) -> np.ndarray:
+        b = self._mine(buf, "to_numpy")
+        out = np.empty(b.size, dtype=b.dtype.np)
+        if b.size:
+            self._checked(lambda: self.driver.to_host(out.ctypes.data, b.ptr, out.nbytes))  # type: ignore[arg-type]
+        return out
+
+    def copy(self, dst: Buffer, src: Buffer) -> None:
+        d, s = self._mine(dst, "copy"), self._mine(src, "copy")
+        if d.size != s.size or d.dtype != s.dtype:
+            raise ValueError(f"copy: {src!r} does not fit {dst!r}")
+        if d.size:
+            self.driver.device_copy(d.ptr, s.ptr, d.nbytes)  # type: ignore[arg-type]
+
+    # -- kernels ------------------------------------------------------------------
+    def launch(self, kernel: CompiledKernel, buffers: Sequence[Buffer]) -> None:
+        if not isinstance(kernel, CudaKernel):
+            raise TypeError(f"launch: {kernel!r} was not compiled for the GPU")
+        if len(buffers) != kernel.num_buffers:
+            raise ValueError(
+                f"launch of {kernel.name}: it takes {kernel.num_buffers} buffers, got "
+                f"{len(buffers)}"
+            )
+        ptrs = [self._mine(b, f"launch of {kernel.name}").ptr for b in buffers]
+        self.driver.launch(kernel.function, kernel.name, kernel.grid, kernel.block, ptrs)
+        self._last = kernel.name
+
+    def _checked(self, work) -> None:
+        """Run ``work``; a failure there may be an earlier launch's, reported late."""
+        from mlfuse.targets.cuda.driver import CudaError
+
+        try:
+            work()
+        except CudaError as e:
+            last = f" (the last kernel launched was {self._last})" if self._last else ""
+            raise CudaError(f"{e}{last}") from None
+
+    def synchronize(self) -> None:
+        self._checked(self.driver.synchronize)
