@@ -113,7 +113,11 @@ class _Run:
     def op(self, op, mask) -> None:  # noqa: C901 - one case per op
         t = type(op)
         res = op.results[0] if op.results else None
-        if t in _BINARY:
+        if t is arith.MulfOp and _contracts(op) and _np_type(res.type) == np.float32:
+            # a product the GPU fuses with the add it feeds (fma.rn): kept exact
+            a, b = (self.v(x) for x in op.operands)
+            self.env[res] = np.multiply(np.asarray(a, np.float64), b)
+        elif t in _BINARY:
             a, b = (self.v(x) for x in op.operands)
             self.env[res] = _BINARY[t](a, b).astype(_np_type(res.type))
         elif t in _UNARY:
@@ -215,6 +219,11 @@ class _Run:
                 )
         else:
             raise NotImplementedError(f"cuda_sim: cannot run '{op.name}'")
+
+
+def _contracts(op) -> bool:
+    fm = op.properties.get("fastmath")
+    return "contract" in str(fm) if fm is not None else False
 
 
 _ORDER = {

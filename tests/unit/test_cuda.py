@@ -1,0 +1,230 @@
+"""The CUDA target: grid plans, their numerics (on cuda_sim everywhere, on the GPU
+where there is one), PTX, and the driver runtime.
+
+The whole numerics suite runs on any device with ``MLFUSE_DEVICE``:
+``MLFUSE_DEVICE=cuda python -m pytest tests/unit/test_ops.py`` on a GPU machine,
+``MLFUSE_DEVICE=cuda_sim`` anywhere.
+"""
+
+import numpy as np
+import pytest
+
+from mlfuse import Tensor, graph
+from mlfuse.dialects import kernel
+from mlfuse.loop_nest import BLOCK, THREAD, LoopPlan
+from mlfuse.targets import get_target
+from mlfuse.targets.cuda import driver as cuda_driver
+from mlfuse.targets.cuda.map_plan import largest_divisor, row_threads
+
+HAS_GPU = cuda_driver.available()
+gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU or driver here")
+DEVICES = ["cuda_sim"] + (["cuda"] if HAS_GPU else [])
+
+
+def _module(t: Tensor):
+    """The kernel-dialect module (kernels and schedule) realizing ``t``."""
+    return graph.compiled_for(graph.collect([t.node])).module.clone()
+
+
+def _rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def _close(got, want, rtol=2e-5, atol=2e-5):
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+
+
+# -- the workloads, against float64 numpy, on each GPU device --------------------
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_elementwise_chain(device):
+    x = _rng().standard_normal((64, 96)).astype(np.float32)
+    y = _rng(1).standard_normal((96,)).astype(np.float32)
+    got = ((Tensor(x, device=device) * 2 + Tensor(y, device=device)).relu() - 0.5).numpy()
+    _close(got, np.maximum(x * 2.0 + y, 0) - 0.5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(64, 256), (7, 24), (3, 997), (5, 1)], ids=str)
+def test_row_and_column_sums(device, shape):
+    x = _rng().standard_normal(shape).astype(np.float32)
+    t = Tensor(x, device=device)
+    x64 = x.astype(np.float64)
+    _close(t.sum(1).numpy(), x64.sum(1), rtol=1e-5, atol=1e-4)
+    _close(t.sum(0).numpy(), x64.sum(0), rtol=1e-5, atol=1e-4)
+    _close(t.max(1).numpy(), x.max(1))
+    _close(t.sum().numpy(), x64.sum(), rtol=1e-5, atol=1e-3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_softmax_and_layernorm_in_one_kernel_each(device):
+    x = _rng().standard_normal((32, 512)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(1, keepdims=True))
+    t = Tensor(x, device=device)
+    sm = t.softmax(1)
+    assert sum(isinstance(op, kernel.FuncOp) for op in _module(sm).ops) == 1
+    _close(sm.numpy(), e / e.sum(1, keepdims=True))
+    mean = t.mean(1, keepdim=True)
+    c = t - mean
+    ln = c / ((c * c).mean(1, keepdim=True) + 1e-5).sqrt()
+    m = x64.mean(1, keepdims=True)
+    want = (x64 - m) / np.sqrt(((x64 - m) ** 2).mean(1, keepdims=True) + 1e-5)
+    _close(ln.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("mkn", [(64, 96, 128), (3, 5, 7), (2, 128, 64)], ids=str)
+def test_matmul_and_batched_matmul(device, mkn):
+    m, k, n = mkn
+    a = _rng().standard_normal((m, k)).astype(np.float32)
+    b = _rng(1).standard_normal((k, n)).astype(np.float32)
+    got = (Tensor(a, device=device) @ Tensor(b, device=device)).numpy()
+    _close(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    ba = _rng(2).standard_normal((3, m, k)).astype(np.float32)
+    got = (Tensor(ba, device=device) @ Tensor(b, device=device)).numpy()
+    _close(got, ba.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_transpose_add_and_attention(device):
+    x = _rng().standard_normal((48, 64)).astype(np.float32)
+    y = _rng(1).standard_normal((64, 48)).astype(np.float32)
+    _close((Tensor(x, device=device).T + Tensor(y, device=device)).numpy(), x.T + y)
+    q, kk, v = (_rng(s).standard_normal((2, 16, 32)).astype(np.float32) for s in (3, 4, 5))
+    Q, K, V = (Tensor(a, device=device) for a in (q, kk, v))
+    got = ((Q @ K.transpose(1, 2)) * (1 / np.sqrt(32))).softmax(-1) @ V
+    s = q.astype(np.float64) @ kk.transpose(0, 2, 1) / np.sqrt(32)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    _close(got.numpy(), (e / e.sum(-1, keepdims=True)) @ v, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_integer_and_double_reductions(device):
+    xi = _rng().integers(-50, 50, (16, 64)).astype(np.int32)
+    np.testing.assert_array_equal(Tensor(xi, device=device).sum(1).numpy(), xi.sum(1))
+    np.testing.assert_array_equal(Tensor(xi, device=device).max(1).numpy(), xi.max(1))
+    xd = _rng().standard_normal((8, 128))
+    _close(Tensor(xd, device=device).sum(1).numpy(), xd.sum(1), rtol=1e-12, atol=1e-12)
+
+
+# -- the plans gpu-map-plan picks --------------------------------------------------
+
+
+def _kernels(t: Tensor, device: str = "cuda_sim") -> list[kernel.FuncOp]:
+    """The kernels of ``t``'s schedule after gpu-map-plan."""
+    from mlfuse.driver import run_passes
+
+    mod = _module(t)
+    run_passes(mod, ("gpu-map-plan",))
+    return [op for op in mod.ops if isinstance(op, kernel.FuncOp)]
+
+
+def test_row_reduction_gets_a_block_per_row_and_coalesced_threads():
+    (k,) = _kernels(Tensor(np.ones((64, 4096), np.float32), device="cuda_sim").sum(1))
+    assert str(k.loop_plan) == "[block 0, serial 1:8, thread 1:512]"
+
+
+def test_elementwise_threads_run_along_the_contiguous_dim():
+    (k,) = _kernels(Tensor(np.ones((64, 8), np.float32), device="cuda_sim") * 2)
+    plan = k.loop_plan
+    threads = [plan.loops[p] for p in plan.grid_loops(THREAD)]
+    assert [lp.dim for lp in threads] == [0, 1]  # dim 1 (contiguous) innermost
+    assert str(plan) == "[block 0:2, thread 0:32, thread 1]"  # 256 threads a block
+
+
+def test_contraction_gets_register_blocks():
+    a = Tensor(np.ones((256, 64), np.float32), device="cuda_sim")
+    b = Tensor(np.ones((64, 256), np.float32), device="cuda_sim")
+    (k,) = _kernels(a @ b)
+    # 16 x 16 threads, each an 8 x 8 block of C spaced 16 apart: 128 x 128 per block
+    assert str(k.loop_plan) == (
+        "[block 0:2, block 1:2, serial 2, unroll 0:8, unroll 1:8, thread 0:16, thread 1:16]"
+    )
+
+
+def test_block_sizes_a_block_reduction_can_combine():
+    assert row_threads(4096) == 512
+    assert row_threads(96) == 96
+    assert row_threads(24) == 8  # no multiple of 32 divides it: a power of two below 32
+    assert row_threads(997) == 1
+    assert largest_divisor(1000, 256) == 250
+
+
+def test_plans_check_grid_rules():
+    plan = LoopPlan.of([], [0, 1])
+    bad = LoopPlan(tuple(plan.loops[:1]) + (plan.loops[1].__class__(1, BLOCK),))
+    assert "block/parallel, then serial" in bad.problems(2)
+    split = LoopPlan.of([0], [1]).problems(2)
+    assert split is None
+    from mlfuse.loop_nest import Loop
+
+    mixed = LoopPlan((Loop(0, "parallel"), Loop(1, THREAD)))
+    assert "either on a GPU grid" in mixed.problems(2)
+    reduce_over_block = LoopPlan((Loop(0, BLOCK), Loop(1, THREAD)))
+    assert "parallel but a reduce runs over it" in reduce_over_block.problems(2, [[0]])
+    segmented = LoopPlan((Loop(0, THREAD, 4), Loop(1, THREAD)))
+    assert "every thread loop must run over its dims" in segmented.problems(2, [[1]])
+
+
+# -- PTX, everywhere ------------------------------------------------------------------
+
+
+def _lowered(t: Tensor):
+    from mlfuse.driver import run_passes
+
+    mod = _module(t)
+    run_passes(mod, get_target("cuda").kernel_pipeline)
+    return mod
+
+
+def test_ptx_of_a_softmax_uses_shuffles_shared_memory_and_coalesced_loads():
+    from mlfuse.targets.cuda.ptx import launch_shapes, ptx
+
+    x = Tensor(np.ones((64, 1024), np.float32), device="cuda_sim")
+    mod = _lowered(x.softmax(1))
+    text = ptx(mod, "sm_90")
+    assert ".target sm_90" in text and ".visible .entry" in text
+    assert text.count("shfl.sync.bfly.b32") >= 10  # two block reductions
+    assert ".shared" in text and "bar.sync" in text and "ld.global" in text
+    (shape,) = launch_shapes(mod).values()
+    assert (shape.grid, shape.block, shape.num_buffers) == (64, 512, 2)
+
+
+def test_ptx_for_another_compute_capability():
+    from mlfuse.targets.cuda.ptx import ptx
+
+    mod = _lowered(Tensor(np.ones((8, 32), np.float32), device="cuda_sim") + 1)
+    assert ".target sm_80" in ptx(mod, "sm_80")
+    with pytest.raises(ValueError, match="not a compute capability"):
+        ptx(mod, "ampere")
+
+
+# -- the runtime -------------------------------------------------------------------------
+
+
+def test_cuda_target_exists_without_a_gpu_and_says_why_it_cannot_run():
+    t = get_target("cuda")
+    assert t.name == "cuda" and {"gpu-map-plan", "convert-gpu-to-nvvm"} <= set(t.passes())
+    assert {"ptx", "nvptx-llvm"} <= set(t.emitters())
+    if HAS_GPU:
+        pytest.skip("a GPU is here")
+    with pytest.raises(cuda_driver.CudaUnavailable):
+        Tensor(np.ones(4, np.float32), device="cuda")
+
+
+@gpu
+def test_gpu_buffers_round_trip_and_launch_errors_name_the_kernel():
+    t = get_target("cuda")
+    x = np.arange(10, dtype=np.float32)
+    buf = t.from_numpy(x)
+    np.testing.assert_array_equal(t.to_numpy(buf), x)
+    other = t.clone(buf)
+    t.free(buf)
+    np.testing.assert_array_equal(t.to_numpy(other), x)
+    with pytest.raises(ValueError, match="was freed"):
+        t.to_numpy(buf)
+    y = Tensor(x, device="cuda")
+    np.testing.assert_array_equal((y * 2).to("cpu").numpy(), x * 2)
+    np.testing.assert_array_equal(Tensor(x).to("cuda").numpy(), x)
