@@ -8,23 +8,18 @@ an NVPTX triple.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
-
-if TYPE_CHECKING:
-    from llvmlite import ir
 
 
 def llvm_functions(module: ModuleOp) -> list[llvm.FuncOp]:
     return [op for op in module.ops if isinstance(op, llvm.FuncOp)]
 
 
-def to_llvm_module(module: ModuleOp, triple: str, data_layout: str) -> ir.Module:
-    """The module's ``llvm.func`` and ``llvm.mlir.global`` ops as an llvmlite module."""
+def to_llvm_module(module: ModuleOp, triple: str, data_layout: str):
+    """The module's ``llvm.func`` and ``llvm.mlir.global`` ops as an llvmlite ``ir.Module``."""
     funcs = llvm_functions(module)
     if not funcs:
         raise DiagnosticException(
