@@ -47,7 +47,7 @@ float64 = DType("float64", 8, "f", 4)
 
 ALL = (bool_, int32, int64, float32, float64)
 default_float = float32
-default_int = int32
+default_int = int64  # Python ints, as in PyTorch and numpy
 
 _NP_NAMES = {
     "bool": "bool",

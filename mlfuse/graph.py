@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import gc
+import math
 import sys
 import weakref
 from collections.abc import Sequence
@@ -190,6 +191,16 @@ def _device(op: str, srcs: Sequence[Node], device: str | None) -> str:
     return dev
 
 
+def exact_key(arg: Any) -> Any:
+    """``arg`` as a dict key that tells apart what ``==`` does not: -0.0 and
+    0.0 (equal, and equally hashed, but different constants: -0.0 + 0.0 is 0.0)."""
+    if isinstance(arg, float):
+        return (arg, math.copysign(1.0, arg))
+    if isinstance(arg, tuple):
+        return tuple(exact_key(a) for a in arg)
+    return arg
+
+
 def make(
     op: str, srcs: Sequence[Node], arg: Any, shape: Shape, dtype: DType, device: str | None = None
 ) -> Node:
@@ -200,7 +211,7 @@ def make(
     """
     srcs = tuple(srcs)
     dev = _device(op, srcs, device)
-    key = (op, tuple(id(s) for s in srcs), arg, shape, dtype, dev)
+    key = (op, tuple(id(s) for s in srcs), exact_key(arg), shape, dtype, dev)
     n = _nodes.get(key)
     if n is None:
         n = Node(op, srcs, arg, shape, dtype, dev)
@@ -217,6 +228,33 @@ def buffer(array: np.ndarray, device: str) -> Node:
     n = Node("buffer", (), None, tuple(int(s) for s in array.shape), dt, device)
     n.become(get_target(device).from_numpy(array))
     return n
+
+
+def adopted(array: np.ndarray, device: str) -> Node:
+    """A realized node on ``device`` over ``array``'s memory where the target can
+    use it in place (zero-copy), else over a copy."""
+    dt = dtypes.from_numpy(array.dtype)
+    n = Node("buffer", (), None, tuple(int(s) for s in array.shape), dt, device)
+    n.become(get_target(device).adopt(array))
+    return n
+
+
+def shared_array(n: Node) -> np.ndarray | None:
+    """A realized node's values as a host array aliasing its buffer (strided
+    like its view), or None where that is impossible (device memory, masks)."""
+    assert n.buffer is not None
+    flat = get_target(n.buffer.device).share(n.buffer)
+    if flat is None:
+        return None
+    if n.view is None:
+        return flat[: math.prod(n.shape)].reshape(n.shape)
+    v = n.view
+    if v.mask is not None:
+        return None
+    item = flat.dtype.itemsize
+    return np.lib.stride_tricks.as_strided(
+        flat[v.offset :], v.shape, tuple(st * item for st in v.strides)
+    )
 
 
 def host_array(n: Node) -> np.ndarray:
@@ -281,13 +319,13 @@ def collect(outputs: Sequence[Node]) -> Graph:
             buffers.append(n.buffer)  # type: ignore[arg-type]
     copies = copy_on_write(nodes, outputs)
     struct = tuple(
-        ("realized const", n.arg, n.shape, n.dtype.name)
+        ("realized const", exact_key(n.arg), n.shape, n.dtype.name)
         if n.realized and n.arg is not None
         else ("arg", slot[id(n.buffer)], n.buffer.size, n.shape, n.dtype.name, n.view)  # type: ignore[union-attr]
         if n.realized
         else (
             "assign-copy" if id(n) in copies else n.op,
-            n.arg,
+            exact_key(n.arg),
             n.shape,
             n.dtype.name,
             tuple(index[id(s)] for s in n.srcs),

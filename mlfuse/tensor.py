@@ -123,13 +123,14 @@ def _pairs(arg, ndim: int, what: str, form: str, keep: Shape | None = None):
 class Tensor:
     """A lazy n-dimensional array on a device."""
 
-    __slots__ = ("_node",)
+    __slots__ = ("_node", "_base")
     __hash__ = object.__hash__
     __array_ufunc__ = None  # ndarray <op> Tensor defers to Tensor's reflected ops
 
     @property
     def node(self) -> Node:
-        """The graph node this tensor's value is (tensors holding it are counted)."""
+        """The graph node this tensor's value is (tensors holding it are counted);
+        ``x.node.realized`` tells whether it is computed."""
         return self._node
 
     @node.setter
@@ -162,8 +163,15 @@ class Tensor:
             if want is None:
                 want = dtypes.from_numpy(arr.dtype)
         else:
-            arr = np.asarray(data)
+            try:
+                arr = np.asarray(data)
+            except OverflowError:
+                arr = np.asarray(data, dtype=object)
             if arr.dtype == object:
+                if arr.size and all(isinstance(v, int) for v in arr.flat):
+                    raise OverflowError(
+                        f"integers {min(arr.flat)}..{max(arr.flat)} do not fit in int64"
+                    )
                 raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
             if want is None:
                 kind = arr.dtype.kind
@@ -175,21 +183,26 @@ class Tensor:
                 }.get(kind)
                 if want is None:
                     raise TypeError(f"cannot make a Tensor from numpy dtype {arr.dtype}")
-                if (
-                    want.is_int
-                    and arr.size
-                    and (arr.min() < np.iinfo(want.np).min or arr.max() > np.iinfo(want.np).max)
-                ):
-                    raise OverflowError(
-                        f"integers up to {arr.max()} do not fit in {want.name}; pass "
-                        "dtype=mlfuse.int64"
-                    )
+            if (
+                want.is_int
+                and arr.dtype.kind in "iu"
+                and arr.size
+                and (arr.min() < np.iinfo(want.np).min or arr.max() > np.iinfo(want.np).max)
+            ):
+                raise OverflowError(
+                    f"integers {arr.min()}..{arr.max()} do not fit in {want.name}; pass "
+                    "a wider dtype (dtype=mlfuse.int64)"
+                )
         self.node = graph.buffer(np.asarray(arr, dtype=want.np), dev)  # the target copies it
 
     # -- creation -------------------------------------------------------------
     @staticmethod
     @_traced
     def full(shape, value, dtype=None, device=None) -> Tensor:
+        """A tensor of ``shape`` filled with ``value``: ``Tensor.full((2, 3), 7.0)``.
+
+        The dtype follows the value (bool, int64 or float32) unless given.
+        """
         shape = _shape_arg((shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))
         if dtype is None:
             dt = (
@@ -208,14 +221,19 @@ class Tensor:
         else:
             value = float(value)
         c = graph.make("const", (), value, (), dt, targets.device_name(device))
-        return Tensor(c).reshape((1,) * len(shape)).expand(shape) if shape else Tensor(c)
+        if not shape:
+            return Tensor(c)
+        return Tensor(c).reshape((1,) * len(shape)).expand(shape)._new()
 
     @staticmethod
     def zeros(*shape, dtype=None, device=None) -> Tensor:
+        """A tensor of zeros: ``Tensor.zeros(2, 3)``, ``Tensor.zeros((2, 3),
+        dtype=mlfuse.int32)``."""
         return Tensor.full(_shape_arg(shape), 0, dtype or dtypes.default_float, device)
 
     @staticmethod
     def ones(*shape, dtype=None, device=None) -> Tensor:
+        """A tensor of ones: ``Tensor.ones(2, 3)``."""
         return Tensor.full(_shape_arg(shape), 1, dtype or dtypes.default_float, device)
 
     @staticmethod
@@ -225,14 +243,21 @@ class Tensor:
 
     @staticmethod
     def zeros_like(t: Tensor, dtype=None, device=None) -> Tensor:
+        """Zeros with ``t``'s shape, dtype and device: ``Tensor.zeros_like(x)``."""
         return Tensor.full(t.shape, 0, dtype or t.dtype, device or t.device)
 
     @staticmethod
     def ones_like(t: Tensor, dtype=None, device=None) -> Tensor:
+        """Ones with ``t``'s shape, dtype and device: ``Tensor.ones_like(x)``."""
         return Tensor.full(t.shape, 1, dtype or t.dtype, device or t.device)
 
     @staticmethod
     def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
+        """Evenly spaced values in ``[start, stop)``: ``Tensor.arange(5)``, ``Tensor.arange(0, 1,
+        0.25)``.
+
+        Integers give int64 (as PyTorch), any float argument the default float.
+        """
         if stop is None:
             start, stop = 0, start
         if step == 0:
@@ -247,16 +272,19 @@ class Tensor:
 
     @staticmethod
     def eye(n: int, dtype=None, device=None) -> Tensor:
+        """The identity matrix: ``Tensor.eye(3)``."""
         return Tensor(np.eye(n), dtype or dtypes.default_float, device)
 
     @staticmethod
     def randn(*shape, seed: int | None = None, dtype=None, device=None) -> Tensor:
+        """Standard normal random values: ``Tensor.randn(2, 3, seed=0)``."""
         rng = np.random.default_rng(seed)
         dt = dtype or dtypes.default_float
         return Tensor(rng.standard_normal(_shape_arg(shape)), dt, device)
 
     @staticmethod
     def rand(*shape, seed: int | None = None, dtype=None, device=None) -> Tensor:
+        """Uniform random values in [0, 1): ``Tensor.rand(2, 3, seed=0)``."""
         rng = np.random.default_rng(seed)
         return Tensor(rng.random(_shape_arg(shape)), dtype or dtypes.default_float, device)
 
@@ -264,6 +292,8 @@ class Tensor:
     def uniform(
         *shape, low=0.0, high=1.0, seed: int | None = None, dtype=None, device=None
     ) -> Tensor:
+        """Uniform random values in ``[low, high)``: ``Tensor.uniform(3, low=-1, high=1,
+        seed=0)``."""
         rng = np.random.default_rng(seed)
         dt = dtype or dtypes.default_float
         return Tensor(rng.uniform(low, high, _shape_arg(shape)), dt, device)
@@ -271,10 +301,12 @@ class Tensor:
     # -- properties -------------------------------------------------------------
     @property
     def shape(self) -> Shape:
+        """The dims as a tuple: ``Tensor.zeros(2, 3).shape`` is ``(2, 3)``."""
         return self.node.shape
 
     @property
     def dtype(self) -> DType:
+        """The element type: ``Tensor([1.0]).dtype`` is ``mlfuse.float32``."""
         return self.node.dtype
 
     @property
@@ -292,12 +324,15 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
+        """The number of dims: ``Tensor.zeros(2, 3).ndim`` is 2."""
         return len(self.shape)
 
     def numel(self) -> int:
+        """The number of elements: ``Tensor.zeros(2, 3).numel()`` is 6."""
         return math.prod(self.shape)
 
     def size(self, dim: int | None = None):
+        """The shape, or the size of one dim: ``x.size()``, ``x.size(-1)``."""
         return self.shape if dim is None else self.shape[_norm_axis(dim, self.ndim, "dim")]
 
     def __len__(self) -> int:
@@ -321,17 +356,71 @@ class Tensor:
         return self
 
     def numpy(self) -> np.ndarray:
-        """A copy of the values as a numpy array."""
+        """A copy of the values as a numpy array (realizes): ``x.numpy()``."""
         self.realize()
         return graph.host_array(self.node)
 
     def item(self):
+        """The value of a one-element tensor as a Python number: ``x.sum().item()``."""
         if self.numel() != 1:
             raise ValueError(f"item() needs exactly one element, the tensor has {self.numel()}")
         return self.numpy().reshape(()).item()
 
     def tolist(self):
+        """The values as nested Python lists: ``x.tolist()``."""
         return self.numpy().tolist()
+
+    # -- interop ----------------------------------------------------------------
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """The values as a numpy array: ``np.asarray(t)``, ``np.array(t)``.
+
+        ``np.asarray(t, copy=False)`` aliases the tensor's CPU memory (an error
+        where it cannot, as numpy asks)."""
+        if copy is False:
+            arr = self._shared()
+            if arr is None or (dtype is not None and np.dtype(dtype) != arr.dtype):
+                raise ValueError(
+                    f"np.asarray(copy=False): a {self.device} tensor of {self.dtype.name} "
+                    "cannot be viewed without a copy"
+                )
+            return arr
+        arr = self.numpy()
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    def _shared(self) -> np.ndarray | None:
+        """The realized values as a host array aliasing the buffer (None if impossible)."""
+        self.realize()
+        n = self.node
+        if n.arg is not None:  # a realized constant has no buffer to share
+            return None
+        return graph.shared_array(n)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export as a DLPack capsule (``np.from_dlpack(t)``, ``torch.from_dlpack(t)``):
+        zero-copy on the CPU, the consumer then shares the tensor's memory."""
+        arr = self._shared() if copy is not True else None
+        if arr is None:
+            if copy is False:
+                raise BufferError(f"a {self.device} tensor cannot be exported without a copy")
+            arr = self.numpy()
+        kw = {"stream": stream, "max_version": max_version, "dl_device": dl_device}
+        return arr.__dlpack__(**{k: v for k, v in kw.items() if v is not None})
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """The DLPack device of :meth:`__dlpack__`'s capsule: ``(kDLCPU, 0)``."""
+        return (1, 0)
+
+    @staticmethod
+    def from_dlpack(ext, device: str | None = None) -> Tensor:
+        """A tensor over the memory of a DLPack producer (a numpy array, a torch
+        CPU tensor...): ``Tensor.from_dlpack(torch.arange(4))`` shares it without
+        a copy when it is C-contiguous host memory on a CPU device, copies otherwise."""
+        try:
+            arr = np.from_dlpack(ext)
+        except (TypeError, AttributeError, BufferError, RuntimeError) as e:
+            raise TypeError(f"from_dlpack: cannot import {type(ext).__name__}: {e}") from None
+        dtypes.from_numpy(arr.dtype)  # a clear error for dtypes mlfuse lacks
+        return Tensor(graph.adopted(arr, targets.device_name(device)))
 
     # -- elementwise ------------------------------------------------------------
     def _const_like(self, value, dt: DType) -> Tensor:
@@ -457,18 +546,60 @@ class Tensor:
 
     @_traced
     def __pow__(self, other):
-        if isinstance(other, int) and not isinstance(other, bool) and 0 <= other <= 4:
-            out = Tensor.ones_like(self) if other == 0 else self
-            for _ in range(other - 1):
-                out = out * self
-            return out
+        """``self ** other``; integers stay integers (``Tensor([3]) ** 2`` is int32 9),
+        an integer to a negative integer scalar power is refused as in PyTorch."""
+        if isinstance(other, (int, np.integer)) and not isinstance(other, bool):
+            e = int(other)
+            if not self.dtype.is_float:
+                if e < 0:
+                    raise ValueError(
+                        f"pow: integers to negative integer powers are not allowed (exponent {e})"
+                    )
+                return self._int_pow_scalar(e)
+            if 0 <= e <= 4:
+                out = Tensor.ones_like(self) if e == 0 else self
+                for _ in range(e - 1):
+                    out = out * self
+                return out
         a, b = self._operands(other)
+        if not a.dtype.is_float:
+            return a._int_pow(b)
         return a._float()._binary("pow", b._float())
 
     @_traced
     def __rpow__(self, other):
         a, b = self._operands(other, reverse=True)
+        if not a.dtype.is_float:
+            return a._int_pow(b)
         return a._float()._binary("pow", b._float())
+
+    def _int_pow_scalar(self, e: int) -> Tensor:
+        """``self ** e`` for an integer tensor and ``e >= 0`` by repeated squaring
+        (wrapping like PyTorch's integer pow)."""
+        x = self.cast(dtypes.default_int) if self.dtype.is_bool else self
+        out, sq = None, x
+        while e:
+            if e & 1:
+                out = sq if out is None else out * sq
+            e >>= 1
+            if e:
+                sq = sq * sq
+        return out if out is not None else Tensor.ones_like(x)
+
+    def _int_pow(self, e: Tensor) -> Tensor:
+        """``self ** e`` elementwise for integer tensors: square-and-multiply over
+        the exponent's bits (wrapping like PyTorch); a negative exponent gives
+        1 for a base of 1, +-1 for -1 and 0 otherwise (integer ``1 / base**-e``)."""
+        x = self.cast(dtypes.default_int) if self.dtype.is_bool else self
+        e = e.cast(x.dtype)
+        one = Tensor.ones_like(x)
+        out, sq = one, x
+        for bit in range(x.dtype.itemsize * 8 - 1):
+            out = ((e & (1 << bit)) != 0).where(out * sq, out)
+            sq = sq * sq
+        odd = (e & 1) != 0
+        negative = (x == 1).where(one, (x == -1).where(odd.where(-one, one), 0))
+        return (e < 0).where(negative, out)
 
     @_traced
     def __neg__(self):
@@ -481,6 +612,7 @@ class Tensor:
         return self._unary("abs")
 
     def abs(self) -> Tensor:
+        """Absolute value, elementwise: ``Tensor([-1.5, 2]).abs()``."""
         return self.__abs__()
 
     def _bitwise(self, kind: str, other, reverse=False) -> Tensor:
@@ -518,6 +650,7 @@ class Tensor:
         return self._unary("not", allow=("b", "i"))
 
     def logical_not(self) -> Tensor:
+        """Elementwise not, as bool: ``(x > 0).logical_not()``."""
         return self.cast(dtypes.bool_)._unary("not", allow=("b",))
 
     # comparisons give bool tensors
@@ -548,79 +681,111 @@ class Tensor:
     # math
     @_traced
     def exp(self):
+        """e to the power x, elementwise: ``x.exp()``."""
         return self._float()._unary("exp", ("f",))
 
     @_traced
     def exp2(self):
+        """2 to the power x, elementwise: ``x.exp2()``."""
         return self._float()._unary("exp2", ("f",))
 
     @_traced
     def log(self):
+        """Natural logarithm, elementwise: ``x.log()``."""
         return self._float()._unary("log", ("f",))
 
     @_traced
     def log2(self):
+        """Base-2 logarithm, elementwise: ``x.log2()``."""
         return self._float()._unary("log2", ("f",))
 
     @_traced
     def sqrt(self):
+        """Square root, elementwise: ``x.sqrt()``."""
         return self._float()._unary("sqrt", ("f",))
 
     @_traced
     def rsqrt(self):
+        """``1 / sqrt(x)``, elementwise: ``x.rsqrt()``."""
         return self.sqrt().reciprocal()
 
     @_traced
     def reciprocal(self):
+        """``1 / x``, elementwise: ``x.reciprocal()``."""
         return self._float()._unary("recip", ("f",))
 
     @_traced
     def sin(self):
+        """Sine, elementwise (radians): ``x.sin()``."""
         return self._float()._unary("sin", ("f",))
 
     @_traced
     def cos(self):
+        """Cosine, elementwise (radians): ``x.cos()``."""
         return self._float()._unary("cos", ("f",))
 
     @_traced
     def floor(self):
+        """Largest integer not above x, elementwise: ``Tensor([1.7]).floor()``."""
         return self._unary("floor", ("f",)) if self.dtype.is_float else self
 
     @_traced
     def ceil(self):
+        """Smallest integer not below x, elementwise: ``Tensor([1.2]).ceil()``."""
         return self._unary("ceil", ("f",)) if self.dtype.is_float else self
 
     @_traced
     def maximum(self, other):
+        """Elementwise maximum of two tensors (NaN propagates): ``a.maximum(b)``."""
         return self._binary("max", other)
 
     @_traced
     def minimum(self, other):
+        """Elementwise minimum of two tensors (NaN propagates): ``a.minimum(b)``."""
         return self._binary("min", other)
 
     @_traced
     def relu(self):
+        """``max(x, 0)``, elementwise: ``x.relu()``."""
         return self.maximum(0)
 
     @_traced
     def sigmoid(self):
+        """``1 / (1 + exp(-x))``, elementwise: ``x.sigmoid()``."""
         return (1 + (-self._float()).exp()).reciprocal()
 
     @_traced
     def tanh(self):
-        return 2 * (2 * self._float()).sigmoid() - 1
+        """Hyperbolic tangent: ``Tensor([0.5]).tanh()``. Near 0 an odd Taylor
+        polynomial (exact to the last bit, signed zeros kept); elsewhere
+        ``sign(x) (1 - e) / (1 + e)`` with ``e = exp(-2|x|)``, which loses no
+        precision there."""
+        x = self._float()
+        f64 = x.dtype == dtypes.float64
+        cut, terms = (0.1, _TANH_TAYLOR[:8]) if f64 else (0.5, _TANH_TAYLOR)
+        x2 = x * x
+        poly = Tensor.full((), terms[-1], x.dtype, x.device)
+        for c in reversed(terms[:-1]):
+            poly = poly * x2 + c
+        small = x * (1 + x2 * poly)  # x * (...) keeps the sign of a zero
+        e = (x.abs() * -2).exp()
+        big = (1 - e) / (1 + e)
+        return (x.abs() < cut).where(small, (x < 0).where(-big, big))
 
     @_traced
     def gelu(self):
+        """Gaussian error linear unit: ``x.gelu()``."""
         x = self._float()
         return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
 
     @_traced
     def silu(self):
+        """``x * sigmoid(x)``: ``x.silu()``."""
         return self * self.sigmoid()
 
     @_traced
     def clip(self, min_=None, max_=None):
+        """Limit values to ``[min_, max_]`` (either may be None): ``x.clip(0, 1)``."""
         out = self
         if min_ is not None:
             out = out.maximum(min_)
@@ -651,6 +816,7 @@ class Tensor:
 
     @_traced
     def cast(self, dtype) -> Tensor:
+        """Convert to ``dtype`` (floats to ints truncate toward zero): ``x.cast(mlfuse.int32)``."""
         dt = dtypes.as_dtype(dtype)
         if dt == self.dtype:
             return self
@@ -658,28 +824,33 @@ class Tensor:
 
     @_traced
     def bitcast(self, dtype) -> Tensor:
+        """Reinterpret the bits as another dtype of the same size: ``x.bitcast(mlfuse.int32)``."""
         dt = dtypes.as_dtype(dtype)
         if dt.itemsize != self.dtype.itemsize or dt.is_bool or self.dtype.is_bool:
             raise TypeError(f"cannot bitcast {self.dtype.name} to {dt.name}: sizes differ")
         return Tensor(graph.make("bitcast", (self.node,), None, self.shape, dt))
 
     def float(self) -> Tensor:
+        """Cast to float32: ``x.float()``."""
         return self.cast(dtypes.float32)
 
     def int(self) -> Tensor:
+        """Cast to int32 (floats truncate toward zero): ``x.int()``."""
         return self.cast(dtypes.int32)
 
     def bool(self) -> Tensor:
+        """Cast to bool (non-zero is True): ``x.bool()``."""
         return self.cast(dtypes.bool_)
 
     # -- reductions -------------------------------------------------------------
     def _reduce(self, kind: str, axis, keepdim: bool) -> Tensor:
         axes = _norm_axes(axis, self.ndim)
         x = self
-        if x.dtype.is_bool:
-            if kind == "max":  # any(): stays bool, as in numpy
-                return x.cast(dtypes.default_int)._reduce(kind, axis, keepdim).cast(dtypes.bool_)
-            x = x.cast(dtypes.default_int)
+        if x.dtype.is_bool and kind == "max":  # any(): stays bool, as in numpy
+            return x.cast(dtypes.default_int)._reduce(kind, axis, keepdim).cast(dtypes.bool_)
+        if kind in ("add", "mul") and not x.dtype.is_float:
+            # integer sums and products accumulate in int64, as in PyTorch and numpy
+            x = x.cast(dtypes.int64)
         kept = tuple(1 if d in axes else s for d, s in enumerate(x.shape))
         out = Tensor(graph.make("reduce", (x.node,), (kind, axes), kept, x.dtype)) if axes else x
         if keepdim:
@@ -688,22 +859,34 @@ class Tensor:
 
     @_traced
     def sum(self, axis=None, keepdim=False):
+        """Sum over ``axis`` (None: all; integers and bools accumulate in int64): ``x.sum()``,
+        ``x.sum(1, keepdim=True)``.
+        """
         return self._reduce("add", axis, keepdim)
 
     @_traced
     def prod(self, axis=None, keepdim=False):
+        """Product over ``axis`` (integers accumulate in int64): ``x.prod(1)``."""
         return self._reduce("mul", axis, keepdim)
 
     @_traced
     def max(self, axis=None, keepdim=False):
+        """Largest value over ``axis`` (None: all): ``x.max()``, ``x.max(1, keepdim=True)``.
+
+        NaN propagates, as in numpy and PyTorch.
+        """
         self._nonempty(axis, "max")
         return self._reduce("max", axis, keepdim)
 
     @_traced
     def min(self, axis=None, keepdim=False):
+        """Smallest value over ``axis`` (None: all): ``x.min()``, ``x.min(1)``."""
         self._nonempty(axis, "min")
         if self.dtype.is_bool:
             return self.logical_not().max(axis, keepdim).logical_not()
+        if not self.dtype.is_float:
+            # ~x reverses the order of the integers without overflow (-x does not: -INT_MIN)
+            return ~((~self)._reduce("max", axis, keepdim))
         return -((-self)._reduce("max", axis, keepdim))
 
     def _nonempty(self, axis, what: str) -> None:
@@ -713,12 +896,14 @@ class Tensor:
 
     @_traced
     def mean(self, axis=None, keepdim=False):
+        """Mean over ``axis`` (integers are averaged as floats): ``x.mean(0)``."""
         axes = _norm_axes(axis, self.ndim)
         n = math.prod(self.shape[a] for a in axes)
         return self._float().sum(axis, keepdim) * (1.0 / n if n else float("nan"))
 
     @_traced
     def var(self, axis=None, keepdim=False, correction=1):
+        """Variance over ``axis`` (``correction=1``: Bessel's): ``x.var(1)``."""
         axes = _norm_axes(axis, self.ndim)
         n = math.prod(self.shape[a] for a in axes)
         x = self._float()
@@ -729,22 +914,26 @@ class Tensor:
 
     @_traced
     def std(self, axis=None, keepdim=False, correction=1):
+        """Standard deviation over ``axis`` (``correction=1``: Bessel's): ``x.std(0)``."""
         return self.var(axis, keepdim, correction).sqrt()
 
     @_traced
     def softmax(self, axis=-1):
+        """``exp(x) / sum(exp(x))`` along ``axis``, computed stably: ``x.softmax(-1)``."""
         x = self._float()
         e = (x - x.max(axis, keepdim=True)).exp()
         return e / e.sum(axis, keepdim=True)
 
     @_traced
     def log_softmax(self, axis=-1):
+        """``log(softmax(x))``, computed stably: ``x.log_softmax(-1)``."""
         x = self._float()
         m = x - x.max(axis, keepdim=True)
         return m - m.exp().sum(axis, keepdim=True).log()
 
     @_traced
     def logsumexp(self, axis=None, keepdim=False):
+        """``log(sum(exp(x)))`` over ``axis``, computed stably: ``x.logsumexp(-1)``."""
         x = self._float()
         m = x.max(axis, keepdim=True)
         out = (x - m).exp().sum(axis, keepdim=True).log() + m
@@ -758,6 +947,7 @@ class Tensor:
 
     @_traced
     def layernorm(self, axis=-1, eps: float = 1e-5):
+        """Normalize to zero mean and unit variance along ``axis``: ``x.layernorm(-1)``."""
         x = self._float()
         mu = x.mean(axis, keepdim=True)
         d = x - mu
@@ -767,6 +957,8 @@ class Tensor:
     # -- matmul -----------------------------------------------------------------
     @_traced
     def matmul(self, other: Tensor) -> Tensor:
+        """Matrix product with numpy's rules for 1-d and batched operands:
+        ``a.matmul(b)``, ``a @ b``."""
         if not isinstance(other, Tensor):
             other = Tensor(other, device=self.device)
         if self.ndim == 0 or other.ndim == 0:
@@ -785,6 +977,9 @@ class Tensor:
         a = a._broadcast_to(batch + (n, k)).reshape(batch + (n, 1, k))
         bt = b._broadcast_to(batch + (k, m)).transpose(-1, -2).reshape(batch + (1, m, k))
         out = (a * bt).sum(-1)
+        want = dtypes.promote(a.dtype, b.dtype)
+        if out.dtype != want:  # integer products: int64 sums, the operands' dtype out
+            out = out.cast(want)
         if self.ndim == 1:
             out = out.reshape(out.shape[:-2] + out.shape[-1:])
         if other.ndim == 1:
@@ -812,19 +1007,29 @@ class Tensor:
         return Tensor(other, device=self.device).matmul(self)
 
     def dot(self, other):
+        """Matrix/vector product, as :meth:`matmul`: ``a.dot(b)``."""
         return self.matmul(other)
 
     @_traced
     def linear(self, weight: Tensor, bias: Tensor | None = None):
+        """``self @ weight + bias`` (weight is (in, out), tinygrad's layout): ``x.linear(w, b)``."""
         out = self @ weight
         return out + bias if bias is not None else out
 
     # -- movement ---------------------------------------------------------------
+    def _new(self) -> Tensor:
+        """This result as a tensor of its own: not a view (assigning it writes only it)."""
+        self._base = None
+        return self
+
     def _movement(self, op: str, arg, shape: Shape) -> Tensor:
-        return Tensor(graph.make(op, (self.node,), arg, shape, self.dtype))
+        out = Tensor(graph.make(op, (self.node,), arg, shape, self.dtype))
+        out._base = (self, op, arg)  # a view: assigning it writes through to self
+        return out
 
     @_traced
     def reshape(self, *shape) -> Tensor:
+        """The same elements in another shape (one dim may be -1): ``x.reshape(2, -1)``."""
         shape = list(_ints(shape))
         if any(s < -1 for s in shape):
             raise ValueError(
@@ -845,10 +1050,12 @@ class Tensor:
         return self if new == self.shape else self._movement("reshape", new, new)
 
     def view(self, *shape) -> Tensor:
+        """As :meth:`reshape`: ``x.view(-1)``."""
         return self.reshape(*shape)
 
     @_traced
     def permute(self, *order) -> Tensor:
+        """Reorder the dims (a view): ``x.permute(2, 0, 1)``."""
         order = _ints(order, "permute order entries")
         if (
             sorted(_norm_axis(o, self.ndim) for o in order) != list(range(self.ndim))
@@ -861,6 +1068,7 @@ class Tensor:
         return self._movement("permute", order, tuple(self.shape[o] for o in order))
 
     def transpose(self, dim0: int = -2, dim1: int = -1) -> Tensor:
+        """Swap two dims (a view): ``x.transpose(0, 1)``."""
         if self.ndim < 2:
             return self
         order = list(range(self.ndim))
@@ -870,10 +1078,14 @@ class Tensor:
 
     @property
     def T(self) -> Tensor:
+        """The tensor with its dims reversed (a view): ``x.T`` of a (2, 3) tensor is (3, 2)."""
         return self.permute(tuple(range(self.ndim - 1, -1, -1)))
 
     @_traced
     def expand(self, *shape) -> Tensor:
+        """Repeat size-1 dims to ``shape`` without copying (a view; -1 keeps a dim): ``Tensor([[1],
+        [2]]).expand(2, 3)``.
+        """
         shape = _shape_arg(shape, allow_minus_one=True)
         if len(shape) < self.ndim:
             raise ValueError(f"expand to {shape}: fewer dims than the tensor's {self.shape}")
@@ -886,6 +1098,7 @@ class Tensor:
         return t if new == full else t._movement("expand", new, new)
 
     def broadcast_to(self, *shape) -> Tensor:
+        """Broadcast to ``shape`` as numpy does (a view): ``Tensor([1, 2]).broadcast_to(3, 2)``."""
         return self._broadcast_to(_shape_arg(shape))
 
     @_traced
@@ -902,7 +1115,7 @@ class Tensor:
             else (int(value) if self.dtype.is_int else float(value))
         )
         shape = tuple(s + b + e for s, (b, e) in zip(self.shape, pairs))
-        return self._movement("pad", (pairs, v), shape)
+        return self._movement("pad", (pairs, v), shape)._new()  # a new tensor, as in PyTorch
 
     @_traced
     def shrink(self, bounds) -> Tensor:
@@ -918,8 +1131,13 @@ class Tensor:
 
     @_traced
     def flip(self, axis) -> Tensor:
-        axes = _norm_axes(axis, self.ndim)
-        axes = tuple(a for a in axes if self.shape[a] > 1)
+        """Reverse the order of elements along ``axis`` (an int or a tuple): ``x.flip(0)``."""
+        out = self._flip_view(axis)
+        return out if out is self else out._new()  # a new tensor, as in PyTorch
+
+    def _flip_view(self, axes) -> Tensor:
+        """A flip that is a view (``x[::-1]``): assigning it writes ``self``."""
+        axes = tuple(a for a in _norm_axes(axes, self.ndim) if self.shape[a] > 1)
         return self._movement("flip", axes, self.shape) if axes else self
 
     @_traced
@@ -936,6 +1154,7 @@ class Tensor:
         return self._movement("stride", steps, shape)
 
     def squeeze(self, dim=None) -> Tensor:
+        """Drop size-1 dims (all, or ``dim``): ``x.squeeze()``, ``x.squeeze(0)``."""
         if dim is None:
             return self.reshape(tuple(s for s in self.shape if s != 1))
         d = _norm_axis(dim, self.ndim, "dim")
@@ -944,10 +1163,12 @@ class Tensor:
         return self.reshape(self.shape[:d] + self.shape[d + 1 :])
 
     def unsqueeze(self, dim: int) -> Tensor:
+        """Insert a size-1 dim at ``dim``: ``x.unsqueeze(0)``."""
         d = _norm_axis(dim, self.ndim + 1, "dim")
         return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """Merge dims ``start_dim..end_dim`` into one: ``x.flatten()``, ``x.flatten(1)``."""
         if self.ndim == 0:
             return self.reshape(1)
         s, e = _norm_axis(start_dim, self.ndim, "dim"), _norm_axis(end_dim, self.ndim, "dim")
@@ -1006,7 +1227,7 @@ class Tensor:
                 steps.append(1)
             dim += 1
         if flips:
-            t = t.flip(flips)
+            t = t._flip_view(flips)
         t = t.shrink(bounds)
         t = t.stride(*steps)
         return t.reshape(tuple(out_shape))
@@ -1014,21 +1235,186 @@ class Tensor:
     # -- meta -------------------------------------------------------------------
     @_traced
     def contiguous(self) -> Tensor:
-        """Materialize this value in its own buffer when realized."""
+        """Materialize this value in its own buffer when realized: ``x.T.contiguous()``."""
         return Tensor(graph.make("contiguous", (self.node,), None, self.shape, self.dtype))
 
     @_traced
     def assign(self, value) -> Tensor:
-        """Write ``value`` into this tensor's buffer (in place when realized)."""
+        """Write ``value`` (broadcast, same dtype) into this tensor: in place in its
+        buffer when realized. On a view (``x[0]``, ``x.T``, ``x[1:3, ::2]``...) it
+        writes through to the tensor the view was taken from, as PyTorch's views
+        do: ``x[0].assign(Tensor([5.0, 6.0]))`` changes row 0 of ``x``."""
         v = value if isinstance(value, Tensor) else Tensor.full((), value, self.dtype, self.device)
         if v.dtype != self.dtype:
             raise TypeError(f"assign: value has dtype {v.dtype.name}, the target {self.dtype.name}")
         v = v._broadcast_to(self.shape)
+        if v.node is self.node:
+            return self
+        # walk up the views, turning the write into a write of the whole base
+        path: list[Tensor] = []
+        t, val = self, v
+        while getattr(t, "_base", None) is not None:
+            parent, op, arg = t._base
+            val = _write_through(parent, op, arg, t.shape, val)
+            path.append(t)
+            t = parent
+        t._assign_whole(val)
+        for view in reversed(path):  # every view on the way sees the new value
+            parent, op, arg = view._base
+            view.node = graph.make(op, (parent.node,), arg, view.shape, view.dtype)
+        return self
+
+    def _assign_whole(self, v: Tensor) -> None:
+        if v.node is self.node:
+            return
         if not self.node.realized:
             self.node = v.node
-            return self
+            return
         self.node = graph.unique("assign", (self.node, v.node), None, self.shape, self.dtype)
-        return self
+
+    # -- in-place operators (PyTorch's): the result is written into the tensor --
+    def _inplace(self, result: Tensor, what: str) -> Tensor:
+        if result.shape != self.shape:
+            raise ValueError(
+                f"{what}: the result's shape {result.shape} does not match the tensor's "
+                f"{self.shape} (an in-place op cannot broadcast its target)"
+            )
+        if result.dtype != self.dtype:
+            if result.dtype.is_float and not self.dtype.is_float:
+                raise TypeError(
+                    f"{what}: result type {result.dtype.name} can't be cast to the tensor's "
+                    f"dtype {self.dtype.name}"
+                )
+            result = result.cast(self.dtype)
+        return self.assign(result)
+
+    def __iadd__(self, other):
+        return self._inplace(self + other, "+=")
+
+    def __isub__(self, other):
+        return self._inplace(self - other, "-=")
+
+    def __imul__(self, other):
+        return self._inplace(self * other, "*=")
+
+    def __itruediv__(self, other):
+        return self._inplace(self / other, "/=")
+
+    def __ifloordiv__(self, other):
+        return self._inplace(self // other, "//=")
+
+    def __imod__(self, other):
+        return self._inplace(self % other, "%=")
+
+    def __ipow__(self, other):
+        return self._inplace(self**other, "**=")
+
+    def __iand__(self, other):
+        return self._inplace(self & other, "&=")
+
+    def __ior__(self, other):
+        return self._inplace(self | other, "|=")
+
+    def __ixor__(self, other):
+        return self._inplace(self ^ other, "^=")
+
+    def __imatmul__(self, other):
+        return self._inplace(self @ other, "@=")
+
+    def add_(self, other, alpha=1) -> Tensor:
+        """In place ``self += alpha * other``: ``x.add_(1)``."""
+        return self._inplace(self + (other * alpha if alpha != 1 else other), "add_")
+
+    def sub_(self, other, alpha=1) -> Tensor:
+        """In place ``self -= alpha * other``: ``x.sub_(y)``."""
+        return self._inplace(self - (other * alpha if alpha != 1 else other), "sub_")
+
+    def mul_(self, other) -> Tensor:
+        """In place ``self *= other``: ``x.mul_(2)``."""
+        return self._inplace(self * other, "mul_")
+
+    def div_(self, other) -> Tensor:
+        """In place ``self /= other``: ``x.div_(2)``."""
+        return self._inplace(self / other, "div_")
+
+    def pow_(self, other) -> Tensor:
+        """In place ``self **= other``: ``x.pow_(2)``."""
+        return self._inplace(self**other, "pow_")
+
+    def clamp_(self, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
+        """In place clamp: ``x.clamp_(0, 1)``."""
+        return self._inplace(self.clip(min, max), "clamp_")
+
+    def relu_(self) -> Tensor:
+        """In place relu: ``x.relu_()``."""
+        return self._inplace(self.relu(), "relu_")
+
+    def fill_(self, value) -> Tensor:
+        """In place fill with a scalar: ``x.fill_(0)``."""
+        return self.assign(Tensor.full((), value, self.dtype, self.device))
+
+    def zero_(self) -> Tensor:
+        """In place fill with zeros: ``x.zero_()``."""
+        return self.fill_(0)
+
+    def copy_(self, src) -> Tensor:
+        """In place copy of ``src`` (broadcast, cast to this dtype): ``x.copy_(y)``."""
+        s = src if isinstance(src, Tensor) else Tensor(src, device=self.device)
+        return self.assign(s.cast(self.dtype).to(self.device))
+
+
+_TANH_TAYLOR = (
+    -1 / 3,
+    2 / 15,
+    -17 / 315,
+    62 / 2835,
+    -1382 / 155925,
+    21844 / 6081075,
+    -929569 / 638512875,
+    6404582 / 10854718875,
+    -443861162 / 1856156927625,
+)
+"""tanh(x) = x + x^3 (c0 + c1 x^2 + ...): the Taylor coefficients (from the Bernoulli numbers)."""
+
+
+def _write_through(parent: Tensor, op: str, arg, shape: Shape, val: Tensor) -> Tensor:
+    """``parent``'s value after writing ``val`` into the view ``op(arg)`` of it
+    (of ``shape``): the inverse movement places ``val`` and, where the view does
+    not cover the parent, the parent keeps its values (one fused select)."""
+    pshape = parent.shape
+    if op == "reshape":
+        return val.reshape(pshape)
+    if op == "permute":
+        return val.permute(tuple(int(i) for i in np.argsort(arg)))
+    if op == "flip":
+        return val.flip(arg)
+    if op == "pad":
+        pairs, _ = arg
+        return val.shrink(tuple((b, b + s) for (b, _e), s in zip(pairs, pshape)))
+    if op == "expand":
+        raise ValueError(
+            f"cannot assign to an expanded view ({pshape} expanded to {shape}): several of "
+            "its elements are one element of the tensor it views; assign a .contiguous() copy"
+        )
+
+    def place(t: Tensor, fill) -> Tensor:
+        if op == "shrink":
+            return t.pad(tuple((b, s - e) for (b, e), s in zip(arg, pshape)), fill)
+        assert op == "stride", op
+        for d, (k, s) in enumerate(zip(arg, pshape)):
+            if k == 1:
+                continue
+            c = t.shape[d]
+            lead, rest = t.shape[:d], t.shape[d + 1 :]
+            t = t.reshape(lead + (c, 1) + rest)
+            pads = [(0, 0)] * t.ndim
+            pads[d + 1] = (0, k - 1)
+            t = t.pad(tuple(pads), fill).reshape(lead + (c * k,) + rest)
+            t = t.shrink(tuple([None] * d + [(0, s)] + [None] * len(rest)))
+        return t
+
+    covered = place(Tensor.full(shape, True, dtypes.bool_, parent.device), False)
+    return covered.where(place(val, 0), parent)
 
 
 def realize(*tensors: Tensor) -> None:

@@ -570,7 +570,9 @@ def _assign_hazards(
         bad = {
             id(n)
             for n in nodes
-            if n.kind == "load" and n.value is r.target and n.stack(sizes) != store
+            if n.kind == "load"
+            and n.value is r.target
+            and not _reads_where_stored(n.stack(sizes), store)
         }
         if not bad:
             continue
@@ -581,6 +583,28 @@ def _assign_hazards(
         if all(e.value is not value for e in out):
             out.append(PlanError(value, "reads the buffer it assigns"))
     return out
+
+
+def _reads_where_stored(load: ViewStack, store: ViewStack) -> bool:
+    """Every element ``load`` reads is the one ``store`` writes at the same
+    point (a masked load reads nothing outside its mask): one view, and on its
+    valid box the same affine offset as the store's."""
+    if load == store:
+        return True
+    if len(load.views) != 1 or len(store.views) != 1:
+        return False
+    lv, sv = load.views[0], store.views[0]
+    if lv.shape != sv.shape or sv.mask is not None:
+        return False
+    box = lv.mask or tuple((0, s) for s in lv.shape)
+    if any(lo >= hi for lo, hi in box):
+        return True  # reads nothing
+    for (lo, hi), a, b in zip(box, lv.strides, sv.strides):
+        if hi - lo > 1 and a != b:
+            return False
+    corner_l = lv.offset + sum(lo * st for (lo, _), st in zip(box, lv.strides))
+    corner_s = sv.offset + sum(lo * st for (lo, _), st in zip(box, sv.strides))
+    return corner_l == corner_s
 
 
 def _violation(node: Node, v: Violation, members: set[Operation], limits: Limits) -> PlanError:

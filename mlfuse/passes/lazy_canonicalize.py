@@ -9,6 +9,7 @@ padding and a reduce over an empty axis are constants.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,9 +133,22 @@ def _is(v, x) -> bool:
     return c is not None and not isinstance(c, bool) and c == x
 
 
+def _is_neutral_zero(v, op: str) -> bool:
+    """``v`` is a zero that ``x + v`` (op "add") or ``x - v`` ("sub") returns
+    ``x`` unchanged for every x: for floats that is -0.0 for + and +0.0 for -
+    (``-0.0 + 0.0`` is +0.0 in IEEE arithmetic)."""
+    c = const_scalar(v)
+    if c is None or isinstance(c, bool) or c != 0:
+        return False
+    if not isinstance(c, float):
+        return True
+    return math.copysign(1.0, c) == (-1.0 if op == "add" else 1.0)
+
+
 class AlgebraicIdentities(RewritePattern):
     """x*1 -> x, 1*x -> x, x+0 -> x, 0+x -> x, x-0 -> x, x/1 -> x, neg(neg(x)) -> x,
-    cast(x) -> x to the same type, reduce over size-1 axes -> x"""
+    cast(x) -> x to the same type, reduce over size-1 axes -> x. For floats the
+    zero must be the IEEE-neutral one (x + -0.0, x - +0.0): -0.0 + 0.0 is +0.0."""
 
     def match_and_rewrite(self, op, rewriter: PatternRewriter, /):
         keep = None
@@ -143,11 +157,11 @@ class AlgebraicIdentities(RewritePattern):
                 keep = op.lhs
             case lazy.MulOp() if _is(op.lhs, 1):
                 keep = op.rhs
-            case lazy.AddOp() if _is(op.rhs, 0):
+            case lazy.AddOp() if _is_neutral_zero(op.rhs, "add"):
                 keep = op.lhs
-            case lazy.AddOp() if _is(op.lhs, 0):
+            case lazy.AddOp() if _is_neutral_zero(op.lhs, "add"):
                 keep = op.rhs
-            case lazy.SubOp() if _is(op.rhs, 0):
+            case lazy.SubOp() if _is_neutral_zero(op.rhs, "sub"):
                 keep = op.lhs
             case lazy.DivOp() if _is(op.rhs, 1) and lazy.is_float(lazy.element_of(op.lhs)):
                 keep = op.lhs

@@ -137,6 +137,17 @@ class Target(ABC):
         lie so far apart that a panel of them does not stay in cache."""
         return None
 
+    def share(self, buf: Buffer) -> np.ndarray | None:
+        """``buf``'s memory as a flat host array that aliases it, for zero-copy
+        export (DLPack, ``__array__``), or None where the memory is not host
+        memory. The buffer's memory then lives as long as the array does."""
+        return None
+
+    def adopt(self, array: np.ndarray) -> Buffer:
+        """A buffer over ``array``'s own memory when this target can use it
+        directly (a flat, C-contiguous host array), else a copy of it."""
+        return self.from_numpy(array)
+
     def clone(self, buf: Buffer) -> Buffer:
         """A new buffer with the contents of ``buf``."""
         out = self.alloc(buf.size, buf.dtype)

@@ -153,9 +153,23 @@ def test_int_truediv_gives_float32():
     check(Tensor(a) / Tensor(b), a / b, F32)
 
 
-def test_int_pow_tensor_gives_float32():
-    a, b = rand_i32((13,), 1, 5, key=1), rand_i32((13,), 0, 4, key=2)
-    check(Tensor(a) ** Tensor(b), np.power(a.astype(F64), b), F32)
+def test_int_pow_stays_integer():
+    """numpy and PyTorch keep integer powers integer (wrapping on overflow)."""
+    a, b = rand_i32((13,), -5, 5, key=1), rand_i32((13,), 0, 12, key=2)
+    check(Tensor(a) ** Tensor(b), np.power(a, b), I32)
+    check(Tensor(a) ** 7, a**7, I32)
+    check(Tensor([3]) ** 20, np.array([3**20]), np.int64)
+    check(2 ** Tensor(b), np.power(2, b), I32)
+    big = np.array([-3, 3, 7, 2, -1, 0], np.int64)
+    check(Tensor(big) ** 41, big**41, np.int64)  # wraps like numpy's int64
+
+
+def test_int_pow_negative_exponents():
+    a = np.array([1, -1, -1, 2, -3, 0], np.int64)
+    e = np.array([-3, -3, -2, -1, -2, 5], np.int64)
+    check(Tensor(a) ** Tensor(e), np.array([1, -1, 1, 0, 0, 0]), np.int64)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        Tensor(a) ** -2
 
 
 def test_negative_base_integral_float_exponent():
@@ -200,7 +214,7 @@ def test_bool_matmul():
 
 @pytest.mark.parametrize(
     "other,want",
-    [(1, I32), (2.5, F32), (np.array([1, 2], I32), I32)],
+    [(1, I64), (2.5, F32), (np.array([1, 2], I32), I32)],
     ids=["int", "float", "ndarray"],
 )
 def test_bool_plus_number_adds(other, want):
@@ -279,9 +293,9 @@ def test_scalar_on_int64_keeps_int64():
     check(Tensor(x) * 2 + 1, x * 2 + 1, I64)
 
 
-def test_int_scalar_on_bool_gives_int32():
+def test_int_scalar_on_bool_gives_int64():
     x = rand_bool((7,), 1)
-    check(Tensor(x) * 3, x.astype(I32) * 3, I32)
+    check(Tensor(x) * 3, x.astype(I64) * 3, I64)
 
 
 def test_numpy_scalar_operand():
@@ -511,7 +525,7 @@ def test_where_scalar_branches():
     check(tc.where(tx, 0.5), np.where(c, x, F32(0.5)), F32, rtol=0, atol=0)
     check(tc.where(-1.5, tx), np.where(c, F32(-1.5), x), F32, rtol=0, atol=0)
     check(tc.where(1.0, 2.0), np.where(c, 1.0, 2.0), F32, rtol=0, atol=0)
-    check(tc.where(1, 2), np.where(c, 1, 2), I32)
+    check(tc.where(1, 2), np.where(c, 1, 2), I64)
     check(tc.where(True, False), c, B)
 
 
@@ -648,8 +662,9 @@ def _reduce_input(kind: str, name: str) -> np.ndarray:
 
 
 REDUCE = {
-    "sum": (np.sum, lambda k: {"bool": I32, "int": I32, "float": F32}[k]),
-    "prod": (np.prod, lambda k: {"bool": I32, "int": I32, "float": F32}[k]),
+    # integer and bool sums and products accumulate in int64 (PyTorch, numpy)
+    "sum": (np.sum, lambda k: {"bool": I64, "int": I64, "float": F32}[k]),
+    "prod": (np.prod, lambda k: {"bool": I64, "int": I64, "float": F32}[k]),
     "max": (np.max, lambda k: {"bool": B, "int": I32, "float": F32}[k]),
     "min": (np.min, lambda k: {"bool": B, "int": I32, "float": F32}[k]),
     "mean": (np.mean, lambda k: F32),
@@ -714,10 +729,10 @@ def test_reduce_big_1d_sum():
 @pytest.mark.parametrize("axis", [None, 0, 1], ids=str)
 def test_reduce_big_int_and_bool(axis):
     x = rand_i32(BIG2, -1000, 1000, key=20)
-    check(Tensor(x).sum(axis), x.sum(axis), I32)
+    check(Tensor(x).sum(axis), x.sum(axis), I64)
     check(Tensor(x).max(axis), x.max(axis), I32)
     b = rand_bool(BIG2, 21)
-    check(Tensor(b).sum(axis), b.sum(axis), I32)
+    check(Tensor(b).sum(axis), b.sum(axis), I64)
 
 
 def test_reduce_of_expression_and_view():
@@ -897,7 +912,7 @@ def test_zeros_ones_full():
     check(Tensor.zeros(()), np.zeros(()), F32)
     check(Tensor.ones(5, dtype="int32"), np.ones(5), I32)
     check(Tensor.ones(1, 13, dtype=dtypes.float64), np.ones((1, 13)), F64)
-    check(Tensor.full((2, 3), 7), np.full((2, 3), 7), I32)
+    check(Tensor.full((2, 3), 7), np.full((2, 3), 7), I64)
     check(Tensor.full((2, 3), 2.5), np.full((2, 3), 2.5), F32)
     check(Tensor.full(4, True), np.full(4, True), B)
     check(Tensor.full((), -3.25), np.array(-3.25), F32)
@@ -918,9 +933,9 @@ def test_like_functions():
 @pytest.mark.parametrize(
     "args,kw,ref",
     [
-        ((5,), {}, np.arange(5, dtype=I32)),
-        ((2, 11, 3), {}, np.arange(2, 11, 3, dtype=I32)),
-        ((10, 0, -3), {}, np.arange(10, 0, -3, dtype=I32)),
+        ((5,), {}, np.arange(5, dtype=I64)),
+        ((2, 11, 3), {}, np.arange(2, 11, 3, dtype=I64)),
+        ((10, 0, -3), {}, np.arange(10, 0, -3, dtype=I64)),
         ((0.0, 1.0, 0.25), {}, np.arange(0, 1, 0.25, dtype=F32)),
         ((7,), {"dtype": "float32"}, np.arange(7, dtype=F32)),
         ((33,), {"dtype": "int64"}, np.arange(33, dtype=I64)),
@@ -932,7 +947,7 @@ def test_arange(args, kw, ref):
 
 
 def test_arange_in_expression():
-    check(Tensor.arange(13) * 2 - 3, np.arange(13) * 2 - 3, I32)
+    check(Tensor.arange(13) * 2 - 3, np.arange(13) * 2 - 3, I64)
 
 
 def test_eye():
@@ -965,7 +980,7 @@ def test_random_dtype_and_uniform_range():
 
 
 def test_tensor_constructor_dtypes():
-    check(Tensor([1, 2, 3]), np.array([1, 2, 3]), I32)
+    check(Tensor([1, 2, 3]), np.array([1, 2, 3]), I64)
     check(Tensor([1.5, 2.0]), np.array([1.5, 2.0]), F32)
     check(Tensor([True, False]), np.array([True, False]), B)
     check(Tensor(3.5), np.array(3.5), F32)
@@ -1133,7 +1148,7 @@ def test_getitem(index):
 
 def test_getitem_then_compute_and_0d():
     x = np.arange(7, dtype=I32)
-    check(Tensor(x)[::-2] * 10 + Tensor(x)[1::2].sum(), x[::-2] * 10 + x[1::2].sum(), I32)
+    check(Tensor(x)[::-2] * 10 + Tensor(x)[1::2].sum(), x[::-2] * 10 + x[1::2].sum(), I64)
     s = Tensor(np.array(5.0, F32))
     check(s[None], np.array([5.0], F32), F32)
     check(s[...], np.array(5.0, F32), F32)

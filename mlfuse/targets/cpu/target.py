@@ -117,6 +117,18 @@ class CpuTarget(Target):
         np.copyto(buf.host(), np.asarray(array).reshape(-1))
         return buf
 
+    def share(self, buf: Buffer) -> np.ndarray:
+        cb = self._mine(buf, "share")
+        arr = cb.host()
+        cb.raw = None  # shared memory never goes back to the pool: the array keeps it
+        return arr
+
+    def adopt(self, array: np.ndarray) -> CpuBuffer:
+        flat = array.reshape(-1) if array.flags.c_contiguous else None
+        if flat is None or array.dtype.itemsize and array.ctypes.data % array.dtype.itemsize:
+            return self.from_numpy(array)
+        return CpuBuffer(flat, self.name)
+
     def to_numpy(self, buf: Buffer) -> np.ndarray:
         return self._mine(buf, "to_numpy").host().copy()
 

@@ -135,22 +135,25 @@ func.func @pad_value(%x: tensor<4xf32>) -> tensor<7xf32> {
 
 // -----
 
-// x*1, 1*x, x+0, 0+x, x-0, x/1, neg(neg(x)) and a cast to the same type are x.
-// Not identities: 0-x, and x/1 on integers (the rule is for floats only).
+// x*1, 1*x, x+(-0.0), (-0.0)+x, x-0.0, x/1, neg(neg(x)) and a cast to the same type are x.
+// Not identities: 0-x, x/1 on integers (the rule is for floats only), and x+0.0 on
+// floats (-0.0 + 0.0 is +0.0); on integers x+0 is x.
 // CHECK-LABEL: func.func @identities
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>, %[[I:.*]]: tensor<4xi32>)
 // CHECK-NEXT:    %[[Z:.*]] = lazy.const 0.0 : tensor<4xf32>
 // CHECK-NEXT:    %[[ONE:.*]] = lazy.const 1 : tensor<4xi32>
 // CHECK-NEXT:    %[[D:.*]] = lazy.div %[[I]], %[[ONE]] : tensor<4xi32>
 // CHECK-NEXT:    %[[S:.*]] = lazy.sub %[[Z]], %[[X]] : tensor<4xf32>
-// CHECK-NEXT:    func.return %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[I]], %[[D]], %[[S]] :
-func.func @identities(%x: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>, tensor<4xi32>, tensor<4xf32>) {
+// CHECK-NEXT:    %[[ADD:.*]] = lazy.add %[[X]], %[[Z]] : tensor<4xf32>
+// CHECK-NEXT:    func.return %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[I]], %[[D]], %[[S]], %[[ADD]], %[[I]] :
+func.func @identities(%x: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>, tensor<4xi32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>) {
   %one = lazy.const 1.0 : tensor<4xf32>
   %zero = lazy.const 0.0 : tensor<4xf32>
+  %negzero = lazy.const -0.0 : tensor<4xf32>
   %0 = lazy.mul %x, %one : tensor<4xf32>
   %1 = lazy.mul %one, %x : tensor<4xf32>
-  %2 = lazy.add %x, %zero : tensor<4xf32>
-  %3 = lazy.add %zero, %x : tensor<4xf32>
+  %2 = lazy.add %x, %negzero : tensor<4xf32>
+  %3 = lazy.add %negzero, %x : tensor<4xf32>
   %4 = lazy.sub %x, %zero : tensor<4xf32>
   %5 = lazy.div %x, %one : tensor<4xf32>
   %n = lazy.neg %x : tensor<4xf32>
@@ -159,7 +162,10 @@ func.func @identities(%x: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xf32>, t
   %ione = lazy.const 1 : tensor<4xi32>
   %8 = lazy.div %i, %ione : tensor<4xi32>
   %9 = lazy.sub %zero, %x : tensor<4xf32>
-  func.return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>, tensor<4xi32>, tensor<4xf32>
+  %10 = lazy.add %x, %zero : tensor<4xf32>
+  %izero = lazy.const 0 : tensor<4xi32>
+  %11 = lazy.add %i, %izero : tensor<4xi32>
+  func.return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>, tensor<4xi32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>
 }
 
 // Identities also see a 1 or a 0 through a broadcast of a scalar constant.
