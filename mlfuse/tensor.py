@@ -218,6 +218,11 @@ class Tensor:
             if isinstance(value, float) and value != int(value):
                 raise ValueError(f"{value} is not an integer for dtype {dt.name}")
             value = int(value)
+            info = np.iinfo(dt.np)
+            if not info.min <= value <= info.max:
+                raise OverflowError(
+                    f"{value} does not fit in {dt.name} (range {info.min}..{info.max})"
+                )
         else:
             value = float(value)
         c = graph.make("const", (), value, (), dt, targets.device_name(device))

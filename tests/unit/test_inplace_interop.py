@@ -12,8 +12,8 @@ from mlfuse import Tensor
 A = np.arange(20, dtype=np.float32).reshape(4, 5)
 
 
-def realized(a=A) -> Tensor:
-    t = Tensor(a).realize()
+def realized(a=A, device=None) -> Tensor:
+    t = Tensor(a, device=device).realize()
     assert t.node.realized
     return t
 
@@ -218,7 +218,7 @@ def test_inplace_integer_ops_and_refused_promotion():
 
 
 def test_asarray_without_copy_aliases_the_buffer():
-    x = realized()
+    x = realized(device="cpu")
     a = np.asarray(x, copy=False)
     b = np.asarray(x, copy=False)
     assert a.ctypes.data == b.ctypes.data
@@ -226,7 +226,7 @@ def test_asarray_without_copy_aliases_the_buffer():
 
 
 def test_dlpack_export_is_zero_copy():
-    x = realized()
+    x = realized(device="cpu")
     a = np.from_dlpack(x)
     np.testing.assert_array_equal(a, A)
     assert x.__dlpack_device__() == (1, 0)
@@ -237,7 +237,7 @@ def test_dlpack_export_is_zero_copy():
 
 def test_dlpack_import_shares_memory():
     src = np.arange(12, dtype=np.float32).reshape(3, 4)
-    t = Tensor.from_dlpack(src)
+    t = Tensor.from_dlpack(src, device="cpu")
     src[0, 0] = 100
     assert t.numpy()[0, 0] == 100
     np.testing.assert_array_equal((t * 2).numpy(), src * 2)
@@ -250,7 +250,7 @@ def test_dlpack_import_shares_memory():
 def test_dlpack_round_trip_with_torch():
     torch = pytest.importorskip("torch")
     t = torch.arange(6, dtype=torch.float32).reshape(2, 3)
-    x = Tensor.from_dlpack(t)
+    x = Tensor.from_dlpack(t, device="cpu")
     t[0, 0] = 42
     assert x.numpy()[0, 0] == 42
     back = torch.from_dlpack(x * 2)
