@@ -11,11 +11,29 @@ mlfuse.devices()           # ('cpu',): where tensors can live (Tensor(..., devic
 from mlfuse import dtypes
 from mlfuse.dtypes import bool_, float32, float64, int32, int64
 from mlfuse.targets import devices, get_default_device, set_default_device
-from mlfuse.tensor import Tensor, lazy_ir, realize, schedule, schedule_ir
+from mlfuse.tensor import (
+    Tensor,
+    cat,
+    lazy_ir,
+    manual_seed,
+    maximum,
+    minimum,
+    realize,
+    schedule,
+    schedule_ir,
+    stack,
+    where,
+)
 
 __all__ = [
     "Tensor",
     "dtypes",
+    "cat",
+    "stack",
+    "where",
+    "maximum",
+    "minimum",
+    "manual_seed",
     "realize",
     "schedule",
     "schedule_ir",

@@ -120,6 +120,19 @@ def _pairs(arg, ndim: int, what: str, form: str, keep: Shape | None = None):
     return tuple(out)
 
 
+_GENERATOR: list[np.random.Generator] = [np.random.default_rng()]
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the generator behind ``randn``/``rand``/``uniform``/``randint``/
+    ``dropout`` calls without their own ``seed``: ``mlfuse.manual_seed(0)``."""
+    _GENERATOR[0] = np.random.default_rng(seed)
+
+
+def _rng(seed: int | None) -> np.random.Generator:
+    return _GENERATOR[0] if seed is None else np.random.default_rng(seed)
+
+
 class Tensor:
     """A lazy n-dimensional array on a device."""
 
@@ -276,22 +289,61 @@ class Tensor:
         return Tensor(np.arange(start, stop, step).astype(dt.np), dt, device)
 
     @staticmethod
-    def eye(n: int, dtype=None, device=None) -> Tensor:
-        """The identity matrix: ``Tensor.eye(3)``."""
-        return Tensor(np.eye(n), dtype or dtypes.default_float, device)
+    def eye(n: int, m: int | None = None, dtype=None, device=None) -> Tensor:
+        """The identity matrix (``n`` x ``m``, square by default): ``Tensor.eye(3)``."""
+        for v, what in ((n, "n"), (m, "m")):
+            if v is not None and (not isinstance(v, (int, np.integer)) or v < 0):
+                raise ValueError(f"eye: {what} must be a non-negative int, got {v!r}")
+        return Tensor(np.eye(n, m), dtype or dtypes.default_float, device)
+
+    @staticmethod
+    def empty(*shape, dtype=None, device=None) -> Tensor:
+        """A tensor whose values are not meant to be read before they are written
+        (mlfuse fills it with zeros): ``Tensor.empty(2, 3)``."""
+        return Tensor.zeros(*shape, dtype=dtype, device=device)
+
+    @staticmethod
+    def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
+        """``steps`` evenly spaced values from ``start`` to ``end`` inclusive:
+        ``Tensor.linspace(0, 1, 5)``."""
+        if not isinstance(steps, (int, np.integer)) or steps < 0:
+            raise ValueError(f"linspace: steps must be a non-negative int, got {steps!r}")
+        dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
+        vals = np.linspace(float(start), float(end), int(steps))
+        return Tensor(vals.astype(dt.np) if not dt.is_float else vals, dt, device)
+
+    @staticmethod
+    def randint(low, high=None, size=(), dtype=None, device=None, seed=None) -> Tensor:
+        """Random integers in ``[low, high)`` (``randint(high, size)`` from 0):
+        ``Tensor.randint(0, 10, (2, 3))``."""
+        if high is None:
+            low, high = 0, low
+        if high <= low:
+            raise ValueError(f"randint: high ({high}) must be above low ({low})")
+        shape = _shape_arg(size if isinstance(size, (tuple, list)) else (size,))
+        dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.int64
+        return Tensor(_rng(seed).integers(low, high, shape), dt, device)
+
+    @staticmethod
+    def randn_like(t: Tensor, dtype=None, device=None) -> Tensor:
+        """Standard normal values with ``t``'s shape: ``Tensor.randn_like(x)``."""
+        return Tensor.randn(*t.shape, dtype=dtype or t.dtype, device=device or t.device)
+
+    @staticmethod
+    def rand_like(t: Tensor, dtype=None, device=None) -> Tensor:
+        """Uniform [0, 1) values with ``t``'s shape: ``Tensor.rand_like(x)``."""
+        return Tensor.rand(*t.shape, dtype=dtype or t.dtype, device=device or t.device)
 
     @staticmethod
     def randn(*shape, seed: int | None = None, dtype=None, device=None) -> Tensor:
         """Standard normal random values: ``Tensor.randn(2, 3, seed=0)``."""
-        rng = np.random.default_rng(seed)
         dt = dtype or dtypes.default_float
-        return Tensor(rng.standard_normal(_shape_arg(shape)), dt, device)
+        return Tensor(_rng(seed).standard_normal(_shape_arg(shape)), dt, device)
 
     @staticmethod
     def rand(*shape, seed: int | None = None, dtype=None, device=None) -> Tensor:
         """Uniform random values in [0, 1): ``Tensor.rand(2, 3, seed=0)``."""
-        rng = np.random.default_rng(seed)
-        return Tensor(rng.random(_shape_arg(shape)), dtype or dtypes.default_float, device)
+        return Tensor(_rng(seed).random(_shape_arg(shape)), dtype or dtypes.default_float, device)
 
     @staticmethod
     def uniform(
@@ -299,9 +351,8 @@ class Tensor:
     ) -> Tensor:
         """Uniform random values in ``[low, high)``: ``Tensor.uniform(3, low=-1, high=1,
         seed=0)``."""
-        rng = np.random.default_rng(seed)
         dt = dtype or dtypes.default_float
-        return Tensor(rng.uniform(low, high, _shape_arg(shape)), dt, device)
+        return Tensor(_rng(seed).uniform(low, high, _shape_arg(shape)), dt, device)
 
     # -- properties -------------------------------------------------------------
     @property
@@ -346,13 +397,28 @@ class Tensor:
         return self.shape[0]
 
     def __repr__(self) -> str:
-        state = "realized" if self.node.realized else "lazy"
-        return f"<Tensor {self.shape} {self.dtype.name} {state}>"
+        """Values once realized (``tensor([1., 2.], dtype=float32)``), else the
+        shape and dtype (``<Tensor (2, 3) float32 lazy>``): repr never computes."""
+        if not self.node.realized:
+            return f"<Tensor {self.shape} {self.dtype.name} lazy>"
+        body = np.array2string(
+            graph.host_array(self.node),
+            separator=", ",
+            threshold=200,
+            edgeitems=3,
+            prefix="tensor(",
+        )
+        dev = f", device={self.device!r}" if self.device != "cpu" else ""
+        return f"tensor({body}, dtype={self.dtype.name}{dev})"
 
     def __bool__(self) -> bool:
-        raise TypeError(
-            "the truth value of a Tensor is ambiguous; use .item() or compare with .numpy()"
-        )
+        """The truth value of a one-element tensor (as PyTorch): ``bool(x.any())``."""
+        if self.numel() != 1:
+            raise TypeError(
+                f"the truth value of a tensor of {self.numel()} elements is ambiguous; "
+                "use .any() or .all()"
+            )
+        return bool(self.item())
 
     # -- realization ------------------------------------------------------------
     def realize(self, *others: Tensor) -> Tensor:
@@ -778,10 +844,15 @@ class Tensor:
         return (x.abs() < cut).where(small, (x < 0).where(-big, big))
 
     @_traced
-    def gelu(self):
-        """Gaussian error linear unit: ``x.gelu()``."""
+    def gelu(self, approximate: str = "none"):
+        """Gaussian error linear unit ``x * Phi(x)``: ``x.gelu()`` (exact, through
+        erf, PyTorch's default), ``x.gelu(approximate="tanh")`` (the tanh form)."""
         x = self._float()
-        return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
+        if approximate == "tanh":
+            return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
+        if approximate != "none":
+            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        return 0.5 * x * (x * (-1 / math.sqrt(2))).erfc()  # erfc: no cancellation for x < 0
 
     @_traced
     def silu(self):
@@ -789,14 +860,21 @@ class Tensor:
         return self * self.sigmoid()
 
     @_traced
-    def clip(self, min_=None, max_=None):
-        """Limit values to ``[min_, max_]`` (either may be None): ``x.clip(0, 1)``."""
+    def clip(self, min=None, max=None):  # noqa: A002 - PyTorch's names
+        """Limit values to ``[min, max]`` (scalars or tensors, either may be None):
+        ``x.clip(0, 1)``, ``x.clamp(min=0)``. NaN stays NaN."""
+        if min is None and max is None:
+            raise ValueError("clamp: at least one of min and max must be given")
         out = self
-        if min_ is not None:
-            out = out.maximum(min_)
-        if max_ is not None:
-            out = out.minimum(max_)
+        if min is not None:
+            out = out.maximum(min)
+        if max is not None:
+            out = out.minimum(max)
         return out
+
+    def clamp(self, min=None, max=None):  # noqa: A002 - PyTorch's names
+        """PyTorch's name for :meth:`clip`: ``x.clamp(-1, 1)``, ``x.clamp(max=6)``."""
+        return self.clip(min, max)
 
     @_traced
     def where(self, a, b):
@@ -852,7 +930,8 @@ class Tensor:
         axes = _norm_axes(axis, self.ndim)
         x = self
         if x.dtype.is_bool and kind == "max":  # any(): stays bool, as in numpy
-            return x.cast(dtypes.default_int)._reduce(kind, axis, keepdim).cast(dtypes.bool_)
+            # > 0, not a cast: over an empty axis the max is the identity, INT_MIN
+            return x.cast(dtypes.int32)._reduce(kind, axis, keepdim) > 0
         if kind in ("add", "mul") and not x.dtype.is_float:
             # integer sums and products accumulate in int64, as in PyTorch and numpy
             x = x.cast(dtypes.int64)
@@ -1107,10 +1186,30 @@ class Tensor:
         return self._broadcast_to(_shape_arg(shape))
 
     @_traced
-    def pad(self, padding, value=0) -> Tensor:
-        """``padding``: one (before, after) pair per dim (None: no padding)."""
+    def pad(self, padding, value=0, mode: str = "constant") -> Tensor:
+        """Pad each dim: one (before, after) pair per dim (None: none), or
+        PyTorch's flat form starting at the last dim (``x.pad((1, 1, 2, 2))`` pads
+        the last dim by 1 and the one before by 2). ``mode``: ``"constant"``
+        (``value``), ``"reflect"``, ``"replicate"`` or ``"circular"``."""
+        if (
+            isinstance(padding, (tuple, list))
+            and padding
+            and all(isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in padding)
+        ):
+            if len(padding) % 2 or len(padding) // 2 > self.ndim:
+                raise ValueError(
+                    f"pad: the flat form needs an even number of amounts, at most 2 per dim "
+                    f"({self.ndim} dims), got {tuple(padding)}"
+                )
+            k = len(padding) // 2
+            flat = [(int(padding[2 * i]), int(padding[2 * i + 1])) for i in range(k)]
+            padding = [None] * (self.ndim - k) + flat[::-1]
         pairs = _pairs(padding, self.ndim, "pad", "(before, after)")
+        if mode != "constant":
+            return self._pad_mode(pairs, mode)
         if any(b < 0 or e < 0 for b, e in pairs):
+            if all(b <= 0 and e <= 0 for b, e in pairs):  # negative amounts crop, as in PyTorch
+                return self.shrink(tuple((-b, s + e) for (b, e), s in zip(pairs, self.shape)))
             raise ValueError(f"pad amounts must be non-negative, got {pairs}")
         if all(p == (0, 0) for p in pairs):
             return self
@@ -1121,6 +1220,38 @@ class Tensor:
         )
         shape = tuple(s + b + e for s, (b, e) in zip(self.shape, pairs))
         return self._movement("pad", (pairs, v), shape)._new()  # a new tensor, as in PyTorch
+
+    def _pad_mode(self, pairs, mode: str) -> Tensor:
+        if mode not in ("reflect", "replicate", "circular"):
+            raise ValueError(
+                f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}"
+            )
+        out = self
+        for d, (b, e) in enumerate(pairs):
+            n = out.shape[d]
+            if b < 0 or e < 0:
+                raise ValueError(f"pad: {mode} padding amounts must be non-negative, got {pairs}")
+            if not b and not e:
+                continue
+            limit = n - 1 if mode == "reflect" else n
+            if (b > limit or e > limit) and mode != "replicate":
+                raise ValueError(
+                    f"pad: {mode} padding ({b}, {e}) must be below the dim's size {n} (dim {d})"
+                )
+            if mode == "replicate":
+                left = out.narrow(d, 0, 1).expand(
+                    tuple(b if i == d else s for i, s in enumerate(out.shape))
+                )
+                right = out.narrow(d, n - 1, 1).expand(
+                    tuple(e if i == d else s for i, s in enumerate(out.shape))
+                )
+            elif mode == "circular":
+                left, right = out.narrow(d, n - b, b), out.narrow(d, 0, e)
+            else:
+                left = out.narrow(d, 1, b)._flip_view(d)
+                right = out.narrow(d, n - 1 - e, e)._flip_view(d)
+            out = cat([left, out, right], d)
+        return out
 
     @_traced
     def shrink(self, bounds) -> Tensor:
@@ -1277,6 +1408,553 @@ class Tensor:
             return
         self.node = graph.unique("assign", (self.node, v.node), None, self.shape, self.dtype)
 
+    # -- more elementwise (PyTorch's names) -------------------------------------
+    def neg(self) -> Tensor:
+        """``-x``: ``x.neg()``."""
+        return -self
+
+    def square(self) -> Tensor:
+        """``x * x``: ``x.square()``."""
+        return self * self
+
+    def pow(self, exponent) -> Tensor:
+        """``x ** exponent`` (integers stay integers): ``x.pow(2)``."""
+        return self**exponent
+
+    @_traced
+    def sign(self) -> Tensor:
+        """-1, 0 or 1 by the sign of x (NaN stays NaN): ``x.sign()``."""
+        if self.dtype.is_bool:
+            return self
+        if not self.dtype.is_float:
+            return (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype)
+        return (self > 0).where(1.0, (self < 0).where(-1.0, (self == 0).where(0.0, self)))
+
+    @_traced
+    def tan(self) -> Tensor:
+        """Tangent, elementwise (radians): ``x.tan()``."""
+        x = self._float()
+        return x.sin() / x.cos()
+
+    @_traced
+    def trunc(self) -> Tensor:
+        """Round toward zero, elementwise: ``Tensor([-1.7]).trunc()``."""
+        if not self.dtype.is_float:
+            return self
+        return (self < 0).where(self.ceil(), self.floor())
+
+    @_traced
+    def round(self, decimals: int = 0) -> Tensor:
+        """Round to ``decimals`` places, halves to even (as PyTorch and numpy):
+        ``Tensor([0.5, 1.5, 2.5]).round()`` is ``[0, 2, 2]``."""
+        if not self.dtype.is_float:
+            return self
+        x = self * (10.0**decimals) if decimals else self
+        f = x.floor()
+        d = x - f
+        even = (f - (f * 0.5).floor() * 2) == 0
+        r = (d > 0.5).where(f + 1, (d < 0.5).where(f, even.where(f, f + 1)))
+        r = (r == 0).where(x * 0, r)  # a zero keeps the sign of x
+        return r / (10.0**decimals) if decimals else r
+
+    @_traced
+    def expm1(self) -> Tensor:
+        """``exp(x) - 1`` without cancellation near 0: ``x.expm1()``."""
+        x = self._float()
+        n = 17 if x.dtype == dtypes.float64 else 10
+        poly = Tensor.full((), 1 / math.factorial(n), x.dtype, x.device)
+        for k in range(n - 1, 0, -1):
+            poly = poly * x + 1 / math.factorial(k)
+        return (x.abs() < 0.5).where(x * poly, x.exp() - 1)
+
+    @_traced
+    def log1p(self) -> Tensor:
+        """``log(1 + x)`` without cancellation near 0: ``x.log1p()``."""
+        x = self._float()
+        n = 13 if x.dtype == dtypes.float64 else 7
+        u = x / (x + 2)
+        u2 = u * u
+        poly = Tensor.full((), 1 / (2 * n + 1), x.dtype, x.device)
+        for k in range(n - 1, -1, -1):
+            poly = poly * u2 + 1 / (2 * k + 1)
+        return (x.abs() < 0.5).where(2 * u * poly, (x + 1).log())
+
+    @_traced
+    def erf(self) -> Tensor:
+        """The error function, to float64 accuracy (float32 inputs are computed in
+        float64 and rounded once): ``x.erf()``."""
+        x = self._float()
+        if x.dtype != dtypes.float64:
+            return x.cast(dtypes.float64).erf().cast(x.dtype)
+        a = x.abs()
+        # |x| < 2: the Maclaurin series 2/sqrt(pi) sum (-1)^n x^(2n+1) / (n! (2n+1))
+        x2 = x * x
+        terms = 34
+        poly = Tensor.full((), 0.0, x.dtype, x.device)
+        for n in range(terms, -1, -1):
+            poly = poly * x2 + (-1) ** n / (math.factorial(n) * (2 * n + 1))
+        small = x * poly * (2 / math.sqrt(math.pi))
+        big = 1 - a._erfc_tail()
+        big = (x < 0).where(-big, big)
+        return (a < 2).where(small, (a < 6).where(big, x.sign()))  # NaN stays NaN
+
+    def _erfc_tail(self) -> Tensor:
+        """erfc(a) for float64 ``a >= 2``: ``exp(-a^2)/sqrt(pi)`` over the continued
+        fraction ``a + (1/2)/(a + 1/(a + (3/2)/(a + ...)))`` (60 terms: float64-exact
+        from 2 up)."""
+        a = self
+        frac = a
+        for k in range(60, 0, -1):
+            frac = a + (k / 2) / frac
+        return (-(a * a)).exp() / frac * (1 / math.sqrt(math.pi))
+
+    @_traced
+    def erfc(self) -> Tensor:
+        """``1 - erf(x)`` without cancellation for large x: ``x.erfc()``."""
+        x = self._float()
+        if x.dtype != dtypes.float64:
+            return x.cast(dtypes.float64).erfc().cast(x.dtype)
+        a = x.abs()
+        tail = a.maximum(2)._erfc_tail()
+        far = (x < 0).where(2 - tail, tail)
+        return (a < 2).where(1 - x.erf(), (a < 27).where(far, 1 - x.sign()))  # NaN stays NaN
+
+    @_traced
+    def leaky_relu(self, negative_slope: float = 0.01) -> Tensor:
+        """``x`` where positive, ``negative_slope * x`` elsewhere: ``x.leaky_relu(0.1)``."""
+        x = self._float()
+        return (x > 0).where(x, x * negative_slope)
+
+    @_traced
+    def elu(self, alpha: float = 1.0) -> Tensor:
+        """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere: ``x.elu()``."""
+        x = self._float()
+        return (x > 0).where(x, x.expm1() * alpha)
+
+    @_traced
+    def celu(self, alpha: float = 1.0) -> Tensor:
+        """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``: ``x.celu()``."""
+        x = self._float()
+        return (x > 0).where(x, (x * (1 / alpha)).expm1() * alpha)
+
+    @_traced
+    def selu(self) -> Tensor:
+        """Scaled elu with the self-normalizing constants: ``x.selu()``."""
+        return self.elu(1.6732632423543772) * 1.0507009873554805
+
+    @_traced
+    def softplus(self, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+        """``log(1 + exp(beta x)) / beta`` (``x`` above ``threshold / beta``):
+        ``x.softplus()``."""
+        x = self._float()
+        bx = x * beta
+        return (bx > threshold).where(x, bx.exp().log1p() * (1 / beta))
+
+    @_traced
+    def logsigmoid(self) -> Tensor:
+        """``log(sigmoid(x))``, stable for large |x|: ``x.logsigmoid()``."""
+        x = self._float()
+        return x.minimum(0) - (-(x.abs())).exp().log1p()
+
+    @_traced
+    def mish(self) -> Tensor:
+        """``x * tanh(softplus(x))``: ``x.mish()``."""
+        x = self._float()
+        return x * x.softplus().tanh()
+
+    @_traced
+    def hardtanh(self, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+        """Clamp to ``[min_val, max_val]``: ``x.hardtanh()``."""
+        return self._float().clip(min_val, max_val)
+
+    @_traced
+    def relu6(self) -> Tensor:
+        """``min(max(x, 0), 6)``: ``x.relu6()``."""
+        return self.clip(0, 6)
+
+    @_traced
+    def hardsigmoid(self) -> Tensor:
+        """``clamp(x / 6 + 1/2, 0, 1)``: ``x.hardsigmoid()``."""
+        return (self._float() * (1 / 6) + 0.5).clip(0, 1)
+
+    @_traced
+    def hardswish(self) -> Tensor:
+        """``x * hardsigmoid(x)``: ``x.hardswish()``."""
+        x = self._float()
+        return x * x.hardsigmoid()
+
+    @_traced
+    def softsign(self) -> Tensor:
+        """``x / (1 + |x|)``: ``x.softsign()``."""
+        x = self._float()
+        return x / (x.abs() + 1)
+
+    def swish(self) -> Tensor:
+        """:meth:`silu` by its other name: ``x.swish()``."""
+        return self.silu()
+
+    @_traced
+    def isnan(self) -> Tensor:
+        """True where x is NaN: ``x.isnan()``."""
+        if not self.dtype.is_float:
+            return Tensor.full(self.shape, False, dtypes.bool_, self.device)
+        return self != self
+
+    @_traced
+    def isinf(self) -> Tensor:
+        """True where x is +-inf: ``x.isinf()``."""
+        if not self.dtype.is_float:
+            return Tensor.full(self.shape, False, dtypes.bool_, self.device)
+        return self.abs() == math.inf
+
+    @_traced
+    def isfinite(self) -> Tensor:
+        """True where x is neither NaN nor +-inf: ``x.isfinite()``."""
+        if not self.dtype.is_float:
+            return Tensor.full(self.shape, True, dtypes.bool_, self.device)
+        return (self - self) == 0
+
+    @_traced
+    def lerp(self, end, weight) -> Tensor:
+        """``self + weight * (end - self)``, exact at both ends (PyTorch's formula):
+        ``a.lerp(b, 0.25)``."""
+        a, b = self._float()._operands(end)
+        w = weight if isinstance(weight, Tensor) else Tensor.full((), weight, a.dtype, a.device)
+        w = w.cast(a.dtype)
+        d = b - a
+        return (w.abs() < 0.5).where(a + w * d, b - d * (1 - w))
+
+    def _logical(self, kind: str, other) -> Tensor:
+        o = other if isinstance(other, Tensor) else Tensor(other, device=self.device)
+        return self.cast(dtypes.bool_)._bitwise(kind, o.cast(dtypes.bool_))
+
+    @_traced
+    def logical_and(self, other) -> Tensor:
+        """Elementwise and of the truth values: ``a.logical_and(b)``."""
+        return self._logical("and", other)
+
+    @_traced
+    def logical_or(self, other) -> Tensor:
+        """Elementwise or of the truth values: ``a.logical_or(b)``."""
+        return self._logical("or", other)
+
+    @_traced
+    def logical_xor(self, other) -> Tensor:
+        """Elementwise xor of the truth values: ``a.logical_xor(b)``."""
+        return self._logical("xor", other)
+
+    # -- more reductions ----------------------------------------------------------
+    def _arg_reduce(self, axis, keepdim: bool, largest: bool) -> Tensor:
+        if axis is None:
+            flat = self.reshape(-1)
+            out = flat._arg_reduce(0, False, largest)
+            return out.reshape((1,) * self.ndim) if keepdim else out
+        d = _norm_axis(axis, self.ndim, "dim")
+        what = "argmax" if largest else "argmin"
+        if self.ndim == 0:
+            return Tensor.full((), 0, dtypes.int64, self.device)
+        n = self.shape[d]
+        if n == 0:
+            raise ValueError(f"{what} of an empty axis (dim {d} of {self.shape}) has no answer")
+        x = self
+        if x.dtype.is_bool:
+            x = x.cast(dtypes.int32)
+        if not largest:
+            x = -x if x.dtype.is_float else ~x
+        best = x.max(d, keepdim=True)
+        hit = x == best
+        if x.dtype.is_float:  # NaN is the largest, as in PyTorch
+            hit = hit.logical_or(x.isnan())
+        pos = Tensor.arange(n, device=self.device).reshape(
+            tuple(n if i == d else 1 for i in range(self.ndim))
+        )
+        return hit.where(pos, n).min(d, keepdim)
+
+    @_traced
+    def argmax(self, axis=None, keepdim: bool = False) -> Tensor:
+        """Index of the largest value along ``axis`` (None: of the flattened
+        tensor); ties give the first, NaN counts as largest: ``x.argmax(-1)``."""
+        return self._arg_reduce(axis, keepdim, True)
+
+    @_traced
+    def argmin(self, axis=None, keepdim: bool = False) -> Tensor:
+        """Index of the smallest value along ``axis`` (None: flattened): ``x.argmin(0)``."""
+        return self._arg_reduce(axis, keepdim, False)
+
+    @_traced
+    def any(self, axis=None, keepdim: bool = False) -> Tensor:
+        """Whether any element is true (non-zero) along ``axis``: ``(x > 0).any()``."""
+        return self.cast(dtypes.bool_)._reduce("max", axis, keepdim)
+
+    @_traced
+    def all(self, axis=None, keepdim: bool = False) -> Tensor:
+        """Whether every element is true (non-zero) along ``axis``: ``(x > 0).all(1)``."""
+        return self.cast(dtypes.bool_).logical_not().any(axis, keepdim).logical_not()
+
+    def amax(self, axis=None, keepdim: bool = False) -> Tensor:
+        """Largest value over ``axis`` (as :meth:`max`): ``x.amax(1)``."""
+        return self.max(axis, keepdim)
+
+    def amin(self, axis=None, keepdim: bool = False) -> Tensor:
+        """Smallest value over ``axis`` (as :meth:`min`): ``x.amin(1)``."""
+        return self.min(axis, keepdim)
+
+    @_traced
+    def count_nonzero(self, axis=None) -> Tensor:
+        """How many elements are non-zero along ``axis`` (int64): ``x.count_nonzero()``."""
+        return (self != 0).sum(axis)
+
+    @_traced
+    def norm(self, p="fro", dim=None, keepdim: bool = False) -> Tensor:
+        """Vector norm over ``axis`` (None: all elements): ``p`` = 2 or ``"fro"``
+        (default), 1, ``inf``, ``-inf``, 0 (count of non-zeros) or any other
+        number: ``x.norm()``, ``x.norm(1, dim=-1)``."""
+        x = self._float()
+        if p in ("fro", 2, 2.0):
+            return (x * x).sum(dim, keepdim).sqrt()
+        if not isinstance(p, (int, float)) or isinstance(p, bool):
+            raise ValueError(f"norm: p must be a number or 'fro', got {p!r}")
+        a = x.abs()
+        if p == math.inf:
+            return a.max(dim, keepdim)
+        if p == -math.inf:
+            return a.min(dim, keepdim)
+        if p == 0:
+            return (a != 0).cast(x.dtype).sum(dim, keepdim)
+        if p == 1:
+            return a.sum(dim, keepdim)
+        return (a**p).sum(dim, keepdim) ** (1.0 / p)
+
+    # -- more shapes ----------------------------------------------------------------
+    @_traced
+    def cat(self, *others: Tensor, dim: int = 0) -> Tensor:
+        """Join tensors along ``dim`` (tinygrad's spelling of ``mlfuse.cat``):
+        ``a.cat(b, dim=1)``."""
+        return cat([self, *others], dim)
+
+    @_traced
+    def stack(self, *others: Tensor, dim: int = 0) -> Tensor:
+        """Stack tensors along a new ``dim``: ``a.stack(b)``."""
+        return stack([self, *others], dim)
+
+    def split(self, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
+        """Views of pieces along ``dim``: pieces of one size (the last may be
+        smaller) or of the listed sizes: ``x.split(2)``, ``x.split([1, 3], dim=1)``."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        n = self.shape[d]
+        if isinstance(split_size_or_sections, (int, np.integer)):
+            step = int(split_size_or_sections)
+            if step <= 0 and not (step == 0 and n == 0):
+                raise ValueError(f"split: split_size must be positive, got {step}")
+            sizes = [min(step, n - i) for i in range(0, n, step)] if n else [0]
+        else:
+            sizes = list(_ints(tuple(split_size_or_sections), "split sizes"))
+            if sum(sizes) != n or any(s < 0 for s in sizes):
+                raise ValueError(
+                    f"split: sizes {sizes} do not add up to dim {d} of {self.shape} ({n})"
+                )
+        out, start = [], 0
+        for s in sizes:
+            out.append(self.narrow(d, start, s))
+            start += s
+        return tuple(out)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        """``chunks`` nearly equal pieces along ``dim`` (fewer if the dim is
+        short, as in PyTorch): ``x.chunk(3, dim=1)``."""
+        if not isinstance(chunks, (int, np.integer)) or chunks <= 0:
+            raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
+        n = self.shape[_norm_axis(dim, self.ndim, "dim")]
+        return self.split(max(-(-n // int(chunks)), 1), dim)
+
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        """The view ``[start, start + length)`` along ``dim``: ``x.narrow(1, 2, 3)``."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        n = self.shape[d]
+        if start < 0:
+            start += n
+        if not (0 <= start and length >= 0 and start + length <= n):
+            raise IndexError(
+                f"narrow: [{start}, {start + length}) is out of range for dim {d} of size {n}"
+            )
+        return self.shrink(
+            tuple((start, start + length) if i == d else None for i in range(self.ndim))
+        )
+
+    @_traced
+    def repeat(self, *sizes) -> Tensor:
+        """Tile the tensor ``sizes[d]`` times along each dim (PyTorch's repeat;
+        extra leading sizes add dims): ``x.repeat(2, 1)``."""
+        reps = _ints(sizes, "repeat sizes")
+        if len(reps) < self.ndim:
+            raise ValueError(
+                f"repeat: {len(reps)} sizes for a tensor of {self.ndim} dims (need at least that)"
+            )
+        if any(r < 0 for r in reps):
+            raise ValueError(f"repeat: sizes must be non-negative, got {reps}")
+        x = self.reshape((1,) * (len(reps) - self.ndim) + self.shape)
+        inter = tuple(v for s in x.shape for v in (1, s))
+        wide = tuple(v for r, s in zip(reps, x.shape) for v in (r, s))
+        out = x.reshape(inter).expand(wide).reshape(tuple(r * s for r, s in zip(reps, x.shape)))
+        return out if out is self else out._new()
+
+    @_traced
+    def tile(self, reps) -> Tensor:
+        """numpy's tile: repeat along each dim (fewer reps than dims apply to the
+        last dims): ``x.tile((2, 1))``, ``x.tile(3)``."""
+        reps = _ints(reps if isinstance(reps, (tuple, list)) else (reps,), "tile reps")
+        reps = (1,) * (self.ndim - len(reps)) + reps
+        return self.repeat(*reps)
+
+    @_traced
+    def repeat_interleave(self, repeats: int, dim=None) -> Tensor:
+        """Repeat each element ``repeats`` times along ``dim`` (None: flattened):
+        ``Tensor([1, 2]).repeat_interleave(2)`` is ``[1, 1, 2, 2]``."""
+        if not isinstance(repeats, (int, np.integer)) or repeats < 0:
+            raise ValueError(f"repeat_interleave: repeats must be an int >= 0, got {repeats!r}")
+        x = self.reshape(-1) if dim is None else self
+        d = _norm_axis(0 if dim is None else dim, x.ndim, "dim")
+        s = x.shape
+        out = (
+            x.reshape(s[: d + 1] + (1,) + s[d + 1 :])
+            .expand(s[: d + 1] + (int(repeats),) + s[d + 1 :])
+            .reshape(s[:d] + (s[d] * int(repeats),) + s[d + 1 :])
+        )
+        return out._new() if out is not x else out
+
+    def _tri(self, diagonal: int, lower: bool) -> Tensor:
+        if self.ndim < 2:
+            raise ValueError(
+                f"{'tril' if lower else 'triu'} needs at least 2 dims, got {self.shape}"
+            )
+        n, m = self.shape[-2:]
+        rows = Tensor.arange(n, device=self.device).reshape(n, 1)
+        cols = Tensor.arange(m, device=self.device).reshape(1, m)
+        keep = (cols - rows <= diagonal) if lower else (cols - rows >= diagonal)
+        return keep.where(self, Tensor.full((), 0, self.dtype, self.device))
+
+    @_traced
+    def tril(self, diagonal: int = 0) -> Tensor:
+        """The lower triangle (at and below ``diagonal``), zeros elsewhere: ``x.tril()``."""
+        return self._tri(diagonal, True)
+
+    @_traced
+    def triu(self, diagonal: int = 0) -> Tensor:
+        """The upper triangle (at and above ``diagonal``), zeros elsewhere: ``x.triu(1)``."""
+        return self._tri(diagonal, False)
+
+    @_traced
+    def roll(self, shifts, dims=None) -> Tensor:
+        """Rotate elements along ``dims`` by ``shifts`` (None: the flattened
+        tensor): ``x.roll(1, 0)``, ``x.roll((1, -2), (0, 1))``."""
+        if dims is None:
+            return self.reshape(-1).roll(shifts, 0).reshape(self.shape)._new()
+        sh = _ints(shifts if isinstance(shifts, (tuple, list)) else (shifts,), "roll shifts")
+        ds = _ints(dims if isinstance(dims, (tuple, list)) else (dims,), "roll dims")
+        if len(sh) != len(ds):
+            raise ValueError(f"roll: {len(sh)} shifts for {len(ds)} dims")
+        out = self
+        for s, d in zip(sh, ds):
+            d = _norm_axis(d, self.ndim, "dim")
+            n = self.shape[d]
+            k = s % n if n else 0
+            if k:
+                out = cat([out.narrow(d, n - k, k), out.narrow(d, 0, n - k)], d)
+        return out if out is not self else self
+
+    def unflatten(self, dim: int, sizes) -> Tensor:
+        """Split ``dim`` into ``sizes`` (one may be -1): ``x.unflatten(1, (2, 3))``."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        sizes = list(_ints(tuple(sizes), "unflatten sizes"))
+        if sizes.count(-1) == 1:
+            rest = math.prod(s for s in sizes if s != -1)
+            sizes[sizes.index(-1)] = self.shape[d] // rest if rest else 0
+        if math.prod(sizes) != self.shape[d]:
+            raise ValueError(f"unflatten: sizes {tuple(sizes)} do not multiply to {self.shape[d]}")
+        return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1 :])
+
+    @_traced
+    def one_hot(self, num_classes: int = -1) -> Tensor:
+        """int64 one-hot rows of an integer tensor (num_classes -1: max + 1, which
+        realizes the tensor): ``Tensor([0, 2]).one_hot(3)``."""
+        if self.dtype.is_float:
+            raise TypeError(f"one_hot needs an integer tensor, got {self.dtype.name}")
+        if num_classes == -1:
+            num_classes = int(self.max().item()) + 1 if self.numel() else 0
+        if num_classes < 0:
+            raise ValueError(f"one_hot: num_classes must be >= 0 or -1, got {num_classes}")
+        classes = Tensor.arange(num_classes, device=self.device)
+        return (self.unsqueeze(-1) == classes.cast(self.dtype)).cast(dtypes.int64)
+
+    def movedim(self, source, destination) -> Tensor:
+        """Move dims ``source`` to positions ``destination`` (a view): ``x.movedim(0, -1)``."""
+        src = _ints(source if isinstance(source, (tuple, list)) else (source,), "movedim source")
+        dst = _ints(
+            destination if isinstance(destination, (tuple, list)) else (destination,),
+            "movedim destination",
+        )
+        if len(src) != len(dst):
+            raise ValueError(f"movedim: {len(src)} sources for {len(dst)} destinations")
+        src = tuple(_norm_axis(s, self.ndim, "dim") for s in src)
+        dst = tuple(_norm_axis(s, self.ndim, "dim") for s in dst)
+        rest = [d for d in range(self.ndim) if d not in src]
+        order = [-1] * self.ndim
+        for s, t in zip(src, dst):
+            order[t] = s
+        it = iter(rest)
+        order = [o if o != -1 else next(it) for o in order]
+        return self.permute(order)
+
+    def moveaxis(self, source, destination) -> Tensor:
+        """numpy's name for :meth:`movedim`: ``x.moveaxis(0, -1)``."""
+        return self.movedim(source, destination)
+
+    def swapaxes(self, axis0: int, axis1: int) -> Tensor:
+        """Swap two dims (a view): ``x.swapaxes(0, 1)``."""
+        return self.transpose(axis0, axis1)
+
+    def swapdims(self, dim0: int, dim1: int) -> Tensor:
+        """Swap two dims (a view): ``x.swapdims(0, 1)``."""
+        return self.transpose(dim0, dim1)
+
+    def t(self) -> Tensor:
+        """Transpose a tensor of at most 2 dims: ``x.t()``."""
+        if self.ndim > 2:
+            raise ValueError(f"t() needs at most 2 dims, got {self.shape}; use transpose")
+        return self.T
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        """The last two dims swapped (batched transpose): ``x.mT``."""
+        return self.transpose(-2, -1)
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        """Expand to ``other``'s shape: ``b.expand_as(x)``."""
+        return self.expand(other.shape)
+
+    def view_as(self, other: Tensor) -> Tensor:
+        """Reshape to ``other``'s shape: ``x.view_as(y)``."""
+        return self.reshape(other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        """Reshape to ``other``'s shape: ``x.reshape_as(y)``."""
+        return self.reshape(other.shape)
+
+    # -- Python conversions -----------------------------------------------------------
+    def __float__(self) -> float:
+        """``float(t)`` of a one-element tensor: ``float(x.sum())``."""
+        return float(self.item())
+
+    def __int__(self) -> int:
+        """``int(t)`` of a one-element tensor (floats truncate): ``int(x.argmax())``."""
+        return int(self.item())
+
+    def __index__(self) -> int:
+        """A one-element integer tensor as an index: ``range(Tensor(3))``."""
+        if self.dtype.is_float:
+            raise TypeError("only integer tensors of one element can be converted to an index")
+        return int(self.item())
+
     # -- in-place operators (PyTorch's): the result is written into the tensor --
     def _inplace(self, result: Tensor, what: str) -> Tensor:
         if result.shape != self.shape:
@@ -1420,6 +2098,117 @@ def _write_through(parent: Tensor, op: str, arg, shape: Shape, val: Tensor) -> T
 
     covered = place(Tensor.full(shape, True, dtypes.bool_, parent.device), False)
     return covered.where(place(val, 0), parent)
+
+
+def _torch_spellings(fn):
+    """Accept PyTorch's keyword spellings beside ours: ``dim=`` for ``axis=``,
+    ``keepdims=`` for ``keepdim=``, ``unbiased=`` for ``correction=``."""
+
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kw):
+        if "dim" in kw:
+            if args or "axis" in kw:
+                raise TypeError(f"{fn.__name__}: got both dim and axis")
+            kw["axis"] = kw.pop("dim")
+        if "keepdims" in kw:
+            if "keepdim" in kw or len(args) > 1:
+                raise TypeError(f"{fn.__name__}: got both keepdims and keepdim")
+            kw["keepdim"] = kw.pop("keepdims")
+        if "unbiased" in kw:
+            if "correction" in kw:
+                raise TypeError(f"{fn.__name__}: got both unbiased and correction")
+            kw["correction"] = 1 if kw.pop("unbiased") else 0
+        return fn(self, *args, **kw)
+
+    return wrapper
+
+
+for _name in (
+    "sum", "prod", "max", "min", "mean", "var", "std", "softmax", "log_softmax",
+    "logsumexp", "argmax", "argmin", "any", "all", "amax", "amin", "count_nonzero",
+):  # fmt: skip
+    setattr(Tensor, _name, _torch_spellings(getattr(Tensor, _name)))
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    """Join tensors along an existing ``dim`` (dtypes promote; one fused kernel
+    for elementwise inputs): ``mlfuse.cat([a, b], dim=1)``."""
+    ts = list(tensors)
+    if not ts:
+        raise ValueError("cat needs at least one tensor")
+    for t in ts:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"cat: expected Tensors, got {type(t).__name__}")
+    nd = ts[0].ndim
+    if nd == 0:
+        raise ValueError("cat: zero-dimensional tensors cannot be concatenated (use stack)")
+    d = _norm_axis(dim, nd, "dim")
+    for t in ts:
+        if t.ndim != nd or any(
+            a != b for i, (a, b) in enumerate(zip(t.shape, ts[0].shape)) if i != d
+        ):
+            raise ValueError(
+                f"cat: shapes {' and '.join(str(t.shape) for t in ts)} differ outside dim {d}"
+            )
+    dt = ts[0].dtype
+    for t in ts[1:]:
+        dt = dtypes.promote(dt, t.dtype)
+    ts = [t.cast(dt) for t in ts]
+    total = sum(t.shape[d] for t in ts)
+    parts = [t for t in ts if t.shape[d]]
+    if len(parts) <= 1:
+        if parts:
+            return parts[0]
+        return Tensor.zeros(ts[0].shape, dtype=dt, device=ts[0].device)
+    out, start = None, 0
+    for t in ts:
+        n = t.shape[d]
+        if n == 0:
+            continue
+        pads = tuple((start, total - start - n) if i == d else (0, 0) for i in range(nd))
+        placed = t.pad(pads)
+        if out is None:
+            out = placed
+        else:
+            inside = Tensor.full(t.shape, True, dtypes.bool_, t.device).pad(pads, False)
+            out = inside.where(placed, out)
+        start += n
+    assert out is not None
+    return out
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    """Join tensors of one shape along a new ``dim``: ``mlfuse.stack([a, b])``."""
+    ts = list(tensors)
+    if not ts:
+        raise ValueError("stack needs at least one tensor")
+    for t in ts:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"stack: expected Tensors, got {type(t).__name__}")
+        if t.shape != ts[0].shape:
+            raise ValueError(
+                "stack: every tensor must have one shape, got "
+                + " and ".join(str(u.shape) for u in ts)
+            )
+    d = _norm_axis(dim, ts[0].ndim + 1, "dim")
+    return cat([t.unsqueeze(d) for t in ts], d)
+
+
+def where(condition, input, other) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``input`` where ``condition`` is true, else ``other`` (scalars allowed):
+    ``mlfuse.where(x > 0, x, 0.0)``."""
+    cond = condition if isinstance(condition, Tensor) else Tensor(condition)
+    return cond.where(input, other)
+
+
+def maximum(a, b) -> Tensor:
+    """Elementwise maximum (NaN propagates): ``mlfuse.maximum(a, b)``."""
+    return (a if isinstance(a, Tensor) else Tensor(a)).maximum(b)
+
+
+def minimum(a, b) -> Tensor:
+    """Elementwise minimum (NaN propagates): ``mlfuse.minimum(a, b)``."""
+    return (a if isinstance(a, Tensor) else Tensor(a)).minimum(b)
 
 
 def realize(*tensors: Tensor) -> None:

@@ -408,7 +408,7 @@ def _sig(x):
     return 1 / (1 + np.exp(-x))
 
 
-def _gelu(x):
+def _gelu(x):  # the tanh form (PyTorch's approximate="tanh")
     return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
 
 
@@ -431,7 +431,7 @@ UNARY = {
     "relu": (lambda x: x.relu(), lambda x: np.maximum(x, 0), (-5, 5), 0, 0),
     "sigmoid": (lambda x: x.sigmoid(), _sig, (-20, 20), 2e-6, 1e-7),
     "tanh": (lambda x: x.tanh(), np.tanh, (-10, 10), 2e-6, 1e-6),
-    "gelu": (lambda x: x.gelu(), _gelu, (-6, 6), 4e-6, 1e-6),
+    "gelu": (lambda x: x.gelu(approximate="tanh"), _gelu, (-6, 6), 4e-6, 1e-6),
     "silu": (lambda x: x.silu(), lambda x: x * _sig(x), (-10, 10), 4e-6, 1e-6),
     "clip": (lambda x: x.clip(-0.5, 1.25), lambda x: np.clip(x, -0.5, 1.25), (-3, 3), 0, 0),
     "clip-min": (lambda x: x.clip(-0.5), lambda x: np.maximum(x, -0.5), (-3, 3), 0, 0),
