@@ -817,7 +817,8 @@ class Tensor:
 
     @_traced
     def relu(self):
-        """``max(x, 0)``, elementwise: ``x.relu()``."""
+        """``max(x, 0)``, elementwise (NaN stays NaN, -0.0 stays -0.0, as in PyTorch
+        and numpy): ``x.relu()``."""
         return self.maximum(0)
 
     @_traced
@@ -852,6 +853,8 @@ class Tensor:
             return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
         if approximate != "none":
             raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        if x.dtype != dtypes.float64:  # erfc's argument would carry float32 rounding
+            return x.cast(dtypes.float64).gelu().cast(x.dtype)
         return 0.5 * x * (x * (-1 / math.sqrt(2))).erfc()  # erfc: no cancellation for x < 0
 
     @_traced
@@ -1314,8 +1317,207 @@ class Tensor:
 
     @_traced
     def __getitem__(self, index) -> Tensor:
-        if not isinstance(index, tuple):
-            index = (index,)
+        """numpy indexing: ints, slices (any step), None, ``...``, and advanced
+        indices (integer tensors, lists and arrays, broadcast together; bool
+        masks): ``x[1:, ::2]``, ``x[idx]``, ``x[:, [0, 2]]``, ``x[x > 0]``."""
+        index = index if isinstance(index, tuple) else (index,)
+        if any(_is_advanced(i) for i in index):
+            return self._advanced_index(index)
+        return self._basic_index(index)
+
+    def __setitem__(self, index, value) -> None:
+        """Write ``value`` (broadcast, cast to this dtype) into the indexed
+        elements, in place as PyTorch does: ``x[0] = 1``, ``x[1:3, ::2] = y``,
+        ``x[idx] = 0`` (repeated indices: the last write wins)."""
+        v = value if isinstance(value, Tensor) else Tensor(value, device=self.device)
+        v = v.cast(self.dtype)
+        index = index if isinstance(index, tuple) else (index,)
+        if not any(_is_advanced(i) for i in index):
+            self._basic_index(index).assign(v)
+            return
+        self.assign(self._scatter_positions(self._positions()[index], v, accumulate=False))
+
+    def index_put(self, indices, values, accumulate: bool = False) -> Tensor:
+        """A copy with ``values`` written at the advanced ``indices`` (a tuple of
+        index tensors), added when ``accumulate``: ``x.index_put((idx,), v)``."""
+        pos = self._positions()[tuple(indices)]
+        v = values if isinstance(values, Tensor) else Tensor(values, device=self.device)
+        return self._scatter_positions(pos, v.cast(self.dtype), accumulate)
+
+    def index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
+        """In place :meth:`index_put`: ``x.index_put_((idx,), v, accumulate=True)``."""
+        return self.assign(self.index_put(indices, values, accumulate))
+
+    @_traced
+    def gather(self, dim: int, index) -> Tensor:
+        """PyTorch's gather: ``out[i][j] = self[index[i][j]][j]`` for ``dim=0``
+        (``index`` has this tensor's rank and at most its size off ``dim``):
+        ``x.gather(1, idx)``."""
+        idx = _index_tensor(index, self.device)
+        d = _norm_axis(dim, self.ndim, "dim")
+        if idx.ndim != self.ndim:
+            raise ValueError(
+                f"gather: index {idx.shape} must have the rank of the input {self.shape}"
+            )
+        if any(i > s for k, (i, s) in enumerate(zip(idx.shape, self.shape)) if k != d):
+            raise ValueError(
+                f"gather: index {idx.shape} is larger than the input {self.shape} off dim {d}"
+            )
+        idx = _checked(idx, self.shape[d], f"gather index (dim {d} of {self.shape})")
+        src = self.shrink(tuple(None if k == d else (0, i) for k, i in enumerate(idx.shape)))
+        # out[..., j, ...] = src[..., idx, ...]: one-hot over dim d, as a last axis
+        n = self.shape[d]
+        hit = idx.unsqueeze(-1) == Tensor.arange(n, device=self.device)
+        vals = src.movedim(d, -1).unsqueeze(d)
+        return _select_max(hit, vals)
+
+    def take_along_dim(self, indices, dim: int) -> Tensor:
+        """numpy's take_along_axis (PyTorch's take_along_dim): ``x.take_along_dim(i, 1)``."""
+        return self.gather(dim, indices)
+
+    def index_select(self, dim: int, index) -> Tensor:
+        """The entries ``index`` (1-d) along ``dim``: ``x.index_select(0, idx)``."""
+        idx = _index_tensor(index, self.device)
+        if idx.ndim != 1:
+            raise ValueError(f"index_select: index must be 1-d, got {idx.shape}")
+        d = _norm_axis(dim, self.ndim, "dim")
+        return self[(slice(None),) * d + (idx,)]
+
+    @_traced
+    def scatter(self, dim: int, index, src, reduce: str | None = None) -> Tensor:
+        """PyTorch's scatter (a copy): ``out[index[i][j]][j] = src[i][j]`` for
+        ``dim=0``; ``src`` may be a scalar; ``reduce="add"`` adds instead:
+        ``x.scatter(1, idx, 1.0)``."""
+        idx = _index_tensor(index, self.device)
+        d = _norm_axis(dim, self.ndim, "dim")
+        if idx.ndim != self.ndim:
+            raise ValueError(
+                f"scatter: index {idx.shape} must have the rank of the input {self.shape}"
+            )
+        idx = _checked(idx, self.shape[d], f"scatter index (dim {d} of {self.shape})")
+        strides = [math.prod(self.shape[k + 1 :]) for k in range(self.ndim)]
+        pos = None
+        for k, (size, st) in enumerate(zip(idx.shape, strides)):
+            coord = (
+                idx
+                if k == d
+                else Tensor.arange(size, device=self.device).reshape(
+                    tuple(size if j == k else 1 for j in range(self.ndim))
+                )
+            )
+            term = coord * st
+            pos = term if pos is None else pos + term
+        assert pos is not None
+        pos = pos._broadcast_to(idx.shape)
+        if isinstance(src, Tensor):
+            v = src.shrink(tuple((0, i) for i in idx.shape)).cast(self.dtype)
+        else:
+            v = Tensor.full(idx.shape, src, self.dtype, self.device)
+        if reduce not in (None, "add"):
+            raise ValueError(f"scatter: reduce must be None or 'add', got {reduce!r}")
+        return self._scatter_positions(pos, v, accumulate=reduce == "add")
+
+    def scatter_add(self, dim: int, index, src) -> Tensor:
+        """:meth:`scatter` that adds: ``x.scatter_add(0, idx, ones)``."""
+        return self.scatter(dim, index, src, reduce="add")
+
+    def masked_fill(self, mask, value) -> Tensor:
+        """``value`` where ``mask`` is true: ``x.masked_fill(x < 0, 0.0)``."""
+        m = mask if isinstance(mask, Tensor) else Tensor(mask, device=self.device)
+        return m.cast(dtypes.bool_).where(Tensor.full((), value, self.dtype, self.device), self)
+
+    def _positions(self) -> Tensor:
+        """Every element's row-major position, in this tensor's shape (int64)."""
+        return Tensor.arange(self.numel(), device=self.device).reshape(self.shape)
+
+    def _scatter_positions(self, pos: Tensor, v: Tensor, accumulate: bool) -> Tensor:
+        """This tensor with ``v`` (broadcast to ``pos``) written at the row-major
+        positions ``pos``: the last write wins, or the writes add when
+        ``accumulate``. Each element compares its position with every written
+        one (O(numel x writes) work, one fused kernel)."""
+        v = v._broadcast_to(pos.shape) if v.shape != pos.shape else v
+        k = pos.numel()
+        flat, pos1, v1 = self.reshape(-1), pos.reshape(-1), v.reshape(-1)
+        if k == 0:
+            return self
+        here = Tensor.arange(self.numel(), device=self.device).reshape(-1, 1)
+        hit = here == pos1.reshape(1, k)
+        if accumulate:
+            zero = Tensor.full((), 0, self.dtype, self.device)
+            add = hit.where(v1.reshape(1, k), zero).sum(1).cast(self.dtype)
+            return (flat + add).reshape(self.shape)
+        order = Tensor.arange(k, device=self.device).reshape(1, k)
+        last = hit.where(order, -1).max(1)  # the last write to each element
+        hit_last = last.unsqueeze(1) == order
+        written = _select_max(hit_last, v1.reshape(1, k))
+        return (last >= 0).where(written, flat).reshape(self.shape)
+
+    def _advanced_index(self, index: tuple) -> Tensor:
+        # bool masks become integer index arrays (their positions, found on the host)
+        items: list = []
+        for i in index:
+            if _is_bool_index(i):
+                m = i if isinstance(i, Tensor) else Tensor(np.asarray(i), device=self.device)
+                items.extend(
+                    Tensor(nz, device=self.device) for nz in np.nonzero(m.numpy().reshape(m.shape))
+                )
+                items[-m.ndim :] = [(t, m.ndim) for t in items[-m.ndim :]]
+            else:
+                items.append(i)
+        n_real = sum(1 for i in items if i is not None and i is not Ellipsis)
+        if sum(i is Ellipsis for i in items) > 1:
+            raise IndexError("an index can only have a single ellipsis")
+        if n_real > self.ndim:
+            raise IndexError(f"too many indices for a tensor of {self.ndim} dims")
+        if any(i is Ellipsis for i in items):
+            k = next(n for n, i in enumerate(items) if i is Ellipsis)
+            items = items[:k] + [slice(None)] * (self.ndim - n_real) + items[k + 1 :]
+        else:
+            items = items + [slice(None)] * (self.ndim - n_real)
+        # basic part first (ints count as advanced, as in numpy, once arrays are present)
+        basic, adv, dim, out_dim = [], [], 0, 0
+        for i in items:
+            if i is None:
+                basic.append(None)
+                out_dim += 1
+            elif isinstance(i, slice):
+                basic.append(i)
+                dim += 1
+                out_dim += 1
+            else:
+                t = i[0] if isinstance(i, tuple) else i
+                t = _index_tensor(t, self.device)
+                size = self.shape[dim]
+                adv.append((out_dim, _checked(t, size, f"index for dim {dim} (size {size})")))
+                basic.append(slice(None))
+                dim += 1
+                out_dim += 1
+        x = self._basic_index(tuple(basic))
+        dims = [d for d, _ in adv]
+        shape = broadcast_shape(*(t.shape for _, t in adv))
+        adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
+        # one linear index over the advanced dims, moved to the front
+        lin = None
+        for d, t in adv:
+            stride = math.prod(x.shape[e] for e in dims if e > d)
+            term = t._broadcast_to(shape) * stride if stride != 1 else t._broadcast_to(shape)
+            lin = term if lin is None else lin + term
+        assert lin is not None
+        front = x.movedim(dims, list(range(len(dims))))
+        rest = front.shape[len(dims) :]
+        p = math.prod(front.shape[: len(dims)])
+        table = front.reshape((p,) + rest)
+        nb = len(shape)
+        hit = (lin.unsqueeze(-1) == Tensor.arange(p, device=self.device)).reshape(
+            shape + (1,) * len(rest) + (p,)
+        )
+        vals = table.movedim(0, -1).reshape((1,) * nb + rest + (p,))
+        out = _select_max(hit, vals)
+        if adjacent and dims[0] != 0:
+            out = out.movedim(list(range(nb)), list(range(dims[0], dims[0] + nb)))
+        return out._new()
+
+    def _basic_index(self, index: tuple) -> Tensor:
         for i in index:
             if not (
                 i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer))
@@ -2044,6 +2246,51 @@ class Tensor:
         """In place copy of ``src`` (broadcast, cast to this dtype): ``x.copy_(y)``."""
         s = src if isinstance(src, Tensor) else Tensor(src, device=self.device)
         return self.assign(s.cast(self.dtype).to(self.device))
+
+
+def _is_advanced(i) -> bool:
+    return isinstance(i, (Tensor, list, np.ndarray))
+
+
+def _is_bool_index(i) -> bool:
+    if isinstance(i, Tensor):
+        return i.dtype.is_bool
+    if isinstance(i, (list, np.ndarray)):
+        a = np.asarray(i)
+        return a.dtype == bool and a.size > 0
+    return False
+
+
+def _index_tensor(i, device: str) -> Tensor:
+    t = i if isinstance(i, Tensor) else Tensor(np.asarray(i, dtype=np.int64), device=device)
+    if t.dtype.is_float or t.dtype.is_bool:
+        raise IndexError(f"tensors used as indices must be integers, got {t.dtype.name}")
+    return t.cast(dtypes.int64)
+
+
+def _checked(idx: Tensor, size: int, what: str) -> Tensor:
+    """``idx`` with negative entries wrapped once; entries outside ``[-size, size)``
+    raise IndexError at the call (the indices are computed to check them)."""
+    if idx.numel():
+        vals = idx.numpy()
+        lo, hi = int(vals.min()), int(vals.max())
+        if lo < -size or hi >= size:
+            bad = lo if lo < -size else hi
+            raise IndexError(f"{what}: index {bad} is out of bounds")
+        if lo < 0:
+            return (idx < 0).where(idx + size, idx)
+    return idx
+
+
+def _select_max(hit: Tensor, vals: Tensor) -> Tensor:
+    """The value of ``vals`` where ``hit`` holds along the last axis (exactly one
+    hit per row): a max over the other entries set to the lowest value, which
+    keeps -0.0, NaN and every integer exact."""
+    dt = vals.dtype
+    v = vals.cast(dtypes.int32) if dt.is_bool else vals
+    low = -math.inf if v.dtype.is_float else int(np.iinfo(v.dtype.np).min)
+    out = hit.where(v, Tensor.full((), low, v.dtype, v.device)).max(-1)
+    return out.cast(dt) if dt.is_bool else out
 
 
 _TANH_TAYLOR = (

@@ -1,0 +1,603 @@
+"""Neural-network functions with ``torch.nn.functional``'s names and arguments.
+
+Each one decomposes into the lazy primitives, so it fuses with what is around
+it: a convolution is a sum over its kernel window of shifted, strided views of
+the padded input times weight slices (merge-sums makes the taps one
+reduction), so ``conv2d(x, w, b).relu()`` is one kernel; pooling is an
+elementwise max or sum of the window's views.
+
+    import mlfuse.nn.functional as F
+    y = F.conv2d(x, w, b, padding=1).relu()
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mlfuse import dtypes
+from mlfuse.tensor import Tensor, _rng
+
+# ---------------------------------------------------------------------------
+# activations (the Tensor methods, as functions)
+# ---------------------------------------------------------------------------
+
+
+def relu(x: Tensor) -> Tensor:
+    """``max(x, 0)``: ``F.relu(x)``."""
+    return x.relu()
+
+
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit: ``F.gelu(x)``, ``F.gelu(x, approximate="tanh")``."""
+    return x.gelu(approximate)
+
+
+def silu(x: Tensor) -> Tensor:
+    """``x * sigmoid(x)``: ``F.silu(x)``."""
+    return x.silu()
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    """``1 / (1 + exp(-x))``: ``F.sigmoid(x)``."""
+    return x.sigmoid()
+
+
+def tanh(x: Tensor) -> Tensor:
+    """Hyperbolic tangent: ``F.tanh(x)``."""
+    return x.tanh()
+
+
+def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """``x`` or ``negative_slope * x``: ``F.leaky_relu(x, 0.2)``."""
+    return x.leaky_relu(negative_slope)
+
+
+def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
+    """``x`` or ``alpha * (exp(x) - 1)``: ``F.elu(x)``."""
+    return x.elu(alpha)
+
+
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta x)) / beta``: ``F.softplus(x)``."""
+    return x.softplus(beta, threshold)
+
+
+def softmax(x: Tensor, dim: int = -1) -> Tensor:
+    """Softmax along ``dim``: ``F.softmax(x, dim=-1)``."""
+    return x.softmax(dim)
+
+
+def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
+    """Log-softmax along ``dim``: ``F.log_softmax(x, dim=1)``."""
+    return x.log_softmax(dim)
+
+
+def pad(x: Tensor, pad, mode: str = "constant", value: float = 0.0) -> Tensor:
+    """PyTorch's flat padding (last dim first): ``F.pad(x, (1, 1, 2, 2))``."""
+    return x.pad(tuple(pad), value, mode)
+
+
+def one_hot(x: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot rows: ``F.one_hot(labels, 10)``."""
+    return x.one_hot(num_classes)
+
+
+# ---------------------------------------------------------------------------
+# linear layers and convolutions
+# ---------------------------------------------------------------------------
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``x @ weight.T + bias`` with PyTorch's ``(out, in)`` weight: ``F.linear(x, w, b)``."""
+    if weight.ndim != 2:
+        raise ValueError(f"linear: weight must be 2-d (out, in), got {weight.shape}")
+    if x.shape[-1:] != weight.shape[1:]:
+        raise ValueError(
+            f"linear: input {x.shape} has {x.shape[-1] if x.ndim else 0} features, "
+            f"weight {weight.shape} expects {weight.shape[1]}"
+        )
+    out = x @ weight.T
+    return out + bias if bias is not None else out
+
+
+def _tuple(v, n: int, what: str) -> tuple[int, ...]:
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return (int(v),) * n
+    if (
+        isinstance(v, (tuple, list))
+        and len(v) == n
+        and all(isinstance(i, (int, np.integer)) for i in v)
+    ):
+        return tuple(int(i) for i in v)
+    raise ValueError(f"{what} must be an int or {n} ints, got {v!r}")
+
+
+def _windows(xp: Tensor, kernel, stride, dilation, out_size):
+    """For each kernel tap, the strided view of ``xp`` (N, C, *spatial) it reads:
+    ``xp[..., i*d : i*d + (o-1)*s + 1 : s]`` in every spatial dim."""
+    for tap in np.ndindex(*kernel):
+        bounds = [None, None]
+        for i, d, s, o in zip(tap, dilation, stride, out_size):
+            lo = i * d
+            bounds.append((lo, lo + (o - 1) * s + 1) if o else (lo, lo))
+        win = xp.shrink(tuple(bounds))
+        if any(s > 1 for s in stride) and all(out_size):
+            win = win.stride(1, 1, *stride)
+        yield tap, win
+
+
+def _conv_nd(x, weight, bias, stride, padding, dilation, groups, nd: int, name: str) -> Tensor:
+    if x.ndim != nd + 2:
+        raise ValueError(
+            f"{name}: input must be (N, C, {'L' if nd == 1 else 'H, W'}), got {x.shape}"
+        )
+    if weight.ndim != nd + 2:
+        raise ValueError(f"{name}: weight must have {nd + 2} dims, got {weight.shape}")
+    n, c = x.shape[:2]
+    o, cg = weight.shape[:2]
+    kernel = weight.shape[2:]
+    if not isinstance(groups, (int, np.integer)) or groups <= 0 or c % groups or o % groups:
+        raise ValueError(
+            f"{name}: groups={groups!r} must divide the input channels ({c}) and the output "
+            f"channels ({o})"
+        )
+    if cg != c // groups:
+        raise ValueError(
+            f"{name}: weight {weight.shape} expects {cg * groups} input channels in {groups} "
+            f"groups, the input {x.shape} has {c}"
+        )
+    stride = _tuple(stride, nd, f"{name}: stride")
+    dilation = _tuple(dilation, nd, f"{name}: dilation")
+    if any(s <= 0 for s in stride) or any(d <= 0 for d in dilation):
+        raise ValueError(f"{name}: stride {stride} and dilation {dilation} must be positive")
+    spatial = x.shape[2:]
+    if padding == "valid":
+        pads = tuple((0, 0) for _ in range(nd))
+    elif padding == "same":
+        if any(s != 1 for s in stride):
+            raise ValueError(f"{name}: padding='same' needs stride 1, got {stride}")
+        total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+        pads = tuple((t // 2, t - t // 2) for t in total)
+    else:
+        pads = tuple((p, p) for p in _tuple(padding, nd, f"{name}: padding"))
+    out_size = tuple(
+        (s + a + b - d * (k - 1) - 1) // st + 1
+        for s, (a, b), d, k, st in zip(spatial, pads, dilation, kernel, stride)
+    )
+    if any(v <= 0 for v in out_size):
+        raise ValueError(
+            f"{name}: the kernel {kernel} (dilation {dilation}) does not fit the padded input "
+            f"{tuple(s + a + b for s, (a, b) in zip(spatial, pads))}"
+        )
+    dt = dtypes.promote(x.dtype, weight.dtype)
+    x, weight = x.cast(dt), weight.cast(dt)
+    xp = x.pad(((0, 0), (0, 0), *pads))
+    g, og = groups, o // groups
+    w = weight.reshape((g, og, cg) + kernel)
+    acc = None
+    for tap, win in _windows(xp, kernel, stride, dilation, out_size):
+        win = win.reshape((n, g, 1, cg) + out_size)
+        wt = w[(slice(None),) * 3 + tap].reshape((1, g, og, cg) + (1,) * nd)
+        term = (win * wt).sum(3)
+        acc = term if acc is None else acc + term
+    assert acc is not None
+    out = acc.reshape((n, o) + out_size)
+    if bias is not None:
+        if bias.shape != (o,):
+            raise ValueError(f"{name}: bias must be ({o},), got {bias.shape}")
+        out = out + bias.cast(dt).reshape((1, o) + (1,) * nd)
+    return out
+
+
+def conv2d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
+    """2-d convolution (cross-correlation, as PyTorch): input (N, C, H, W),
+    weight (O, C/groups, KH, KW); padding an int, a pair, ``"same"`` or
+    ``"valid"``: ``F.conv2d(x, w, b, stride=2, padding=1)``."""
+    return _conv_nd(x, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv1d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
+    """1-d convolution: input (N, C, L), weight (O, C/groups, K):
+    ``F.conv1d(x, w, padding=1)``."""
+    return _conv_nd(x, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def _pool_geometry(x: Tensor, kernel_size, stride, padding, dilation, ceil_mode, name):
+    if x.ndim not in (3, 4):
+        raise ValueError(f"{name}: input must be (N, C, H, W) or (C, H, W), got {x.shape}")
+    kernel = _tuple(kernel_size, 2, f"{name}: kernel_size")
+    stride = kernel if stride is None else _tuple(stride, 2, f"{name}: stride")
+    pad = _tuple(padding, 2, f"{name}: padding")
+    dilation = _tuple(dilation, 2, f"{name}: dilation")
+    if any(2 * p > k for p, k in zip(pad, kernel)):
+        raise ValueError(f"{name}: padding {pad} must be at most half the kernel {kernel}")
+    spatial = x.shape[-2:]
+    out = []
+    for s, k, st, p, d in zip(spatial, kernel, stride, pad, dilation):
+        span = s + 2 * p - d * (k - 1) - 1
+        o = (-(-span // st) if ceil_mode else span // st) + 1
+        if ceil_mode and (o - 1) * st >= s + p:  # the last window must start inside
+            o -= 1
+        if o <= 0:
+            raise ValueError(f"{name}: kernel {kernel} does not fit the input {x.shape}")
+        out.append(o)
+    # right padding that ceil_mode's last window may read
+    extra = [
+        max((o - 1) * st + d * (k - 1) + 1 - (s + 2 * p), 0)
+        for o, st, d, k, s, p in zip(out, stride, dilation, kernel, spatial, pad)
+    ]
+    return kernel, stride, pad, dilation, tuple(out), extra
+
+
+def max_pool2d(
+    x: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False
+) -> Tensor:
+    """Max over each window (padding reads -inf): ``F.max_pool2d(x, 2)``."""
+    batched = x.ndim == 4
+    kernel, stride, pad, dilation, out, extra = _pool_geometry(
+        x, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d"
+    )
+    x4 = x if batched else x.unsqueeze(0)
+    low = -math.inf if x.dtype.is_float else int(np.iinfo(x.dtype.np).min)
+    xp = x4.pad(((0, 0), (0, 0), (pad[0], pad[0] + extra[0]), (pad[1], pad[1] + extra[1])), low)
+    acc = None
+    for _, win in _windows(xp, kernel, stride, dilation, out):
+        acc = win if acc is None else acc.maximum(win)
+    assert acc is not None
+    return acc if batched else acc.squeeze(0)
+
+
+def avg_pool2d(
+    x: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """Mean over each window: ``F.avg_pool2d(x, 2)``; ``count_include_pad=False``
+    divides by the number of input elements in the window."""
+    batched = x.ndim == 4
+    kernel, stride, pad, dilation, out, extra = _pool_geometry(
+        x, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d"
+    )
+    x4 = (x if batched else x.unsqueeze(0))._float()
+    pads = ((0, 0), (0, 0), (pad[0], pad[0] + extra[0]), (pad[1], pad[1] + extra[1]))
+    xp = x4.pad(pads)
+    total = None
+    for _, win in _windows(xp, kernel, stride, dilation, out):
+        total = win if total is None else total + win
+    assert total is not None
+    if divisor_override is not None:
+        res = total * (1.0 / divisor_override)
+    elif count_include_pad and not any(extra):
+        res = total * (1.0 / (kernel[0] * kernel[1]))
+    else:
+        # count what each window covers: the input (and the zero padding when it counts)
+        ones = Tensor.ones(*x4.shape[-2:], dtype=x4.dtype, device=x4.device)
+        if count_include_pad:
+            ones = ones.pad(((pad[0], pad[0]), (pad[1], pad[1])), 1.0)
+            lo = (0, 0)
+        else:
+            lo = pad
+        cnt_src = ones.pad(
+            (
+                (lo[0], extra[0] + (0 if count_include_pad else pad[0])),
+                (lo[1], extra[1] + (0 if count_include_pad else pad[1])),
+            )
+        )
+        cnt_src = cnt_src.reshape((1, 1) + cnt_src.shape)
+        count = None
+        for _, win in _windows(cnt_src, kernel, stride, dilation, out):
+            count = win if count is None else count + win
+        res = total / count
+    return res if batched else res.squeeze(0)
+
+
+# ---------------------------------------------------------------------------
+# normalization
+# ---------------------------------------------------------------------------
+
+
+def batch_norm(
+    x: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each channel (dim 1): with the running statistics
+    (inference), or with the batch's when ``training`` (the running ones are
+    then updated in place): ``F.batch_norm(x, mean, var, w, b)``."""
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: input must be (N, C, ...), got {x.shape}")
+    c = x.shape[1]
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    for t, what in ((running_mean, "running_mean"), (running_var, "running_var"),
+                    (weight, "weight"), (bias, "bias")):  # fmt: skip
+        if t is not None and t.shape != (c,):
+            raise ValueError(f"batch_norm: {what} must be ({c},), got {t.shape}")
+    xf = x._float()
+    if training:
+        axes = (0,) + tuple(range(2, x.ndim))
+        mean = xf.mean(axes)
+        var = xf.var(axes, correction=0)
+        n = x.numel() // c
+        if running_mean is not None:
+            running_mean.assign(running_mean * (1 - momentum) + mean * momentum)
+        if running_var is not None:
+            unbiased = var * (n / max(n - 1, 1))
+            running_var.assign(running_var * (1 - momentum) + unbiased * momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: inference needs running_mean and running_var")
+        mean, var = running_mean, running_var
+    out = (xf - mean.reshape(shape)) * (var.reshape(shape) + eps).rsqrt()
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def layer_norm(
+    x: Tensor,
+    normalized_shape,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize over the last dims ``normalized_shape``:
+    ``F.layer_norm(x, (64,), w, b)``."""
+    ns = (
+        tuple(normalized_shape)
+        if isinstance(normalized_shape, (tuple, list))
+        else (normalized_shape,)
+    )
+    if x.shape[x.ndim - len(ns) :] != ns:
+        raise ValueError(f"layer_norm: normalized_shape {ns} is not the end of the input {x.shape}")
+    axes = tuple(range(x.ndim - len(ns), x.ndim))
+    xf = x._float()
+    mu = xf.mean(axes, keepdim=True)
+    d = xf - mu
+    out = d * ((d * d).mean(axes, keepdim=True) + eps).rsqrt()
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def group_norm(
+    x: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None, eps=1e-5
+) -> Tensor:
+    """Normalize groups of channels: ``F.group_norm(x, 4, w, b)``."""
+    n, c = x.shape[:2]
+    if c % num_groups:
+        raise ValueError(f"group_norm: {num_groups} groups do not divide {c} channels")
+    g = x._float().reshape(n, num_groups, -1)
+    out = layer_norm(g, g.shape[-1:], eps=eps).reshape(x.shape)
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# attention, dropout, embedding
+# ---------------------------------------------------------------------------
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+) -> Tensor:
+    """``softmax(q k^T * scale + mask) v`` over the last two dims (batch dims
+    broadcast); ``is_causal`` masks the upper triangle; a bool ``attn_mask``
+    keeps where true, a float one is added:
+    ``F.scaled_dot_product_attention(q, k, v, is_causal=True)``."""
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            f"scaled_dot_product_attention: shapes q {query.shape}, k {key.shape}, "
+            f"v {value.shape} do not fit (q[..., E], k[..., S, E], v[..., S, Ev])"
+        )
+    s = scale if scale is not None else 1 / math.sqrt(query.shape[-1])
+    scores = (query @ key.transpose(-2, -1)) * s
+    lq, sk = scores.shape[-2:]
+    if is_causal:
+        if attn_mask is not None:
+            raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
+        keep = Tensor.ones(lq, sk, dtype=dtypes.bool_, device=query.device).tril()
+        scores = keep.where(scores, -math.inf)
+    elif attn_mask is not None:
+        if attn_mask.dtype.is_bool:
+            scores = attn_mask.where(scores, -math.inf)
+        else:
+            scores = scores + attn_mask
+    attn = scores.softmax(-1)
+    if dropout_p:
+        attn = dropout(attn, dropout_p)
+    return attn @ value
+
+
+def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by
+    ``1 / (1 - p)`` (the mask comes from ``mlfuse.manual_seed``'s generator);
+    the identity when not ``training``: ``F.dropout(x, 0.1)``."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if not training or p == 0:
+        return x
+    if p == 1:
+        return x * 0
+    keep = Tensor(_rng(None).random(x.shape) >= p, device=x.device)
+    return keep.where(x * (1 / (1 - p)), 0)
+
+
+def embedding(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
+    """Rows of ``weight`` at the integer ``input``: ``F.embedding(ids, table)``."""
+    if weight.ndim != 2:
+        raise ValueError(f"embedding: weight must be (num_embeddings, dim), got {weight.shape}")
+    if input.dtype.is_float or input.dtype.is_bool:
+        raise TypeError(f"embedding: indices must be integers, got {input.dtype.name}")
+    return weight[input]
+
+
+# ---------------------------------------------------------------------------
+# losses
+# ---------------------------------------------------------------------------
+
+
+def _reduce(loss: Tensor, reduction: str, what: str, count: Tensor | None = None) -> Tensor:
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.sum() / count if count is not None else loss.mean()
+    raise ValueError(f"{what}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
+
+
+def nll_loss(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    target: Tensor,
+    weight: Tensor | None = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of class indices under log-probabilities
+    (N, C, ...): ``F.nll_loss(logp, labels)``."""
+    if input.ndim < 1 or target.shape != input.shape[:1] + input.shape[2:]:
+        raise ValueError(
+            f"nll_loss: target {target.shape} must be input {input.shape} without dim 1"
+        )
+    if target.dtype.is_float:
+        raise TypeError(f"nll_loss: target must hold class indices, got {target.dtype.name}")
+    c = input.shape[1] if input.ndim > 1 else input.shape[0]
+    classes = Tensor.arange(c, device=input.device).reshape((1, c) + (1,) * (input.ndim - 2))
+    hit = target.unsqueeze(1).cast(dtypes.int64) == classes
+    picked = hit.where(input, 0).sum(1)
+    valid = (target != ignore_index).cast(input.dtype)
+    w = valid
+    if weight is not None:
+        w = hit.where(weight.reshape((1, c) + (1,) * (input.ndim - 2)), 0).sum(1) * valid
+    loss = -picked * w
+    return _reduce(loss, reduction, "nll_loss", w.sum() if reduction == "mean" else None)
+
+
+def cross_entropy(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    target: Tensor,
+    weight: Tensor | None = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """Cross entropy of logits (N, C, ...) against class indices (N, ...) or
+    class probabilities (N, C, ...): ``F.cross_entropy(logits, labels)``."""
+    logp = input.log_softmax(1)
+    c = input.shape[1]
+    if target.dtype.is_float:  # probabilities
+        if target.shape != input.shape:
+            raise ValueError(
+                f"cross_entropy: probability targets must have the input's shape {input.shape}, "
+                f"got {target.shape}"
+            )
+        t = target * (1 - label_smoothing) + label_smoothing / c if label_smoothing else target
+        w = weight.reshape((1, c) + (1,) * (input.ndim - 2)) if weight is not None else 1
+        return _reduce(-(logp * t * w).sum(1), reduction, "cross_entropy")
+    loss = nll_loss(logp, target, weight, ignore_index, "none")
+    if label_smoothing:
+        valid = (target != ignore_index).cast(logp.dtype)
+        w = weight.reshape((1, c) + (1,) * (input.ndim - 2)) if weight is not None else 1
+        smooth = -(logp * w).sum(1) * (1 / c) * valid
+        loss = loss * (1 - label_smoothing) + smooth * label_smoothing
+    if reduction == "mean":
+        valid = (target != ignore_index).cast(logp.dtype)
+        if weight is not None:
+            classes = Tensor.arange(c, device=input.device).reshape(
+                (1, c) + (1,) * (input.ndim - 2)
+            )
+            hit = target.unsqueeze(1).cast(dtypes.int64) == classes
+            denom = (
+                hit.where(weight.reshape((1, c) + (1,) * (input.ndim - 2)), 0).sum(1) * valid
+            ).sum()
+        else:
+            denom = valid.sum()
+        return loss.sum() / denom
+    return _reduce(loss, reduction, "cross_entropy")
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
+    """Mean squared error: ``F.mse_loss(pred, y)``."""
+    d = input - target
+    return _reduce(d * d, reduction, "mse_loss")
+
+
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
+    """Mean absolute error: ``F.l1_loss(pred, y)``."""
+    return _reduce((input - target).abs(), reduction, "l1_loss")
+
+
+def binary_cross_entropy(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """BCE of probabilities (logs clamped at -100, as PyTorch):
+    ``F.binary_cross_entropy(p, y)``."""
+    p = input._float()
+    loss = -(target * p.log().maximum(-100) + (1 - target) * (1 - p).log().maximum(-100))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy")
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """BCE of logits, computed stably: ``F.binary_cross_entropy_with_logits(z, y)``."""
+    x = input._float()
+    log_sig = x.logsigmoid()
+    log_one_minus = (-x).logsigmoid()
+    pos = target * log_sig
+    if pos_weight is not None:
+        pos = pos * pos_weight
+    loss = -(pos + (1 - target) * log_one_minus)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")

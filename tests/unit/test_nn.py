@@ -1,0 +1,295 @@
+"""mlfuse.nn.functional against float64 numpy references (and against
+torch.nn.functional where PyTorch is installed), with kernel counts."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import mlfuse
+import mlfuse.nn.functional as F
+from mlfuse import Tensor
+
+F64 = np.float64
+RNG = np.random.default_rng(0)
+
+try:
+    import torch
+    import torch.nn.functional as TF
+except ImportError:  # pragma: no cover - depends on the machine
+    torch = None
+
+
+def r(*shape) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def close(t: Tensor, ref, rtol=2e-5, atol=2e-5):
+    np.testing.assert_allclose(t.numpy(), np.asarray(ref), rtol=rtol, atol=atol)
+
+
+# ---------------------------------------------------------------------------
+# numpy references
+# ---------------------------------------------------------------------------
+
+
+def conv2d_ref(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    x, w = x.astype(F64), w.astype(F64)
+    s = (stride, stride) if isinstance(stride, int) else stride
+    p = (padding, padding) if isinstance(padding, int) else padding
+    d = (dilation, dilation) if isinstance(dilation, int) else dilation
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    oh = (h + 2 * p[0] - d[0] * (kh - 1) - 1) // s[0] + 1
+    ow = (wd + 2 * p[1] - d[1] * (kw - 1) - 1) // s[1] + 1
+    out = np.zeros((n, o, oh, ow))
+    og = o // groups
+    for g in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                win = xp[:, g * cg : (g + 1) * cg, i * d[0] :, j * d[1] :][
+                    :, :, : (oh - 1) * s[0] + 1 : s[0], : (ow - 1) * s[1] + 1 : s[1]
+                ]
+                out[:, g * og : (g + 1) * og] += np.einsum(
+                    "nchw,oc->nohw", win, w[g * og : (g + 1) * og, :, i, j]
+                )
+    return out + (b.astype(F64).reshape(1, o, 1, 1) if b is not None else 0)
+
+
+def pool_ref(x, k, s, p, op):
+    x = x.astype(F64)
+    n, c, h, w = x.shape
+    fill = -np.inf if op == "max" else 0.0
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)), constant_values=fill)
+    oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
+    out = np.empty((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            win = xp[:, :, i * s : i * s + k, j * s : j * s + k]
+            out[:, :, i, j] = win.max((2, 3)) if op == "max" else win.mean((2, 3))
+    return out
+
+
+def log_softmax_ref(x, axis):
+    x = x.astype(F64)
+    m = x.max(axis, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis, keepdims=True))
+
+
+# ---------------------------------------------------------------------------
+# convolutions and pooling
+# ---------------------------------------------------------------------------
+
+CONV = [
+    {},
+    {"padding": 1},
+    {"stride": 2, "padding": 1},
+    {"dilation": 2, "padding": 2},
+    {"groups": 2, "padding": 1},
+    {"stride": (1, 2), "padding": (1, 0)},
+]
+
+
+@pytest.mark.parametrize("kw", CONV, ids=[str(k) for k in CONV])
+def test_conv2d(kw):
+    x = r(2, 4, 9, 8)
+    w = r(6, 4 // kw.get("groups", 1), 3, 3)
+    b = r(6)
+    close(F.conv2d(Tensor(x), Tensor(w), Tensor(b), **kw), conv2d_ref(x, w, b, **kw))
+
+
+def test_conv2d_same_padding_and_noncontiguous_input():
+    x = r(2, 8, 9, 4).transpose(0, 3, 1, 2)  # (2, 4, 8, 9), channels strided
+    w = r(3, 4, 3, 3)
+    got = F.conv2d(
+        Tensor(np.ascontiguousarray(x.transpose(0, 2, 3, 1))).permute(0, 3, 1, 2),
+        Tensor(w),
+        padding="same",
+    )
+    close(got, conv2d_ref(x, w, padding=1))
+
+
+def test_conv1d():
+    x, w = r(2, 4, 10), r(3, 4, 3)
+    ref = conv2d_ref(x[:, :, None], w[:, :, None], stride=(1, 2), padding=(0, 1))[:, :, 0]
+    close(F.conv1d(Tensor(x), Tensor(w), stride=2, padding=1), ref)
+
+
+def test_conv2d_bias_relu_is_one_kernel():
+    x, w, b = Tensor(r(2, 3, 8, 8)).realize(), Tensor(r(4, 3, 3, 3)).realize(), Tensor(r(4))
+    out = F.conv2d(x, w, b.realize(), padding=1).relu()
+    assert len(mlfuse.schedule(out)) == 1
+    close(out, np.maximum(conv2d_ref(x.numpy(), w.numpy(), b.numpy(), padding=1), 0))
+
+
+def test_conv2d_errors_name_the_shapes():
+    with pytest.raises(ValueError, match=r"weight \(6, 2, 3, 3\) expects 2 input channels"):
+        F.conv2d(Tensor(r(1, 4, 5, 5)), Tensor(r(6, 2, 3, 3)))
+    with pytest.raises(ValueError, match=r"groups=3 must divide"):
+        F.conv2d(Tensor(r(1, 4, 5, 5)), Tensor(r(6, 2, 3, 3)), groups=3)
+    with pytest.raises(ValueError, match=r"does not fit the padded input"):
+        F.conv2d(Tensor(r(1, 4, 2, 2)), Tensor(r(6, 4, 3, 3)))
+    with pytest.raises(ValueError, match=r"input must be \(N, C, H, W\)"):
+        F.conv2d(Tensor(r(4, 5, 5)), Tensor(r(6, 4, 3, 3)))
+
+
+@pytest.mark.parametrize("k,s,p", [(2, 2, 0), (3, 2, 1), (3, 1, 1)])
+def test_pools(k, s, p):
+    x = r(2, 3, 9, 8)
+    close(F.max_pool2d(Tensor(x), k, s, p), pool_ref(x, k, s, p, "max"))
+    close(F.avg_pool2d(Tensor(x), k, s, p), pool_ref(x, k, s, p, "avg"))
+    assert len(mlfuse.schedule(F.max_pool2d(Tensor(x), k, s, p).relu())) == 1
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"kernel_size": 3, "stride": 2, "ceil_mode": True},
+        {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False},
+        {
+            "kernel_size": 3,
+            "stride": 2,
+            "padding": 1,
+            "ceil_mode": True,
+            "count_include_pad": False,
+        },
+    ],
+)
+def test_avg_pool_modes_against_torch(kw):
+    x = r(2, 3, 9, 8)
+    close(F.avg_pool2d(Tensor(x), **kw), TF.avg_pool2d(torch.tensor(x), **kw).numpy())
+    kw.pop("count_include_pad", None)
+    close(F.max_pool2d(Tensor(x), **kw), TF.max_pool2d(torch.tensor(x), **kw).numpy())
+
+
+# ---------------------------------------------------------------------------
+# normalization, attention, losses
+# ---------------------------------------------------------------------------
+
+
+def test_batch_norm_inference_and_training():
+    x = r(4, 3, 5, 5)
+    m, v, w, b = r(3), np.abs(r(3)) + 0.5, r(3), r(3)
+    x64 = x.astype(F64)
+    ref = (x64 - m.reshape(1, 3, 1, 1)) / np.sqrt(v.reshape(1, 3, 1, 1) + 1e-5)
+    ref = ref * w.reshape(1, 3, 1, 1) + b.reshape(1, 3, 1, 1)
+    close(F.batch_norm(Tensor(x), Tensor(m), Tensor(v), Tensor(w), Tensor(b)), ref)
+    rm, rv = Tensor(m).realize(), Tensor(v).realize()
+    out = F.batch_norm(Tensor(x), rm, rv, training=True, momentum=0.1)
+    mean, var = x64.mean((0, 2, 3)), x64.var((0, 2, 3))
+    close(out, (x64 - mean.reshape(1, 3, 1, 1)) / np.sqrt(var.reshape(1, 3, 1, 1) + 1e-5))
+    close(rm, 0.9 * m + 0.1 * mean)
+    close(rv, 0.9 * v + 0.1 * x64.var((0, 2, 3), ddof=1))
+
+
+def test_layer_and_group_norm():
+    x = r(2, 4, 6)
+    w, b = r(6), r(6)
+    x64 = x.astype(F64)
+    ln = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + 1e-5)
+    close(F.layer_norm(Tensor(x), (6,), Tensor(w), Tensor(b)), ln * w + b)
+    g = x64.reshape(2, 2, 12)
+    gn = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)).reshape(
+        2, 4, 6
+    )
+    close(F.group_norm(Tensor(x), 2), gn)
+
+
+def _sdpa_ref(q, k, v, mask=None):
+    s = q.astype(F64) @ np.swapaxes(k.astype(F64), -1, -2) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return (e / e.sum(-1, keepdims=True)) @ v.astype(F64)
+
+
+def test_scaled_dot_product_attention():
+    q, k, v = r(2, 3, 5, 4), r(2, 3, 7, 4), r(2, 3, 7, 6)
+    close(F.scaled_dot_product_attention(Tensor(q), Tensor(k), Tensor(v)), _sdpa_ref(q, k, v))
+    q2 = r(2, 3, 7, 4)
+    causal = np.tril(np.ones((7, 7), bool))
+    close(
+        F.scaled_dot_product_attention(Tensor(q2), Tensor(k), Tensor(v), is_causal=True),
+        _sdpa_ref(q2, k, v, causal),
+    )
+    mask = RNG.random((5, 7)) < 0.6
+    mask[:, 0] = True
+    close(
+        F.scaled_dot_product_attention(Tensor(q), Tensor(k), Tensor(v), attn_mask=Tensor(mask)),
+        _sdpa_ref(q, k, v, mask),
+    )
+    with pytest.raises(ValueError, match="do not fit"):
+        F.scaled_dot_product_attention(Tensor(q), Tensor(r(2, 3, 7, 5)), Tensor(v))
+
+
+def test_cross_entropy_variants():
+    logits, y = r(6, 5), RNG.integers(0, 5, 6)
+    y[2] = -100
+    lp = log_softmax_ref(logits, 1)
+    nll = -lp[np.arange(6), np.where(y < 0, 0, y)] * (y >= 0)
+    close(F.cross_entropy(Tensor(logits), Tensor(y)), nll.sum() / (y >= 0).sum())
+    close(F.cross_entropy(Tensor(logits), Tensor(y), reduction="none"), nll)
+    close(F.cross_entropy(Tensor(logits), Tensor(y), reduction="sum"), nll.sum())
+    smooth = 0.9 * nll + 0.1 * (-lp.mean(1)) * (y >= 0)
+    close(
+        F.cross_entropy(Tensor(logits), Tensor(y), label_smoothing=0.1),
+        smooth.sum() / (y >= 0).sum(),
+    )
+    probs = np.abs(r(6, 5))
+    probs /= probs.sum(1, keepdims=True)
+    close(F.cross_entropy(Tensor(logits), Tensor(probs)), -(lp * probs).sum(1).mean())
+    with pytest.raises(ValueError, match="reduction must be"):
+        F.cross_entropy(Tensor(logits), Tensor(y), reduction="avg")
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+def test_losses_against_torch():
+    logits, y = r(6, 5), RNG.integers(0, 5, 6)
+    w = np.abs(r(5)) + 0.1
+    for kw in ({}, {"label_smoothing": 0.2}):
+        got = F.cross_entropy(Tensor(logits), Tensor(y), weight=Tensor(w), **kw)
+        want = TF.cross_entropy(torch.tensor(logits), torch.tensor(y), weight=torch.tensor(w), **kw)
+        close(got, want.numpy())
+    z, t = r(10) * 5, (RNG.random(10) < 0.5).astype(np.float32)
+    close(
+        F.binary_cross_entropy_with_logits(Tensor(z), Tensor(t)),
+        TF.binary_cross_entropy_with_logits(torch.tensor(z), torch.tensor(t)).numpy(),
+    )
+
+
+def test_simple_losses():
+    a, b = r(10), r(10)
+    close(F.mse_loss(Tensor(a), Tensor(b)), ((a.astype(F64) - b) ** 2).mean())
+    close(F.l1_loss(Tensor(a), Tensor(b), reduction="sum"), np.abs(a.astype(F64) - b).sum())
+    p = 1 / (1 + np.exp(-a.astype(F64)))
+    t = (RNG.random(10) < 0.5).astype(np.float32)
+    bce = -(t * np.log(p) + (1 - t) * np.log(1 - p))
+    close(F.binary_cross_entropy(Tensor(p.astype(np.float32)), Tensor(t)), bce.mean(), rtol=1e-4)
+    close(F.binary_cross_entropy_with_logits(Tensor(a), Tensor(t)), bce.mean(), rtol=1e-4)
+
+
+def test_linear_dropout_embedding():
+    x, w, b = r(3, 4), r(5, 4), r(5)
+    close(F.linear(Tensor(x), Tensor(w), Tensor(b)), x.astype(F64) @ w.T + b)
+    with pytest.raises(ValueError, match="has 4 features, weight"):
+        F.linear(Tensor(x), Tensor(r(5, 3)))
+    mlfuse.manual_seed(3)
+    d1 = F.dropout(Tensor(np.ones((50, 50), np.float32)), 0.25).numpy()
+    mlfuse.manual_seed(3)
+    d2 = F.dropout(Tensor(np.ones((50, 50), np.float32)), 0.25).numpy()
+    np.testing.assert_array_equal(d1, d2)
+    assert set(np.unique(d1)) <= {0.0, np.float32(1 / 0.75)}
+    assert 0.15 < (d1 == 0).mean() < 0.35
+    y = Tensor(x)
+    assert F.dropout(y, 0.5, training=False) is y
+    table = Tensor(r(20, 3)).realize()
+    ids = np.array([[1, 19], [0, 1]])
+    out = F.embedding(Tensor(ids), table)
+    close(out, table.numpy()[ids])
+    assert len(mlfuse.schedule(out * 2 + 1)) == 1
+    with pytest.raises(TypeError, match="indices must be integers"):
+        F.embedding(Tensor(ids.astype(np.float32)), table)
