@@ -2157,6 +2157,77 @@ class Tensor:
             raise TypeError("only integer tensors of one element can be converted to an index")
         return int(self.item())
 
+    # -- scans ----------------------------------------------------------------------
+    def _scan(self, kind: str, axis) -> Tensor:
+        """Inclusive scan along ``axis`` (kind add/mul/max/min) built from the
+        fusing primitives: blocks of ``_SCAN_BLOCK`` are scanned with a triangular
+        mask (a reduce over a (b, b) window per element), block totals are
+        scanned the same way one level up, and each block adds its offset. Work
+        is O(n * b) per level over log_b(n) levels."""
+        d = _norm_axis(axis, self.ndim, "dim")
+        if self.ndim == 0:
+            return self
+        x = self.movedim(d, -1)
+        n = x.shape[-1]
+        if n <= 1:
+            return self
+        lead = x.shape[:-1]
+        b = min(_SCAN_BLOCK, n)
+        nb = -(-n // b)
+        ident = {
+            "add": 0,
+            "mul": 1,
+            "max": _lowest(x.dtype),
+            "min": _highest(x.dtype),
+            "logaddexp": -math.inf,
+        }[kind]
+        xp = x.pad(tuple([(0, 0)] * len(lead) + [(0, nb * b - n)]), ident) if nb * b != n else x
+        blocks = xp.reshape(lead + (nb, b))
+        tri = Tensor.ones(b, b, dtype=dtypes.bool_, device=self.device).tril()  # [j, k]: k <= j
+        window = tri.where(blocks.unsqueeze(-2), Tensor.full((), ident, x.dtype, x.device))
+        inner = _reduce_kind(window, kind, -1)  # (..., nb, b)
+        if nb > 1:
+            totals = inner[..., -1]  # (..., nb)
+            before = totals._scan(kind, -1).pad(tuple([(0, 0)] * len(lead) + [(1, 0)]), ident)[
+                ..., :nb
+            ]  # exclusive
+            inner = _combine(kind, inner, before.unsqueeze(-1))
+        out = inner.reshape(lead + (nb * b,))[..., :n]
+        return out.movedim(-1, d)._new()
+
+    @_traced
+    def cumsum(self, axis=0) -> Tensor:
+        """Running sums along ``axis`` (PyTorch's ``dim=``; integers and bools
+        accumulate in int64): ``x.cumsum(1)``."""
+        x = self.cast(dtypes.int64) if not self.dtype.is_float else self
+        return x._scan("add", axis)
+
+    @_traced
+    def cumprod(self, axis=0) -> Tensor:
+        """Running products along ``axis`` (integers in int64): ``x.cumprod(0)``."""
+        x = self.cast(dtypes.int64) if not self.dtype.is_float else self
+        return x._scan("mul", axis)
+
+    @_traced
+    def cummax(self, axis=0) -> Tensor:
+        """Running maxima along ``axis`` (values; NaN propagates): ``x.cummax(0)``."""
+        x = self.cast(dtypes.int32) if self.dtype.is_bool else self
+        out = x._scan("max", axis)
+        return out.cast(dtypes.bool_) if self.dtype.is_bool else out
+
+    @_traced
+    def cummin(self, axis=0) -> Tensor:
+        """Running minima along ``axis`` (values; NaN propagates): ``x.cummin(0)``."""
+        x = self.cast(dtypes.int32) if self.dtype.is_bool else self
+        out = x._scan("min", axis)
+        return out.cast(dtypes.bool_) if self.dtype.is_bool else out
+
+    @_traced
+    def logcumsumexp(self, axis=0) -> Tensor:
+        """``log(cumsum(exp(x)))`` along ``axis``, scanned with a stable
+        logaddexp (no overflow, no underflow): ``x.logcumsumexp(1)``."""
+        return self._float()._scan("logaddexp", axis)
+
     # -- in-place operators (PyTorch's): the result is written into the tensor --
     def _inplace(self, result: Tensor, what: str) -> Tensor:
         if result.shape != self.shape:
@@ -2293,6 +2364,42 @@ def _select_max(hit: Tensor, vals: Tensor) -> Tensor:
     return out.cast(dt) if dt.is_bool else out
 
 
+_SCAN_BLOCK = 32
+"""Block length of the front end's scans (see ``Tensor._scan``)."""
+
+
+def _lowest(dt: DType):
+    return -math.inf if dt.is_float else int(np.iinfo(dt.np).min)
+
+
+def _highest(dt: DType):
+    return math.inf if dt.is_float else int(np.iinfo(dt.np).max)
+
+
+def _reduce_kind(t: Tensor, kind: str, axis: int) -> Tensor:
+    if kind == "logaddexp":
+        m = t.max(axis, keepdim=True)
+        m = m.isfinite().where(m, 0)
+        return ((t - m).exp().sum(axis, keepdim=True).log() + m).squeeze(axis)
+    if kind == "add":
+        return t._reduce("add", axis, False)
+    if kind == "mul":
+        return t._reduce("mul", axis, False)
+    return t.max(axis) if kind == "max" else t.min(axis)
+
+
+def _combine(kind: str, a: Tensor, b: Tensor) -> Tensor:
+    if kind == "logaddexp":
+        m = a.maximum(b)
+        m = m.isfinite().where(m, 0)
+        return ((a - m).exp() + (b - m).exp()).log() + m
+    if kind == "add":
+        return a + b
+    if kind == "mul":
+        return a * b
+    return a.maximum(b) if kind == "max" else a.minimum(b)
+
+
 _TANH_TAYLOR = (
     -1 / 3,
     2 / 15,
@@ -2373,6 +2480,7 @@ def _torch_spellings(fn):
 for _name in (
     "sum", "prod", "max", "min", "mean", "var", "std", "softmax", "log_softmax",
     "logsumexp", "argmax", "argmin", "any", "all", "amax", "amin", "count_nonzero",
+    "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
 ):  # fmt: skip
     setattr(Tensor, _name, _torch_spellings(getattr(Tensor, _name)))
 
