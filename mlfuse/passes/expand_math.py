@@ -271,7 +271,7 @@ _LOG2E = _h("0x1.71547652B82FEp0")
 # exp: clamp bounds (results 0 / inf beyond), ln2 in two parts, q(r) for p = 1 + r + r²·q
 _EXP = {
     32: dict(
-        lo=-104.0,
+        lo=-110.0,  # far below ln(2^-150) = -103.97: 0 however the last product rounds
         hi=89.0,
         ln2=(_h("0x1.62E43p-1"), -_h("0x1.05C61p-29")),
         q=[1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,

@@ -15,7 +15,7 @@
 // CHECK-NOT:     arith.cmpf
 // CHECK:         [[HI:%.*]] = arith.constant 8.900000e+01 : f32
 // CHECK-NEXT:    [[X1:%.*]] = arith.minimumf %x, [[HI]] : f32
-// CHECK-NEXT:    [[LO:%.*]] = arith.constant -1.040000e+02 : f32
+// CHECK-NEXT:    [[LO:%.*]] = arith.constant -1.100000e+02 : f32
 // CHECK-NEXT:    [[X:%.*]] = arith.maximumf [[X1]], [[LO]] : f32
 // CHECK:         [[MAGIC:%.*]] = arith.constant 0x4B400000 : f32
 // CHECK-NEXT:    [[T:%.*]] = math.fma [[X]], {{%.*}}, [[MAGIC]] : f32
