@@ -9,7 +9,20 @@ mlfuse.devices()           # ('cpu',): where tensors can live (Tensor(..., devic
 """
 
 from mlfuse import dtypes
-from mlfuse.dtypes import bool_, float32, float64, int32, int64
+from mlfuse.dtypes import (
+    bfloat16,
+    bool_,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    result_type,
+    uint8,
+)
 from mlfuse.targets import devices, get_default_device, set_default_device
 from mlfuse.tensor import (
     Tensor,
@@ -42,9 +55,25 @@ __all__ = [
     "get_default_device",
     "set_default_device",
     "bool_",
+    "uint8",
+    "int8",
+    "int16",
     "int32",
     "int64",
+    "float16",
+    "bfloat16",
     "float32",
     "float64",
+    "half",
+    "float",
+    "double",
+    "short",
+    "int",
+    "long",
+    "promote_types",
+    "result_type",
 ]
+# PyTorch's aliases: mlfuse.half is float16, mlfuse.long is int64, ...
+half, float, double = float16, float32, float64  # noqa: A001 - PyTorch's names
+short, int, long = int16, int32, int64  # noqa: A001 - PyTorch's names
 __version__ = "0.1.0"

@@ -5,20 +5,36 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    Signedness,
+)
 from xdsl.ir import Attribute
 
 
 @dataclass(frozen=True, eq=True)
 class DType:
+    """One element type: ``mlfuse.float16.itemsize`` is 2, ``mlfuse.uint8.unsigned`` is True."""
+
     name: str
     itemsize: int
-    kind: str  # "f" float, "i" signed int, "b" bool
-    priority: int  # for promotion: bool < ints < floats
+    kind: str  # "f" float, "i" integer (signed or unsigned), "b" bool
+    priority: int  # rank among the dtypes of its kind, for promotion
+    unsigned: bool = False
 
     @property
     def np(self) -> np.dtype:
-        return np.dtype(_NP_NAMES[self.name])
+        """The numpy dtype of the host storage (bfloat16: :data:`BF16_STORAGE`, its bits)."""
+        return _NP[self.name]
+
+    @property
+    def host(self) -> np.dtype:
+        """The numpy dtype values are read and written as (bfloat16: float32)."""
+        return np.dtype(np.float32) if self.name == "bfloat16" else self.np
 
     @property
     def is_float(self) -> bool:
@@ -26,11 +42,26 @@ class DType:
 
     @property
     def is_int(self) -> bool:
+        """Integer, signed or unsigned (not bool)."""
         return self.kind == "i"
 
     @property
     def is_bool(self) -> bool:
         return self.kind == "b"
+
+    @property
+    def is_signed(self) -> bool:
+        """Whether negative values exist: ``mlfuse.int8.is_signed`` (floats too, as torch)."""
+        return not self.is_bool and not self.unsigned
+
+    @property
+    def bits(self) -> int:
+        return 1 if self.is_bool else 8 * self.itemsize
+
+    @property
+    def is_half(self) -> bool:
+        """float16 or bfloat16: stored in 16 bits, computed in float32."""
+        return self.is_float and self.itemsize == 2
 
     def ir(self) -> Attribute:
         return _IR[self.name]()
@@ -40,66 +71,154 @@ class DType:
 
 
 bool_ = DType("bool", 1, "b", 0)
-int32 = DType("int32", 4, "i", 1)
-int64 = DType("int64", 8, "i", 2)
-float32 = DType("float32", 4, "f", 3)
-float64 = DType("float64", 8, "f", 4)
+uint8 = DType("uint8", 1, "i", 0, unsigned=True)
+int8 = DType("int8", 1, "i", 1)
+int16 = DType("int16", 2, "i", 2)
+int32 = DType("int32", 4, "i", 3)
+int64 = DType("int64", 8, "i", 4)
+float16 = DType("float16", 2, "f", 0)
+bfloat16 = DType("bfloat16", 2, "f", 0)
+float32 = DType("float32", 4, "f", 1)
+float64 = DType("float64", 8, "f", 2)
 
-ALL = (bool_, int32, int64, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 default_float = float32
 default_int = int64  # Python ints, as in PyTorch and numpy
 
-_NP_NAMES = {
-    "bool": "bool",
-    "int32": "int32",
-    "int64": "int64",
-    "float32": "float32",
-    "float64": "float64",
+BF16_STORAGE = np.dtype([("bfloat16", "<u2")])
+"""numpy has no bfloat16: host buffers of bfloat16 hold its bits in this one-field
+record dtype (so they are never mistaken for uint16 values, and numpy refuses
+arithmetic on them); values cross to and from the host as float32."""
+
+_NP = {
+    "bool": np.dtype(np.bool_),
+    "uint8": np.dtype(np.uint8),
+    "int8": np.dtype(np.int8),
+    "int16": np.dtype(np.int16),
+    "int32": np.dtype(np.int32),
+    "int64": np.dtype(np.int64),
+    "float16": np.dtype(np.float16),
+    "bfloat16": BF16_STORAGE,
+    "float32": np.dtype(np.float32),
+    "float64": np.dtype(np.float64),
 }
 _IR = {
     "bool": lambda: IntegerType(1),
+    "uint8": lambda: IntegerType(8, Signedness.UNSIGNED),
+    "int8": lambda: IntegerType(8),
+    "int16": lambda: IntegerType(16),
     "int32": lambda: IntegerType(32),
     "int64": lambda: IntegerType(64),
+    "float16": Float16Type,
+    "bfloat16": BFloat16Type,
     "float32": Float32Type,
     "float64": Float64Type,
 }
 _BY_NAME = {d.name: d for d in ALL}
-_BY_NAME["bool_"] = bool_
+_BY_NAME.update(
+    {
+        "bool_": bool_,
+        "half": float16,
+        "float": float32,
+        "double": float64,
+        "short": int16,
+        "int": int32,
+        "long": int64,
+        "char": int8,
+        "byte": uint8,
+    }
+)
+_NAMES = ", ".join(d.name for d in ALL)
+NAMES = frozenset(_BY_NAME)
+"""Every name :func:`as_dtype` accepts as a string (PyTorch's aliases included)."""
+
+
+# -- host conversions of bfloat16 ------------------------------------------------
+def bf16_bits(values) -> np.ndarray:
+    """float32 values -> bfloat16 bits (uint16), rounded to nearest even; NaN stays a
+    quiet NaN of the same sign: ``bf16_bits(np.float32(1.0))`` is ``0x3F80``."""
+    x = np.array(values, dtype=np.float32)  # a copy, any shape (0-d too)
+    u = x.view(np.uint32).astype(np.uint64)
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    nan = np.isnan(x)
+    out = np.where(nan, (u >> 16) | 0x40, rounded)
+    return out.astype(np.uint16)
+
+
+def bf16_values(bits) -> np.ndarray:
+    """bfloat16 bits (uint16) -> their float32 values (exact)."""
+    b = np.asarray(bits, dtype=np.uint16)
+    return (b.astype(np.uint32) << 16).view(np.float32)
+
+
+def round_bf16(values) -> np.ndarray:
+    """float32 values rounded to the nearest bfloat16, as float32: the reference the
+    kernels' bfloat16 results match."""
+    return bf16_values(bf16_bits(values))
+
+
+def to_storage(values, dt: DType) -> np.ndarray:
+    """Host values -> a host array of ``dt``'s storage (bfloat16: rounded from float32)."""
+    if dt == bfloat16:
+        arr = np.asarray(values)
+        if arr.dtype == BF16_STORAGE:
+            return arr
+        return bf16_bits(arr.astype(np.float32)).view(BF16_STORAGE)
+    return np.asarray(values, dtype=dt.np)
+
+
+def from_storage(arr: np.ndarray, dt: DType) -> np.ndarray:
+    """A host array of ``dt``'s storage -> its values (bfloat16: float32)."""
+    if dt == bfloat16:
+        return bf16_values(arr.view(np.uint16))
+    return arr
 
 
 def from_numpy(dt: np.dtype) -> DType:
+    """The dtype of host arrays of numpy dtype ``dt``: ``from_numpy(np.float16)`` is
+    float16. uint16, uint32 and uint64 have no mlfuse dtype (uint8 is the only
+    unsigned one, as in PyTorch): TypeError."""
     dt = np.dtype(dt)
     for d in ALL:
         if d.np == dt:
             return d
-    raise TypeError(
-        f"numpy dtype {dt} is not supported; mlfuse has {', '.join(d.name for d in ALL)}"
-    )
+    if dt.kind == "u":
+        raise TypeError(
+            f"numpy dtype {dt} is not supported: uint8 is mlfuse's only unsigned dtype "
+            f"(as in PyTorch); convert the array first (.astype(np.int64)) or pass dtype="
+        )
+    raise TypeError(f"numpy dtype {dt} is not supported; mlfuse has {_NAMES}")
 
 
 def from_ir(t: Attribute) -> DType:
+    """The dtype of an IR element type: ``from_ir(IntegerType(8, Signedness.UNSIGNED))``
+    is uint8."""
     for d in ALL:
         if d.ir() == t:
             return d
-    raise TypeError(f"element type {t} has no mlfuse dtype")
+    raise TypeError(f"element type {t} has no mlfuse dtype (mlfuse has {_NAMES})")
 
 
 def as_dtype(x) -> DType:
-    """Accept a DType, a name ('float32'), a numpy dtype or a Python type."""
+    """Accept a DType, a name ('float16', PyTorch's 'half', 'long'...), a numpy
+    dtype or a Python type: ``as_dtype("bfloat16")``."""
     if isinstance(x, DType):
         return x
     if x is None:
-        raise TypeError(f"dtype must be given; mlfuse has {', '.join(d.name for d in ALL)}")
+        raise TypeError(f"dtype must be given; mlfuse has {_NAMES}")
     if isinstance(x, str):
-        if x in _BY_NAME:
-            return _BY_NAME[x]
-        raise TypeError(f"unknown dtype {x!r}; mlfuse has {', '.join(d.name for d in ALL)}")
+        name = x.removeprefix("torch.")
+        if name in _BY_NAME:
+            return _BY_NAME[name]
+        raise TypeError(f"unknown dtype {x!r}; mlfuse has {_NAMES}")
     if x is bool:
         return bool_
     if x is int:
         return default_int
     if x is float:
         return default_float
+    if type(x).__module__ == "torch" and type(x).__name__ == "dtype":
+        return as_dtype(str(x))  # torch.float16 -> "torch.float16"
     try:
         return from_numpy(np.dtype(x))
     except TypeError as e:
@@ -107,10 +226,58 @@ def as_dtype(x) -> DType:
 
 
 def promote(a: DType, b: DType) -> DType:
-    """Result dtype of a binary op on two tensors (the higher of the two)."""
+    """Result dtype of a binary op on tensors of dtypes ``a`` and ``b``, PyTorch's
+    table (``torch.promote_types``): bool < integers < floats; uint8 with a signed
+    integer gives a signed one that holds both (uint8 + int8 -> int16); any
+    float wins over any integer (int64 + float16 -> float16); float16 with
+    bfloat16 gives float32. Unlike numpy, int32 + float32 is float32."""
     if a == b:
         return a
-    return a if a.priority > b.priority else b
+    if a.kind != b.kind:
+        order = "bif"
+        return a if order.index(a.kind) > order.index(b.kind) else b
+    if a.is_float:
+        if a.itemsize == b.itemsize:  # float16 and bfloat16
+            return float32
+        return a if a.itemsize > b.itemsize else b
+    if a.unsigned != b.unsigned:  # uint8 and a signed integer
+        s = b if a.unsigned else a
+        return s if s.itemsize > 1 else int16
+    return a if a.itemsize > b.itemsize else b
+
+
+def promote_types(a, b) -> DType:
+    """:func:`promote` of two dtypes given in any form :func:`as_dtype` accepts:
+    ``mlfuse.promote_types(mlfuse.uint8, mlfuse.int8)`` is int16."""
+    return promote(as_dtype(a), as_dtype(b))
+
+
+def result_type(*operands) -> DType:
+    """The dtype of an elementwise op on ``operands`` (tensors, dtypes, Python
+    scalars), as ``torch.result_type``: tensors (and dtypes) promote with
+    :func:`promote`; Python scalars are weakly typed and only raise the kind
+    (:func:`scalar_dtype`): ``result_type(mlfuse.uint8, 3)`` is uint8,
+    ``result_type(mlfuse.int16, 2.5)`` is float32."""
+    if not operands:
+        raise TypeError("result_type needs at least one operand")
+    typed: DType | None = None
+    scalars = []
+    for x in operands:
+        dt = getattr(x, "dtype", None) if not isinstance(x, DType) else x
+        if isinstance(dt, DType):
+            typed = dt if typed is None else promote(typed, dt)
+        elif isinstance(x, (bool, int, float)):
+            scalars.append(x)
+        else:
+            typed = as_dtype(x) if typed is None else promote(typed, as_dtype(x))
+    if typed is None:  # scalars only: the kind of the highest one, default sizes
+        kinds = {bool: 0, int: 1, float: 2}
+        top = max(scalars, key=lambda v: kinds[type(v)] if type(v) in kinds else 2)
+        typed = as_dtype(type(top))
+        return typed
+    for v in scalars:
+        typed = scalar_dtype(v, typed)
+    return typed
 
 
 def scalar_dtype(v, other: DType) -> DType:

@@ -65,6 +65,8 @@ BINARY = (
     "and",
     "or",
     "xor",
+    "shl",
+    "shr",
     "cmplt",
     "cmple",
     "cmpeq",
@@ -243,6 +245,8 @@ def shared_array(n: Node) -> np.ndarray | None:
     """A realized node's values as a host array aliasing its buffer (strided
     like its view), or None where that is impossible (device memory, masks)."""
     assert n.buffer is not None
+    if n.dtype == dtypes.bfloat16:
+        return None  # numpy has no bfloat16: its values are only ever copied out
     flat = get_target(n.buffer.device).share(n.buffer)
     if flat is None:
         return None
@@ -258,9 +262,10 @@ def shared_array(n: Node) -> np.ndarray | None:
 
 
 def host_array(n: Node) -> np.ndarray:
-    """A realized node's values as a new host array of its shape."""
+    """A realized node's values as a new host array of its shape (bfloat16 values
+    as float32: numpy has no bfloat16)."""
     assert n.buffer is not None
-    flat = get_target(n.buffer.device).to_numpy(n.buffer)
+    flat = dtypes.from_storage(get_target(n.buffer.device).to_numpy(n.buffer), n.dtype)
     if n.view is None:
         return flat.reshape(n.shape)
     v = n.view

@@ -206,7 +206,8 @@ class Tensor:
                     f"integers {arr.min()}..{arr.max()} do not fit in {want.name}; pass "
                     "a wider dtype (dtype=mlfuse.int64)"
                 )
-        self.node = graph.buffer(np.asarray(arr, dtype=want.np), dev)  # the target copies it
+        # the target copies it; bfloat16 is rounded from float32 here
+        self.node = graph.buffer(dtypes.to_storage(arr, want), dev)
 
     # -- creation -------------------------------------------------------------
     @staticmethod
@@ -238,6 +239,8 @@ class Tensor:
                 )
         else:
             value = float(value)
+            if dt.is_half:  # a value of its dtype, rounded through float32 as in PyTorch
+                value = float(dtypes.from_storage(dtypes.to_storage(np.float32(value), dt), dt))
         c = graph.make("const", (), value, (), dt, targets.device_name(device))
         if not shape:
             return Tensor(c)
@@ -286,7 +289,7 @@ class Tensor:
             if dtype
             else (dtypes.default_int if is_int else dtypes.default_float)
         )
-        return Tensor(np.arange(start, stop, step).astype(dt.np), dt, device)
+        return Tensor(np.arange(start, stop, step).astype(dt.host), dt, device)
 
     @staticmethod
     def eye(n: int, m: int | None = None, dtype=None, device=None) -> Tensor:
@@ -310,7 +313,17 @@ class Tensor:
             raise ValueError(f"linspace: steps must be a non-negative int, got {steps!r}")
         dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
         vals = np.linspace(float(start), float(end), int(steps))
-        return Tensor(vals.astype(dt.np) if not dt.is_float else vals, dt, device)
+        return Tensor(vals.astype(dt.host) if not dt.is_float else vals, dt, device)
+
+    @staticmethod
+    def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None) -> Tensor:
+        """``base ** linspace(start, end, steps)``: ``Tensor.logspace(0, 3, 4)`` is
+        ``[1, 10, 100, 1000]``."""
+        if not isinstance(steps, (int, np.integer)) or steps < 0:
+            raise ValueError(f"logspace: steps must be a non-negative int, got {steps!r}")
+        dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
+        vals = float(base) ** np.linspace(float(start), float(end), int(steps))
+        return Tensor(vals.astype(dt.host) if not dt.is_float else vals, dt, device)
 
     @staticmethod
     def randint(low, high=None, size=(), dtype=None, device=None, seed=None) -> Tensor:
@@ -371,12 +384,34 @@ class Tensor:
         return self.node.device
 
     @_traced
-    def to(self, device: str) -> Tensor:
-        """This tensor on ``device``: itself if it is there already, else a lazy copy."""
-        dev = targets.device_name(device)
-        if dev == self.device:
-            return self
-        return Tensor(graph.make("copy", (self.node,), dev, self.shape, self.dtype, dev))
+    def to(self, *args, device=None, dtype=None) -> Tensor:
+        """This tensor on a device and/or of a dtype, as PyTorch spells it:
+        ``x.to("cpu")``, ``x.to(mlfuse.float16)``, ``x.to("cpu", mlfuse.float16)``,
+        ``x.to(dtype=mlfuse.int8, device="cpu")``, ``x.to(other)`` (other's device
+        and dtype). Itself when nothing changes, else lazy copies/casts."""
+        if len(args) > 2:
+            raise TypeError(f"to() takes at most 2 positional arguments, got {len(args)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                if len(args) > 1:
+                    raise TypeError("to(other): no other positional argument with a tensor")
+                device, dtype = device or a.device, dtype or a.dtype
+            elif isinstance(a, str) and a.removeprefix("torch.") not in dtypes.NAMES:
+                if device is not None:
+                    raise TypeError(f"to(): device given twice ({device!r} and {a!r})")
+                device = a
+            else:
+                if dtype is not None:
+                    raise TypeError(f"to(): dtype given twice ({dtype!r} and {a!r})")
+                dtype = a
+        out = self
+        if dtype is not None:
+            out = out.cast(dtype)
+        if device is not None:
+            dev = targets.device_name(device)
+            if dev != out.device:
+                out = Tensor(graph.make("copy", (out.node,), dev, out.shape, out.dtype, dev))
+        return out
 
     @property
     def ndim(self) -> int:
@@ -469,6 +504,11 @@ class Tensor:
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """Export as a DLPack capsule (``np.from_dlpack(t)``, ``torch.from_dlpack(t)``):
         zero-copy on the CPU, the consumer then shares the tensor's memory."""
+        if self.dtype == dtypes.bfloat16:
+            raise BufferError(
+                "a bfloat16 tensor cannot be exported through numpy's DLPack (numpy has no "
+                "bfloat16); export x.float() instead"
+            )
         arr = self._shared() if copy is not True else None
         if arr is None:
             if copy is False:
@@ -665,9 +705,11 @@ class Tensor:
         e = e.cast(x.dtype)
         one = Tensor.ones_like(x)
         out, sq = one, x
-        for bit in range(x.dtype.itemsize * 8 - 1):
+        for bit in range(x.dtype.itemsize * 8 - (0 if x.dtype.unsigned else 1)):
             out = ((e & (1 << bit)) != 0).where(out * sq, out)
             sq = sq * sq
+        if x.dtype.unsigned:  # no negative exponents
+            return out
         odd = (e & 1) != 0
         negative = (x == 1).where(one, (x == -1).where(odd.where(-one, one), 0))
         return (e < 0).where(negative, out)
@@ -723,6 +765,59 @@ class Tensor:
     def logical_not(self) -> Tensor:
         """Elementwise not, as bool: ``(x > 0).logical_not()``."""
         return self.cast(dtypes.bool_)._unary("not", allow=("b",))
+
+    def _shift(self, kind: str, other, reverse=False) -> Tensor:
+        a, b = self._operands(other, reverse)
+        if not a.dtype.is_int:
+            raise TypeError(
+                f"{'<<' if kind == 'shl' else '>>'} is not defined for {a.dtype.name} tensors"
+            )
+        return a._binary(kind, b)
+
+    @_traced
+    def __lshift__(self, other):
+        """``x << n`` (integers; a shift by a negative amount or by the bit width or
+        more gives 0, as in PyTorch): ``Tensor([1, 2]) << 3``."""
+        return self._shift("shl", other)
+
+    @_traced
+    def __rlshift__(self, other):
+        return self._shift("shl", other, True)
+
+    @_traced
+    def __rshift__(self, other):
+        """``x >> n``: arithmetic for signed integers, logical for uint8; a shift by a
+        negative amount or by the bit width or more gives the sign fill (0 or -1):
+        ``Tensor([-8]) >> 1`` is -4."""
+        return self._shift("shr", other)
+
+    @_traced
+    def __rrshift__(self, other):
+        return self._shift("shr", other, True)
+
+    def bitwise_left_shift(self, other) -> Tensor:
+        """PyTorch's name for ``x << other``: ``x.bitwise_left_shift(2)``."""
+        return self.__lshift__(other)
+
+    def bitwise_right_shift(self, other) -> Tensor:
+        """PyTorch's name for ``x >> other``: ``x.bitwise_right_shift(2)``."""
+        return self.__rshift__(other)
+
+    def bitwise_and(self, other) -> Tensor:
+        """PyTorch's name for ``x & other`` (integers and bools): ``x.bitwise_and(3)``."""
+        return self.__and__(other)
+
+    def bitwise_or(self, other) -> Tensor:
+        """PyTorch's name for ``x | other`` (integers and bools): ``x.bitwise_or(3)``."""
+        return self.__or__(other)
+
+    def bitwise_xor(self, other) -> Tensor:
+        """PyTorch's name for ``x ^ other`` (integers and bools): ``x.bitwise_xor(3)``."""
+        return self.__xor__(other)
+
+    def bitwise_not(self) -> Tensor:
+        """PyTorch's name for ``~x`` (integers and bools): ``x.bitwise_not()``."""
+        return self.__invert__()
 
     # comparisons give bool tensors
     @_traced
@@ -928,6 +1023,45 @@ class Tensor:
         """Cast to bool (non-zero is True): ``x.bool()``."""
         return self.cast(dtypes.bool_)
 
+    def half(self) -> Tensor:
+        """Cast to float16 (computed in float32, rounded per op): ``x.half()``."""
+        return self.cast(dtypes.float16)
+
+    def bfloat16(self) -> Tensor:
+        """Cast to bfloat16 (rounded to nearest even): ``x.bfloat16()``."""
+        return self.cast(dtypes.bfloat16)
+
+    def double(self) -> Tensor:
+        """Cast to float64: ``x.double()``."""
+        return self.cast(dtypes.float64)
+
+    def long(self) -> Tensor:
+        """Cast to int64 (floats truncate toward zero): ``x.long()``."""
+        return self.cast(dtypes.int64)
+
+    def short(self) -> Tensor:
+        """Cast to int16 (integers wrap): ``x.short()``."""
+        return self.cast(dtypes.int16)
+
+    def char(self) -> Tensor:
+        """Cast to int8 (integers wrap): ``x.char()``."""
+        return self.cast(dtypes.int8)
+
+    def byte(self) -> Tensor:
+        """Cast to uint8 (integers wrap, ``-1`` is 255): ``x.byte()``."""
+        return self.cast(dtypes.uint8)
+
+    def type(self, dtype=None):
+        """The dtype's name without an argument, else a cast: ``x.type()`` is
+        ``'float32'``, ``x.type(mlfuse.float16)`` is ``x.half()``."""
+        if dtype is None:
+            return self.dtype.name
+        return self.cast(dtype)
+
+    def element_size(self) -> int:
+        """Bytes per element: ``Tensor([1.0]).half().element_size()`` is 2."""
+        return self.dtype.itemsize
+
     # -- reductions -------------------------------------------------------------
     def _reduce(self, kind: str, axis, keepdim: bool) -> Tensor:
         axes = _norm_axes(axis, self.ndim)
@@ -986,11 +1120,15 @@ class Tensor:
         """Mean over ``axis`` (integers are averaged as floats): ``x.mean(0)``."""
         axes = _norm_axes(axis, self.ndim)
         n = math.prod(self.shape[a] for a in axes)
+        if self.dtype.is_half and n:  # PyTorch on CPUs: the 16-bit sum divided by n
+            return self.sum(axis, keepdim) / n
         return self._float().sum(axis, keepdim) * (1.0 / n if n else float("nan"))
 
     @_traced
     def var(self, axis=None, keepdim=False, correction=1):
         """Variance over ``axis`` (``correction=1``: Bessel's): ``x.var(1)``."""
+        if self.dtype.is_half:  # computed in float32, rounded once (as PyTorch)
+            return self.float().var(axis, keepdim, correction).cast(self.dtype)
         axes = _norm_axes(axis, self.ndim)
         n = math.prod(self.shape[a] for a in axes)
         x = self._float()
@@ -1002,11 +1140,15 @@ class Tensor:
     @_traced
     def std(self, axis=None, keepdim=False, correction=1):
         """Standard deviation over ``axis`` (``correction=1``: Bessel's): ``x.std(0)``."""
+        if self.dtype.is_half:  # computed in float32, rounded once (as PyTorch)
+            return self.float().std(axis, keepdim, correction).cast(self.dtype)
         return self.var(axis, keepdim, correction).sqrt()
 
     @_traced
     def softmax(self, axis=-1):
         """``exp(x) / sum(exp(x))`` along ``axis``, computed stably: ``x.softmax(-1)``."""
+        if self.dtype.is_half:  # computed in float32, rounded once (as PyTorch)
+            return self.float().softmax(axis).cast(self.dtype)
         x = self._float()
         e = (x - x.max(axis, keepdim=True)).exp()
         return e / e.sum(axis, keepdim=True)
@@ -1014,6 +1156,8 @@ class Tensor:
     @_traced
     def log_softmax(self, axis=-1):
         """``log(softmax(x))``, computed stably: ``x.log_softmax(-1)``."""
+        if self.dtype.is_half:  # computed in float32, rounded once (as PyTorch)
+            return self.float().log_softmax(axis).cast(self.dtype)
         x = self._float()
         m = x - x.max(axis, keepdim=True)
         return m - m.exp().sum(axis, keepdim=True).log()
@@ -1210,10 +1354,15 @@ class Tensor:
         pairs = _pairs(padding, self.ndim, "pad", "(before, after)")
         if mode != "constant":
             return self._pad_mode(pairs, mode)
-        if any(b < 0 or e < 0 for b, e in pairs):
-            if all(b <= 0 and e <= 0 for b, e in pairs):  # negative amounts crop, as in PyTorch
-                return self.shrink(tuple((-b, s + e) for (b, e), s in zip(pairs, self.shape)))
-            raise ValueError(f"pad amounts must be non-negative, got {pairs}")
+        if any(b < 0 or e < 0 for b, e in pairs):  # negative amounts crop, as in PyTorch
+            if any(s + min(b, 0) + min(e, 0) < 0 for (b, e), s in zip(pairs, self.shape)):
+                raise ValueError(
+                    f"pad: amounts {pairs} crop more than the dims of {self.shape} hold"
+                )
+            cropped = self.shrink(
+                tuple((-min(b, 0), s + min(e, 0)) for (b, e), s in zip(pairs, self.shape))
+            )
+            return cropped.pad(tuple((max(b, 0), max(e, 0)) for b, e in pairs), value, mode)
         if all(p == (0, 0) for p in pairs):
             return self
         v = (
@@ -1269,9 +1418,12 @@ class Tensor:
         return self._movement("shrink", pairs, tuple(e - b for b, e in pairs))
 
     @_traced
-    def flip(self, axis) -> Tensor:
-        """Reverse the order of elements along ``axis`` (an int or a tuple): ``x.flip(0)``."""
-        out = self._flip_view(axis)
+    def flip(self, axis=None, *, dims=None) -> Tensor:
+        """Reverse the order of elements along ``axis`` (an int or a tuple; PyTorch's
+        ``dims=`` too): ``x.flip(0)``, ``x.flip(dims=(0, 1))``."""
+        if axis is not None and dims is not None:
+            raise TypeError("flip: give the dims to reverse once, as axis or dims=")
+        out = self._flip_view(axis if dims is None else dims)  # None: every dim (numpy)
         return out if out is self else out._new()  # a new tensor, as in PyTorch
 
     def _flip_view(self, axes) -> Tensor:
@@ -1293,13 +1445,18 @@ class Tensor:
         return self._movement("stride", steps, shape)
 
     def squeeze(self, dim=None) -> Tensor:
-        """Drop size-1 dims (all, or ``dim``): ``x.squeeze()``, ``x.squeeze(0)``."""
+        """Drop size-1 dims (all, or those of ``dim``, an int or a tuple; a listed
+        dim that is not 1 stays, as in PyTorch): ``x.squeeze()``, ``x.squeeze((0, 2))``."""
         if dim is None:
             return self.reshape(tuple(s for s in self.shape if s != 1))
-        d = _norm_axis(dim, self.ndim, "dim")
-        if self.shape[d] != 1:
+        if isinstance(dim, (tuple, list)):
+            drop = {d for d in _norm_axes(tuple(dim), self.ndim) if self.shape[d] == 1}
+        else:
+            d = _norm_axis(dim, self.ndim, "dim")
+            drop = {d} if self.ndim and self.shape[d] == 1 else set()
+        if not drop:
             return self
-        return self.reshape(self.shape[:d] + self.shape[d + 1 :])
+        return self.reshape(tuple(s for i, s in enumerate(self.shape) if i not in drop))
 
     def unsqueeze(self, dim: int) -> Tensor:
         """Insert a size-1 dim at ``dim``: ``x.unsqueeze(0)``."""
@@ -1523,7 +1680,8 @@ class Tensor:
                 i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer))
             ) or isinstance(i, bool):
                 raise TypeError(
-                    f"unsupported index {i!r}: use ints, slices, None or ... (no tensor indexing)"
+                    f"unsupported index {i!r}: use ints, slices, None, ..., or integer or bool "
+                    "tensors, lists and arrays"
                 )
         if sum(i is Ellipsis for i in index) > 1:
             raise IndexError("an index can only have a single ellipsis")
@@ -1844,6 +2002,118 @@ class Tensor:
     def logical_xor(self, other) -> Tensor:
         """Elementwise xor of the truth values: ``a.logical_xor(b)``."""
         return self._logical("xor", other)
+
+    # hyperbolic and inverse trigonometric functions: built from exp/expm1/log/
+    # log1p/sqrt so they fuse; float32 (and 16-bit) inputs are computed in float64
+    # and rounded once, as erf is
+    def _in_float64(self, fn) -> Tensor:
+        x = self._float()
+        if x.dtype != dtypes.float64:
+            return fn(x.cast(dtypes.float64)).cast(x.dtype)
+        return fn(x)
+
+    @_traced
+    def sinh(self) -> Tensor:
+        """Hyperbolic sine, accurate near 0 and up to the overflow: ``x.sinh()``."""
+
+        def f(x: Tensor) -> Tensor:
+            a = x.abs()
+            em = a.minimum(20).expm1()
+            near = (em + em / (em + 1)) * 0.5  # (e^a - e^-a) / 2 without cancellation
+            far = (a - 1).exp() * (math.e / 2)  # e^-a is below the last bit from 20 up
+            r = (a < 20).where(near, far)
+            return (x < 0).where(-r, (a == 0).where(x, r))  # keeps -0.0 and NaN
+
+        return self._in_float64(f)
+
+    @_traced
+    def cosh(self) -> Tensor:
+        """Hyperbolic cosine: ``x.cosh()``."""
+
+        def f(x: Tensor) -> Tensor:
+            a = x.abs()
+            e = a.minimum(20).exp()
+            # a - 1 is exact, a - log(2) would not be; e^a / 2 overflows early
+            return (a < 20).where((e + 1 / e) * 0.5, (a - 1).exp() * (math.e / 2))
+
+        return self._in_float64(f)
+
+    @_traced
+    def asinh(self) -> Tensor:
+        """Inverse hyperbolic sine: ``x.asinh()``."""
+
+        def f(x: Tensor) -> Tensor:
+            a = x.abs()
+            s = a.minimum(1e150)
+            near = (s + s * s / ((s * s + 1).sqrt() + 1)).log1p()
+            r = (a < 1e150).where(near, a.log() + math.log(2))
+            return (x < 0).where(-r, (a == 0).where(x, r))
+
+        return self._in_float64(f)
+
+    @_traced
+    def acosh(self) -> Tensor:
+        """Inverse hyperbolic cosine (NaN below 1): ``x.acosh()``."""
+
+        def f(x: Tensor) -> Tensor:
+            t = x.minimum(1e150) - 1
+            near = (t + (t * 2 + t * t).sqrt()).log1p()
+            return (x < 1e150).where(near, x.log() + math.log(2))
+
+        return self._in_float64(f)
+
+    @_traced
+    def atanh(self) -> Tensor:
+        """Inverse hyperbolic tangent (+-inf at +-1, NaN beyond): ``x.atanh()``."""
+
+        def f(x: Tensor) -> Tensor:
+            a = x.abs()
+            r = (a * 2 / (1 - a)).log1p() * 0.5
+            return (x < 0).where(-r, (a == 0).where(x, r))
+
+        return self._in_float64(f)
+
+    @_traced
+    def atan(self) -> Tensor:
+        """Inverse tangent (radians, in [-pi/2, pi/2]): ``x.atan()``."""
+        return self._in_float64(_atan64)
+
+    @_traced
+    def asin(self) -> Tensor:
+        """Inverse sine (radians; NaN outside [-1, 1]): ``x.asin()``."""
+        return self._in_float64(lambda x: _atan64(x / ((1 - x) * (1 + x)).sqrt()))
+
+    @_traced
+    def acos(self) -> Tensor:
+        """Inverse cosine (radians, in [0, pi]; NaN outside [-1, 1]): ``x.acos()``."""
+        return self._in_float64(lambda x: _atan64(((1 - x) / (1 + x)).sqrt()) * 2)
+
+    @_traced
+    def atan2(self, other) -> Tensor:
+        """The angle of the point (other, self), in [-pi, pi] (numpy's and PyTorch's
+        quadrants and signed zeros): ``y.atan2(x)``."""
+        y, x = self._float()._operands(other)
+        y, x = y._float(), x._float()
+
+        def f(y: Tensor, x: Tensor) -> Tensor:
+            ay, ax = y.abs(), x.abs()
+            both_inf = (ay == math.inf) & (ax == math.inf)
+            # the angle in the first quadrant, from the smaller over the larger
+            steep = ay > ax
+            t = (both_inf.where(1.0, steep.where(ax, ay))) / (
+                both_inf.where(1.0, steep.where(ay, ax))
+            )
+            t = ((ay == 0) & (ax == 0)).where(0.0, t)
+            r = _atan64(t)
+            r = steep.where(math.pi / 2 - r, r)
+            neg_x = (x < 0) | ((x == 0) & (x.reciprocal() < 0))  # -0.0 counts as negative
+            r = neg_x.where(math.pi - r, r)
+            neg_y = (y < 0) | ((y == 0) & (y.reciprocal() < 0))
+            return neg_y.where(-r, r)
+
+        if x.dtype != dtypes.float64:
+            return f(y.cast(dtypes.float64), x.cast(dtypes.float64)).cast(x.dtype)
+        return f(y, x)
 
     # -- more reductions ----------------------------------------------------------
     def _arg_reduce(self, axis, keepdim: bool, largest: bool) -> Tensor:
@@ -2452,6 +2722,25 @@ def _write_through(parent: Tensor, op: str, arg, shape: Shape, val: Tensor) -> T
 
     covered = place(Tensor.full(shape, True, dtypes.bool_, parent.device), False)
     return covered.where(place(val, 0), parent)
+
+
+def _atan64(x: Tensor) -> Tensor:
+    """atan of a float64 tensor to float64 accuracy: |x| > 1 reflects through
+    pi/2 - atan(1/x), [tan(pi/12), 1] shifts by pi/6, and the Taylor series of
+    the rest (|c| <= 0.268) converges past 1e-17 within 16 terms."""
+    a = x.abs()
+    inv = a > 1
+    b = inv.where(1 / a, a)
+    hi = b > 2 - math.sqrt(3)  # tan(pi/12)
+    s3 = math.sqrt(3)
+    c = hi.where((b * s3 - 1) / (b + s3), b)
+    c2 = c * c
+    poly = Tensor.full((), (-1) ** 16 / 33, x.dtype, x.device)
+    for n in range(15, -1, -1):
+        poly = poly * c2 + (-1) ** n / (2 * n + 1)
+    r = c * poly + hi.where(Tensor.full((), math.pi / 6, x.dtype, x.device), 0.0)
+    r = inv.where(math.pi / 2 - r, r)
+    return (x < 0).where(-r, (a == 0).where(x, r))  # keeps -0.0 and NaN
 
 
 def _torch_spellings(fn):

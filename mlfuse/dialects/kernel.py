@@ -63,7 +63,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from mlfuse.dialects.lazy import REDUCE_KINDS, ViewAttr
+from mlfuse.dialects.lazy import REDUCE_KINDS, ViewAttr, signless
 from mlfuse.dialects.syntax import (
     array_ints,
     attr_value,
@@ -305,10 +305,17 @@ class FuncOp(IRDLOperation):
         printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
 
 
+def _signless_memref(t: Attribute) -> Attribute:
+    if isinstance(t, MemRefType) and signless(t.element_type) != t.element_type:
+        return MemRefType(signless(t.element_type), t.get_shape())
+    return t
+
+
 @irdl_op_definition
 class LoadOp(IRDLOperation):
     """Read ``buffer`` at the current point of the space, through ``view``
-    (masked points read 0)."""
+    (masked points read 0). The value has the signless twin of the element
+    type (a ``ui8`` buffer reads ``i8``: the body's ops carry the signedness)."""
 
     name = "kernel.load"
     buffer = operand_def(MemRefType)
@@ -322,15 +329,15 @@ class LoadOp(IRDLOperation):
         super().__init__(
             operands=[buffer],
             properties={"view": view if isinstance(view, ViewAttr) else ViewAttr(view)},
-            result_types=[t.element_type],
+            result_types=[signless(t.element_type)],
         )
 
     def verify_(self) -> None:
         t = _check_buffer(self, self.buffer.type, "buffer")
-        if self.result.type != t.element_type:
+        if self.result.type != signless(t.element_type):
             raise VerifyException(
                 f"kernel.load: result type {self.result.type} differs from the buffer's "
-                f"element type {t.element_type}"
+                f"element type {signless(t.element_type)}"
             )
         _check_view(self, self.view, self.buffer)
 
@@ -441,7 +448,8 @@ class ReduceOp(IRDLOperation):
 
 @irdl_op_definition
 class StoreOp(IRDLOperation):
-    """Write ``value`` to ``buffer`` through ``view`` at every point where either varies."""
+    """Write ``value`` to ``buffer`` through ``view`` at every point where either varies
+    (a value of the element type's signless twin, as :class:`LoadOp` reads)."""
 
     name = "kernel.store"
     buffer = operand_def(MemRefType)
@@ -456,10 +464,10 @@ class StoreOp(IRDLOperation):
 
     def verify_(self) -> None:
         t = _check_buffer(self, self.buffer.type, "buffer")
-        if self.value.type != t.element_type:
+        if self.value.type != signless(t.element_type):
             raise VerifyException(
                 f"kernel.store: value type {self.value.type} differs from the buffer's "
-                f"element type {t.element_type}"
+                f"element type {signless(t.element_type)}"
             )
         if len(self.view.stack.views) != 1 or self.view.stack.top.mask is not None:
             raise VerifyException("kernel.store: a store view must be a single unmasked view")
@@ -475,7 +483,11 @@ class StoreOp(IRDLOperation):
         t = parser.parse_type()
         if not isinstance(t, MemRefType):
             parser.raise_error(f"kernel.store needs a memref type, got {t}")
-        return cls(parser.resolve_operand(buf, t), view, parser.resolve_operand(v, t.element_type))
+        return cls(
+            parser.resolve_operand(buf, t),
+            view,
+            parser.resolve_operand(v, signless(t.element_type)),
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -657,8 +669,11 @@ class LaunchOp(IRDLOperation):
         if not isinstance(callee, FuncOp):
             # already lowered (func.func over memrefs, or llvm.func): the buffers
             # lead its arguments
+            # (with signless element types: a ui8 buffer is an i8 one below kernels)
             ft = getattr(callee, "function_type", None)
-            if isinstance(ft, FunctionType) and tuple(ft.inputs.data)[: len(got)] != got:
+            if isinstance(ft, FunctionType) and tuple(
+                _signless_memref(t) for t in ft.inputs.data[: len(got)]
+            ) != tuple(_signless_memref(t) for t in got):
                 raise VerifyException(
                     f"kernel.launch: argument types differ from @{self.callee.string_value()}'s"
                 )

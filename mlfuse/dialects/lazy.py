@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    Signedness,
     StringAttr,
     TensorType,
 )
@@ -157,16 +158,38 @@ def is_int(t: Attribute) -> bool:
     return isinstance(t, IntegerType) and t.width.data != 1
 
 
+def is_unsigned(t: Attribute) -> bool:
+    """An unsigned integer element type (``ui8``): its ops are arith's unsigned ones."""
+    return isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED
+
+
+def signless(t: Attribute) -> Attribute:
+    """The type kernel bodies compute in: ``ui8`` -> ``i8`` (arith is signless;
+    the ops carry the signedness), anything else unchanged."""
+    if isinstance(t, IntegerType) and t.signedness.data != Signedness.SIGNLESS:
+        return IntegerType(t.width.data)
+    return t
+
+
 def _check_static(op: Operation, t: Attribute, what: str) -> None:
     if not isinstance(t, TensorType):
         raise VerifyException(f"{op.name}: {what} must be a ranked tensor, got {t}")
     if any(s < 0 for s in t.get_shape()):
         raise VerifyException(f"{op.name}: {what} must have a static shape, got {t}")
     et = t.element_type
-    if not (is_float(et) or isinstance(et, IntegerType)):
+    if et not in _element_types():
         raise VerifyException(
-            f"{op.name}: {what} has element type {et}; lazy tensors hold floats or integers"
+            f"{op.name}: {what} has element type {et}; lazy tensors hold "
+            + ", ".join(str(e) for e in _element_types())
         )
+
+
+@functools.cache
+def _element_types() -> tuple[Attribute, ...]:
+    """The element types of mlfuse's dtypes (f16 bf16 f32 f64 i1 ui8 i8 i16 i32 i64)."""
+    from mlfuse.dtypes import ALL
+
+    return tuple(d.ir() for d in ALL)
 
 
 def _check_lazy_operands(op: Operation) -> None:
@@ -445,6 +468,14 @@ PowOp = _binary("pow", FLOAT, False, "a ** b")
 AndOp = _binary("and", BOOL_OR_INT, True, "logical / bitwise and")
 OrOp = _binary("or", BOOL_OR_INT, True, "logical / bitwise or")
 XorOp = _binary("xor", BOOL_OR_INT, True, "logical / bitwise xor")
+ShlOp = _binary("shl", INTEGER, True, "a << b (0 when b is negative or not below the bit width)")
+ShrOp = _binary(
+    "shr",
+    INTEGER,
+    True,
+    "a >> b: arithmetic for signed, logical for unsigned elements (a negative or "
+    "too large b shifts every bit out: the sign fill)",
+)
 CmpltOp = _binary("cmplt", ANY, True, "a < b", compares=True)
 CmpleOp = _binary("cmple", ANY, False, "a <= b", compares=True)
 CmpeqOp = _binary("cmpeq", ANY, False, "a == b", compares=True)
@@ -463,6 +494,8 @@ BINARY_OPS: tuple[type[BinaryOp], ...] = (
     AndOp,
     OrOp,
     XorOp,
+    ShlOp,
+    ShrOp,
     CmpltOp,
     CmpleOp,
     CmpeqOp,

@@ -6,10 +6,13 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     DenseArrayBase,
+    Float16Type,
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    Signedness,
     i64,
 )
 from xdsl.ir import Attribute
@@ -120,13 +123,30 @@ def scalar_attr(v: float | int | bool, t: Attribute) -> Attribute:
         iv = int(bool(v)) if width == 1 else int(v)
         if width == 1:
             return IntegerAttr(iv, t)
-        lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
+        if t.signedness.data == Signedness.UNSIGNED:
+            lo, hi = 0, (1 << width) - 1
+        else:
+            lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
         if not lo <= iv <= hi:
-            raise ValueError(f"constant {iv} does not fit in i{width}")
+            raise ValueError(f"constant {iv} does not fit in {t}")
         return IntegerAttr(iv, t)
     if isinstance(v, bool):
         raise ValueError(f"constant {'true' if v else 'false'} is not a value of type {t}")
-    return FloatAttr(float(v), t)
+    return FloatAttr(round_float(float(v), t), t)
+
+
+def round_float(v: float, t: Attribute) -> float:
+    """``v`` rounded to the 16-bit float type ``t`` (to nearest even), so a constant
+    of float16/bfloat16 holds a value of its type; wider types keep ``v``."""
+    import numpy as np
+
+    if isinstance(t, BFloat16Type):
+        from mlfuse.dtypes import round_bf16
+
+        return float(round_bf16(np.float32(v))[()])
+    if isinstance(t, Float16Type):
+        return float(np.float16(v))
+    return v
 
 
 def attr_value(a: Attribute) -> float | int | bool:

@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     ModuleOp,
     UnitAttr,
     VectorType,
@@ -51,7 +52,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from mlfuse.dialects import kernel
-from mlfuse.dialects.lazy import is_float
+from mlfuse.dialects.lazy import is_float, signless
 from mlfuse.loop_nest import BLOCK, THREAD, UNROLL, VECTOR, Scope, hoist, schedule_scopes
 from mlfuse.passes.scalar import REDUCE_IDENTITY, combine, constant_op
 from mlfuse.view import ViewStack
@@ -148,7 +149,7 @@ class _Lowering:
         self.vec = plan.vector
         self.width = self.trips[self.vec] if self.vec is not None else 1
         self.ops, self.items, self.stores, self.store_items = kernel.body_items(k)
-        types = list(k.function_type.inputs.data)
+        types = [_signless_buffer(t) for t in k.function_type.inputs.data]
         self.func = func.FuncOp(k.sym_name.data, (types, []))
         self.func.attributes[KERNEL_ATTR] = UnitAttr()
         points = math.prod(t for t, lp in zip(self.trips, plan.loops) if lp.register)
@@ -779,6 +780,14 @@ def vectorizable(op: Operation, lanes: int) -> bool:
         except Exception:  # noqa: BLE001 - any verifier complaint means no
             _VECTOR_FORM[key] = False
     return _VECTOR_FORM[key]
+
+
+def _signless_buffer(t: Attribute) -> Attribute:
+    """A ``ui8`` buffer is an ``i8`` one below the kernel dialect (memref.load
+    gives what kernel.load gave: the signless value)."""
+    if isinstance(t, MemRefType) and signless(t.element_type) != t.element_type:
+        return MemRefType(signless(t.element_type), t.get_shape())
+    return t
 
 
 def _element(t: Attribute) -> Attribute:

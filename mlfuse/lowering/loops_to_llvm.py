@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    BFloat16Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -38,6 +39,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     VectorType,
     i1,
+    i16,
     i32,
     i64,
 )
@@ -50,10 +52,17 @@ from mlfuse.lowering.kernel_to_loops import KERNEL_ATTR
 
 
 def convert_type(t: Attribute) -> Attribute:
+    """The LLVM type of a loop-level type: memrefs are pointers, ``index`` is
+    ``i64``, ``bf16`` is ``i16`` (its bits: LLVM's x86 and llvmlite have no
+    bfloat arithmetic, legalize-float-types leaves bf16 values only moving)."""
     if isinstance(t, MemRefType):
         return llvm.LLVMPointerType()
     if isinstance(t, IndexType):
         return i64
+    if isinstance(t, BFloat16Type):
+        return i16
+    if isinstance(t, VectorType) and isinstance(t.element_type, BFloat16Type):
+        return VectorType(i16, t.get_shape())
     return t
 
 
@@ -139,6 +148,30 @@ def element_bytes(t: Attribute) -> int:
     return max(1, width // 8)
 
 
+def _is_bf16(t: Attribute) -> bool:
+    el = t.element_type if isinstance(t, (VectorType, MemRefType)) else t
+    return isinstance(el, BFloat16Type)
+
+
+_MOVES_BF16 = (
+    memref.LoadOp,
+    memref.StoreOp,
+    vector.LoadOp,
+    vector.StoreOp,
+    vector.MaskedLoadOp,
+    vector.BroadcastOp,
+    vector.InsertOp,
+    vector.ExtractOp,
+    vector.ShuffleOp,
+    arith.SelectOp,
+    arith.BitcastOp,
+    arith.ConstantOp,
+    cf.BranchOp,
+    cf.ConditionalBranchOp,
+)
+"""Ops that only move bf16 values (lowered on their i16 bits)."""
+
+
 class _Converter:
     def __init__(self, f: func.FuncOp):
         self.f = f
@@ -197,6 +230,13 @@ class _Converter:
     def op(self, op: Operation) -> None:
         t = type(op)
         res: SSAValue | None
+        if not isinstance(op, _MOVES_BF16) and any(
+            _is_bf16(v.type) for v in (*op.operands, *op.results)
+        ):
+            raise DiagnosticException(
+                f"convert-loops-to-llvm: cannot lower '{op.name}' on bf16 values (LLVM has "
+                "no bfloat arithmetic here); run legalize-float-types on the kernels first"
+            )
         if t in _INT_BINARY:
             res = self.emit(_INT_BINARY[t](self.v(op.operands[0]), self.v(op.operands[1])))
         elif t in _FLOAT_BINARY:
@@ -212,7 +252,10 @@ class _Converter:
             rt = op.results[0].type
             res = self.intrinsic(f"{_MATH_UNARY[t]}.{_suffix(rt)}", [self.v(op.operands[0])], rt)
         elif t in _CASTS:
-            res = self.emit(_CASTS[t](self.v(op.operands[0]), op.results[0].type))
+            rt = convert_type(op.results[0].type)
+            x = self.v(op.operands[0])
+            # bf16 <-> i16 bitcasts are no-ops on the bits
+            res = x if x.type == rt else self.emit(_CASTS[t](x, rt))
         elif op.dialect_name() == "llvm":  # made by a target's pass (NVVM intrinsics)
             new = op.clone(value_mapper={o: self.v(o) for o in op.operands})
             self.emit(new)
@@ -240,6 +283,11 @@ class _Converter:
         t = convert_type(op.result.type)
         val = op.value
         assert isinstance(val, (IntegerAttr, FloatAttr))
+        if isinstance(op.result.type, BFloat16Type):  # its bits
+            from mlfuse.dtypes import bf16_bits
+
+            bits = int(bf16_bits(val.value.data)[()])
+            return self.const(bits - (bits >> 15 << 16), t)
         return self.const(val.value.data, t)
 
     def _arith_negf(self, op) -> SSAValue:
@@ -264,7 +312,7 @@ class _Converter:
         return self.emit(llvm.ShuffleVectorOp(first, undef, mask, t))  # type: ignore[return-value]
 
     def _vector_broadcast(self, op: vector.BroadcastOp) -> SSAValue:
-        return self.splat(self.v(op.source), op.vector.type)  # type: ignore[arg-type]
+        return self.splat(self.v(op.source), convert_type(op.vector.type))  # type: ignore[arg-type]
 
     def _vector_insert(self, op: vector.InsertOp) -> SSAValue:
         (lane,) = op.static_position.get_values()
@@ -274,7 +322,7 @@ class _Converter:
 
     def _vector_extract(self, op: vector.ExtractOp) -> SSAValue:
         (lane,) = op.static_position.get_values()
-        t = op.result.type
+        t = convert_type(op.result.type)
         src = self.v(op.vector)
         one = self.emit(
             llvm.ShuffleVectorOp(
@@ -286,7 +334,7 @@ class _Converter:
     def _vector_shuffle(self, op: vector.ShuffleOp) -> SSAValue:
         mask = DenseArrayBase.from_list(i32, list(op.mask.get_values()))
         return self.emit(  # type: ignore[return-value]
-            llvm.ShuffleVectorOp(self.v(op.v1), self.v(op.v2), mask, op.result.type)
+            llvm.ShuffleVectorOp(self.v(op.v1), self.v(op.v2), mask, convert_type(op.result.type))
         )
 
     def _vector_create_mask(self, op: vector.CreateMaskOp) -> SSAValue:
@@ -305,12 +353,15 @@ class _Converter:
     def _vector_maskedload(self, op: vector.MaskedLoadOp) -> SSAValue:
         """``llvm.masked.load``: lanes off the mask are not read (the address of
         lane 0 may lie outside the buffer, so the GEP is not ``inbounds``)."""
-        t = op.result.type
+        t = convert_type(op.result.type)
         ref = op.base.type
         assert isinstance(ref, MemRefType)
         ptr = self.emit(
             llvm.GEPOp.from_mixed_indices(
-                self.v(op.base), [self.v(op.indices[0])], ref.element_type, inbounds=False
+                self.v(op.base),
+                [self.v(op.indices[0])],
+                convert_type(ref.element_type),
+                inbounds=False,
             )
         )
         align = self.const(element_bytes(t), i32)
@@ -319,7 +370,8 @@ class _Converter:
 
     def _vector_load(self, op: vector.LoadOp) -> SSAValue:
         ptr = self._address(op.base, list(op.indices))
-        return self.emit(llvm.LoadOp(ptr, op.result.type, alignment=element_bytes(op.result.type)))  # type: ignore[return-value]
+        t = convert_type(op.result.type)
+        return self.emit(llvm.LoadOp(ptr, t, alignment=element_bytes(t)))  # type: ignore[return-value]
 
     def _vector_store(self, op: vector.StoreOp) -> None:
         ptr = self._address(op.base, list(op.indices))
@@ -368,12 +420,12 @@ class _Converter:
         if len(indices) != 1:
             raise DiagnosticException("convert-loops-to-llvm: only 1-D memrefs are lowered")
         gep = llvm.GEPOp.from_mixed_indices(
-            self.v(ref), [self.v(indices[0])], t.element_type, inbounds=True
+            self.v(ref), [self.v(indices[0])], convert_type(t.element_type), inbounds=True
         )
         return self.emit(gep)  # type: ignore[return-value]
 
     def _memref_load(self, op: memref.LoadOp) -> SSAValue:
-        t = op.res.type
+        t = convert_type(op.res.type)
         ptr = self._address(op.memref, list(op.indices))
         return self.emit(llvm.LoadOp(ptr, t))  # type: ignore[return-value]
 

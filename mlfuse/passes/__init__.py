@@ -55,6 +55,12 @@ def _expand_math():
     return ExpandMath
 
 
+def _legalize_float_types():
+    from mlfuse.passes.legalize_float_types import LegalizeFloatTypes
+
+    return LegalizeFloatTypes
+
+
 def _merge_sums():
     from mlfuse.passes.merge_sums import MergeSums
 
@@ -98,6 +104,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "group-reduces": _group_reduces,
     "outline-kernels": _outline_kernels,
     "plan-memory": _plan_memory,
+    "legalize-float-types": _legalize_float_types,
     "expand-math": _expand_math,
     "merge-sums": _merge_sums,
     "plan-vectorize": _plan_vectorize,

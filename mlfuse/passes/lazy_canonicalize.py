@@ -203,9 +203,11 @@ Transcendentals, integer division (guarded in kernels) and pow are not folded.""
 
 
 def _np_dtype(v: SSAValue) -> np.dtype:
+    """The numpy dtype constants of ``v``'s element type are folded in (bfloat16:
+    float32, whose result lazy.const rounds to bfloat16, as kernels compute)."""
     from mlfuse.dtypes import from_ir
 
-    return from_ir(lazy.element_of(v)).np
+    return from_ir(lazy.element_of(v)).host
 
 
 class FoldConstants(RewritePattern):
@@ -242,7 +244,9 @@ class FoldNot(RewritePattern):
 
 
 class FoldCast(RewritePattern):
-    """cast(const a) -> const a converted as kernels convert (floats to ints saturate)"""
+    """cast(const a) -> const a converted as kernels convert (floats to 32/64-bit ints
+    saturate, to 8/16-bit ints go through int64 and wrap; 16-bit floats round
+    through float32)"""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: lazy.CastOp, rewriter: PatternRewriter, /):
@@ -253,10 +257,13 @@ class FoldCast(RewritePattern):
         if to.kind == "b":
             out: float | int | bool = bool(v)
         elif to.kind == "f":
-            out = to.type(v).item()
+            out = to.type(np.float32(v) if to.itemsize == 2 else v).item()
         elif isinstance(v, float):
-            info = np.iinfo(to)
-            out = 0 if v != v else int(min(max(np.trunc(v), info.min), info.max))
+            info = np.iinfo(to if to.itemsize >= 4 else np.int64)
+            t = float(np.trunc(v))
+            lo, hi = int(info.min), int(info.max)
+            out = 0 if v != v else lo if t <= lo else hi if t >= hi else int(t)
+            out = np.array(out, dtype=np.int64).astype(to).item()
         else:
             out = np.array(int(v)).astype(to).item()  # integers wrap
         rewriter.replace(op, with_loc(lazy.ConstOp(out, op.result.type), op))  # type: ignore[arg-type]
@@ -286,6 +293,8 @@ class FoldReduceOfConst(RewritePattern):
         for a in op.reduce_axes:
             n *= shape[a]
         dt = _np_dtype(op.input)
+        if dt.kind == "f" and dt.itemsize < 4:
+            dt = np.dtype(np.float32)  # 16-bit floats accumulate in float32
         with np.errstate(all="ignore"):
             if op.reduce_kind == "max":
                 out = dt.type(c)

@@ -193,11 +193,25 @@ class _KernelBuilder:
                 return self.b.insert(arith.SelectOp(valid, c, zero)).result
             case "reduce":
                 assert isinstance(n.op, lazy.ReduceOp)
-                return self.b.insert(kernel.ReduceOp(n.op.reduce_kind, args[0], n.dims)).result
+                kind = n.op.reduce_kind
+                if kind == "max" and lazy.is_unsigned(lazy.element_of(n.op.input)):
+                    # unsigned max as a signed one: x ^ 0x80.. maps the unsigned order
+                    # onto the signed order (and back)
+                    t = args[0].type
+                    flip = constant(self.b, 1 << (t.width.data - 1), t)  # type: ignore[attr-defined]
+                    x = self.b.insert(arith.XOrIOp(args[0], flip)).result
+                    m = self.b.insert(kernel.ReduceOp(kind, x, n.dims)).result
+                    return self.b.insert(arith.XOrIOp(m, flip)).result
+                return self.b.insert(kernel.ReduceOp(kind, args[0], n.dims)).result
             case _:
                 op = n.op
                 assert isinstance(op, lazy.ElementwiseOp)
-                return self.scalar.emit(op.KIND, args, lazy.element_of(op.results[0]))
+                return self.scalar.emit(
+                    op.KIND,
+                    args,
+                    lazy.element_of(op.results[0]),
+                    lazy.element_of(op.operands[-1]),
+                )
 
 
 def _name(v: SSAValue) -> str:

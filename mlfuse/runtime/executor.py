@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
 from mlfuse.dialects import kernel
-from mlfuse.dtypes import DType, from_ir
+from mlfuse.dtypes import DType, from_ir, to_storage
 from mlfuse.targets import Buffer, CompiledKernel, Target
 from mlfuse.view import View
 
@@ -87,7 +87,8 @@ class Program:
                     self.steps.append(("free", s))
                 case kernel.ConstantOp():
                     _, dt = _buffer_type(op.result.type)
-                    self.steps.append(("const", get(op.result), np.full(1, op.scalar, dt.np)))
+                    host = to_storage(np.full(1, op.scalar, dt.host), dt)
+                    self.steps.append(("const", get(op.result), host))
                     self.consts[get(op.result)] = op.scalar
                 case memref.ReinterpretCastOp():
                     view = View.create(

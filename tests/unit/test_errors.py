@@ -214,18 +214,26 @@ def test_pad_wrong_number_of_pairs(x):
 
 @pytest.mark.parametrize(
     "padding",
-    [(1, 1), ((1,), (1, 1)), ((1, 1, 1), (1, 1))],
-    ids=["flat-ints", "short-pair", "long-pair"],
+    [((1,), (1, 1)), ((1, 1, 1), (1, 1))],
+    ids=["short-pair", "long-pair"],
 )
 def test_pad_malformed_pairs(x, padding):
-    """Each entry must be a (before, after) pair; a flat torch-style list is a clear error."""
+    """Each entry must be a (before, after) pair (or the whole is PyTorch's flat form)."""
     with pytest.raises((ValueError, TypeError), match="pair"):
         x.pad(padding)
 
 
+def test_pad_flat_form_with_an_odd_count(x):
+    with pytest.raises(ValueError, match="even number of amounts"):
+        x.pad((1, 1, 1))
+
+
 def test_pad_negative_amounts(x):
-    with pytest.raises(ValueError, match="pad amounts must be non-negative"):
-        x.pad(((1, 1), (-1, 0)))
+    """Negative amounts crop (PyTorch), also beside positive ones; not beyond the dim."""
+    assert x.pad(((0, 0), (-1, -1))).shape == (x.shape[0], x.shape[1] - 2)
+    assert x.pad(((1, 1), (-1, 0))).shape == (x.shape[0] + 2, x.shape[1] - 1)
+    with pytest.raises(ValueError, match="crop more than"):
+        x.pad(((0, 0), (-10, 0)))
 
 
 @pytest.mark.parametrize(
@@ -283,19 +291,17 @@ def test_too_many_indices(x):
 
 @pytest.mark.parametrize(
     "index",
-    [
-        Tensor([0]),
-        [0, 1],
-        np.array([0, 1]),
-        True,
-        1.0,
-        (0, Tensor([1])),
-    ],
-    ids=["tensor", "list", "ndarray", "bool", "float", "tuple-with-tensor"],
+    [True, 1.0, "a", (0, 1.5)],
+    ids=["bool", "float", "str", "tuple-with-float"],
 )
 def test_unsupported_index(x, index):
-    with pytest.raises(TypeError, match="unsupported index .*no tensor indexing"):
+    with pytest.raises(TypeError, match="unsupported index .*integer or bool tensors"):
         x[index]
+
+
+def test_float_tensor_index_is_refused(x):
+    with pytest.raises(IndexError, match="tensors used as indices must be integers, got float32"):
+        x[Tensor([0.0])]
 
 
 def test_slice_step_zero(x):
@@ -348,7 +354,7 @@ def test_bitcast_to_another_size(src, to):
         Tensor(np.zeros(3, src)).bitcast(to)
 
 
-@pytest.mark.parametrize("dt", [np.float16, np.uint8, np.complex64, np.int16])
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
 def test_unsupported_numpy_dtype(dt):
     name = np.dtype(dt).name
     with pytest.raises(TypeError, match=f"numpy dtype {name} is not supported; mlfuse has"):
@@ -356,14 +362,14 @@ def test_unsupported_numpy_dtype(dt):
 
 
 def test_unsupported_dtype_names(x):
-    with pytest.raises(TypeError, match="unknown dtype 'float16'"):
-        Tensor([1.0], dtype="float16")
-    with pytest.raises(TypeError, match="unknown dtype 'float16'"):
-        x.cast("float16")
+    with pytest.raises(TypeError, match="unknown dtype 'float8'"):
+        Tensor([1.0], dtype="float8")
+    with pytest.raises(TypeError, match="unknown dtype 'float8'"):
+        x.cast("float8")
     with pytest.raises(TypeError, match="unknown dtype 'foo'"):
         x.cast("foo")
-    with pytest.raises(TypeError, match="numpy dtype float16 is not supported"):
-        x.cast(np.float16)
+    with pytest.raises(TypeError, match="numpy dtype complex64 is not supported"):
+        x.cast(np.complex64)
 
 
 def test_cast_to_none_is_an_error(x):
@@ -418,14 +424,15 @@ def test_shape_of_wrong_type():
 
 
 def test_bool_of_tensor():
-    t = Tensor([1.0])
-    with pytest.raises(TypeError, match="truth value of a Tensor is ambiguous"):
+    """One element has a truth value (PyTorch); more are ambiguous."""
+    assert bool(Tensor([1.0])) and not bool(Tensor([0]))
+    t = Tensor([1.0, 0.0])
+    with pytest.raises(TypeError, match="truth value of a tensor of 2 elements is ambiguous"):
         bool(t)
-    with pytest.raises(TypeError, match="truth value of a Tensor is ambiguous"):
+    with pytest.raises(TypeError, match="truth value of a tensor of 2 elements is ambiguous"):
         if t:
             pass
-    with pytest.raises(TypeError, match="truth value of a Tensor is ambiguous"):
-        bool(Tensor(1.0) == 1.0)
+    assert bool(Tensor(1.0) == 1.0)
 
 
 def test_item_of_multi_element_tensor(x):

@@ -60,6 +60,7 @@ class CpuTarget(Target):
 
     name = "cpu"
     kernel_pipeline = (
+        "legalize-float-types",
         "expand-math",
         "merge-sums",
         "cpu-optimize-plan",

@@ -22,6 +22,7 @@ import numpy as np
 from xdsl.dialects import arith, func, gpu, math, memref, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -42,9 +43,29 @@ def _np_type(t: Attribute) -> np.dtype:
     if isinstance(t, IntegerType):
         w = t.width.data
         return np.dtype(np.bool_) if w == 1 else np.dtype(f"int{w}")
+    if isinstance(t, BFloat16Type):
+        return np.dtype(np.int16)  # its bits: only loads, stores, selects and bitcasts
     if isinstance(t, AnyFloat):
         return np.dtype(f"float{t.bitwidth}")
     raise NotImplementedError(f"cuda_sim: no numpy type for {t}")
+
+
+def _unsigned(x):
+    """Integer lanes reinterpreted as unsigned of their width (arith's *ui ops)."""
+    x = np.asarray(x)
+    return x.astype(np.dtype(f"uint{8 * x.dtype.itemsize}"))
+
+
+def _fptosi(x, t: np.dtype):
+    """``arith.fptosi`` as mlfuse lowers it (``llvm.fptosi.sat``): NaN -> 0,
+    out-of-range values saturate."""
+    x = np.asarray(x, dtype=np.float64)
+    info = np.iinfo(t)
+    out = np.where(np.isnan(x), 0, np.clip(np.trunc(x), info.min, info.max))
+    # float64 cannot hold int64's max: values clipped there convert exactly after
+    big = out >= 2.0**63
+    res = out.astype(t)
+    return np.where(big, info.max, res).astype(t) if big.any() else res
 
 
 _BINARY = {
@@ -64,8 +85,11 @@ _BINARY = {
     arith.MinnumfOp: np.fmin,
     arith.MaxSIOp: np.maximum,
     arith.MinSIOp: np.minimum,
+    arith.MaxUIOp: lambda a, b: np.maximum(_unsigned(a), _unsigned(b)),
+    arith.MinUIOp: lambda a, b: np.minimum(_unsigned(a), _unsigned(b)),
     arith.ShLIOp: np.left_shift,
     arith.ShRSIOp: np.right_shift,
+    arith.ShRUIOp: lambda a, b: np.right_shift(_unsigned(a), _unsigned(b)),
 }
 _UNARY = {
     math.SqrtOp: np.sqrt,
@@ -131,11 +155,17 @@ class _Run:
             self.env[res] = (
                 np.trunc(np.divide(a, b)).astype(_np_type(res.type))
                 if isinstance(op, arith.DivSIOp)
-                else np.floor_divide(a, b)
+                else np.floor_divide(_unsigned(a), _unsigned(b)).astype(_np_type(res.type))
             )
         elif isinstance(op, arith.RemSIOp | arith.RemUIOp):
             a, b = (self.v(x) for x in op.operands)
-            self.env[res] = np.fmod(a, b) if isinstance(op, arith.RemSIOp) else np.mod(a, b)
+            self.env[res] = (
+                np.fmod(a, b)
+                if isinstance(op, arith.RemSIOp)
+                else np.mod(_unsigned(a), _unsigned(b)).astype(_np_type(res.type))
+            )
+        elif isinstance(op, arith.FPToSIOp):
+            self.env[res] = _fptosi(self.v(op.operands[0]), _np_type(res.type))
         elif isinstance(op, arith.CmpiOp | arith.CmpfOp):
             a, b = (self.v(x) for x in op.operands)
             pred = op.predicate.value.data
@@ -153,7 +183,6 @@ class _Run:
             | arith.ExtSIOp
             | arith.TruncIOp
             | arith.SIToFPOp
-            | arith.FPToSIOp
             | arith.IndexCastOp,
         ):
             self.env[res] = np.asarray(self.v(op.operands[0])).astype(_np_type(res.type))
@@ -257,8 +286,15 @@ def _icmp(name: str, a, b):
 
 
 def simulate(f: func.FuncOp, arrays: Sequence[np.ndarray]) -> None:
-    """Run a kernel lowered for a GPU grid (loop-level IR) on ``arrays``, in place."""
-    _Run(f, arrays).run()
+    """Run a kernel lowered for a GPU grid (loop-level IR) on ``arrays``, in place.
+    Each array is seen as its argument's element type (a uint8 buffer as the
+    ``i8`` its kernel reads, a bfloat16 one as its ``i16`` bits)."""
+    types = f.function_type.inputs.data
+    views = [
+        a.view(_np_type(t.element_type)) if hasattr(t, "element_type") else a  # type: ignore[attr-defined]
+        for a, t in zip(arrays, types)
+    ]
+    _Run(f, views).run()
 
 
 class SimKernel(CompiledKernel):
@@ -284,6 +320,7 @@ class CudaSimTarget(Target):
 
     name = "cuda_sim"
     kernel_pipeline = (
+        "legalize-float-types",
         "expand-math",
         "merge-sums",
         "gpu-map-plan",

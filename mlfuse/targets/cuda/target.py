@@ -72,6 +72,7 @@ class CudaTarget(Target):
 
     name = "cuda"
     kernel_pipeline = (
+        "legalize-float-types",
         "expand-math",
         "merge-sums",
         "gpu-map-plan",
