@@ -1,7 +1,11 @@
 """``mlfuse.nn``: neural-network building blocks. ``mlfuse.nn.functional``
 holds the functions with ``torch.nn.functional``'s names (``F.conv2d``,
-``F.cross_entropy``, ``F.scaled_dot_product_attention``...)."""
+``F.cross_entropy``, ``F.scaled_dot_product_attention``...); the small
+modules (``nn.Linear``, ``nn.Conv2d``, ``nn.Sequential``...) hold Tensor
+parameters and call them."""
 
 from mlfuse.nn import functional
+from mlfuse.nn.modules import *  # noqa: F403 - the modules are the package's names
+from mlfuse.nn.modules import __all__ as _modules
 
-__all__ = ["functional"]
+__all__ = ["functional", *_modules]

@@ -601,3 +601,177 @@ def binary_cross_entropy_with_logits(
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+# ---------------------------------------------------------------------------
+# more activations, similarity, adaptive pooling and losses
+# ---------------------------------------------------------------------------
+
+
+def relu6(x: Tensor) -> Tensor:
+    """``min(max(x, 0), 6)``: ``F.relu6(x)``."""
+    return x.relu6()
+
+
+def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """Clamp to ``[min_val, max_val]``: ``F.hardtanh(x)``."""
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val {min_val} is above max_val {max_val}")
+    return x.hardtanh(min_val, max_val)
+
+
+def hardsigmoid(x: Tensor) -> Tensor:
+    """``clamp(x / 6 + 1/2, 0, 1)``: ``F.hardsigmoid(x)``."""
+    return x.hardsigmoid()
+
+
+def hardswish(x: Tensor) -> Tensor:
+    """``x * hardsigmoid(x)``: ``F.hardswish(x)``."""
+    return x.hardswish()
+
+
+def mish(x: Tensor) -> Tensor:
+    """``x * tanh(softplus(x))``: ``F.mish(x)``."""
+    return x.mish()
+
+
+def selu(x: Tensor) -> Tensor:
+    """Scaled elu with the self-normalizing constants: ``F.selu(x)``."""
+    return x.selu()
+
+
+def celu(x: Tensor, alpha: float = 1.0) -> Tensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``: ``F.celu(x)``."""
+    if alpha == 0:
+        raise ValueError("celu: alpha must not be 0")
+    return x.celu(alpha)
+
+
+def logsigmoid(x: Tensor) -> Tensor:
+    """``log(sigmoid(x))``, stable for large |x|: ``F.logsigmoid(x)``."""
+    return x.logsigmoid()
+
+
+def softsign(x: Tensor) -> Tensor:
+    """``x / (1 + |x|)``: ``F.softsign(x)``."""
+    return x.softsign()
+
+
+def softmin(x: Tensor, dim: int = -1) -> Tensor:
+    """``softmax(-x)`` along ``dim``: ``F.softmin(x, dim=1)``."""
+    return (-x._float()).softmax(dim)
+
+
+def glu(x: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit: the first half of ``dim`` times the sigmoid of the
+    second: ``F.glu(x)``."""
+    d = dim % x.ndim if x.ndim and -x.ndim <= dim < x.ndim else None
+    if d is None or x.shape[d] % 2:
+        raise ValueError(f"glu: dim {dim} of {x.shape} must exist and have an even size")
+    a, b = x.chunk(2, d)
+    return a * b.sigmoid()
+
+
+def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """``x / max(norm_p(x, dim), eps)``: ``F.normalize(x, dim=-1)``."""
+    return x._float() / x.norm(p, dim=dim, keepdim=True).maximum(eps)
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``x1 . x2 / max(|x1| |x2|, eps)`` along ``dim`` (inputs broadcast):
+    ``F.cosine_similarity(a, b, dim=-1)``."""
+    a, b = x1._float()._operands(x2)
+    dot = (a * b).sum(dim)
+    n = ((a * a).sum(dim) * (b * b).sum(dim)).sqrt()
+    return dot / n.maximum(eps)
+
+
+def _adaptive_bins(size: int, out: int, device: str) -> Tensor:
+    """(out, size) float32 weights: row i averages PyTorch's window
+    ``[floor(i * size / out), ceil((i + 1) * size / out))``."""
+    m = np.zeros((out, size), np.float32)
+    for i in range(out):
+        lo, hi = (i * size) // out, -(-((i + 1) * size) // out)
+        m[i, lo:hi] = 1.0 / (hi - lo)
+    return Tensor(m, device=device)
+
+
+def adaptive_avg_pool2d(x: Tensor, output_size) -> Tensor:
+    """Average over PyTorch's adaptive windows (overlapping where the sizes do
+    not divide): ``F.adaptive_avg_pool2d(x, 1)`` is the global average pool."""
+    if x.ndim not in (3, 4):
+        raise ValueError(
+            f"adaptive_avg_pool2d: input must be (N, C, H, W) or (C, H, W), got {x.shape}"
+        )
+    h, w = x.shape[-2:]
+    if isinstance(output_size, (tuple, list)) and len(output_size) == 2:
+        oh, ow = (
+            (h if output_size[0] is None else output_size[0]),
+            (w if output_size[1] is None else output_size[1]),
+        )
+    else:
+        oh, ow = _tuple(output_size, 2, "adaptive_avg_pool2d: output_size")
+    if not all(isinstance(v, (int, np.integer)) and v > 0 for v in (oh, ow)):
+        raise ValueError(f"adaptive_avg_pool2d: output_size must be positive, got {output_size!r}")
+    xf = x._float()
+    if h % oh == 0 and w % ow == 0:  # equal windows: a plain mean over a reshape
+        lead = x.shape[:-2]
+        return xf.reshape(lead + (oh, h // oh, ow, w // ow)).mean((-3, -1))
+    ph = _adaptive_bins(h, oh, x.device).cast(xf.dtype).reshape(oh, 1, h, 1)
+    pw = _adaptive_bins(w, ow, x.device).cast(xf.dtype).reshape(1, ow, 1, w)
+    return (xf.unsqueeze(-3).unsqueeze(-3) * (ph * pw)).sum((-2, -1))
+
+
+def smooth_l1_loss(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    target: Tensor,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
+    """``0.5 d^2 / beta`` below ``beta``, ``|d| - beta / 2`` above:
+    ``F.smooth_l1_loss(pred, y)``."""
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be >= 0, got {beta}")
+    d = (input - target)._float().abs()
+    if beta == 0:
+        return _reduce(d, reduction, "smooth_l1_loss")
+    return _reduce(
+        (d < beta).where(d * d * (0.5 / beta), d - 0.5 * beta), reduction, "smooth_l1_loss"
+    )
+
+
+def huber_loss(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    target: Tensor,
+    reduction: str = "mean",
+    delta: float = 1.0,
+) -> Tensor:
+    """``0.5 d^2`` below ``delta``, ``delta (|d| - delta / 2)`` above:
+    ``F.huber_loss(pred, y)``."""
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be > 0, got {delta}")
+    d = (input - target)._float().abs()
+    return _reduce(
+        (d < delta).where(d * d * 0.5, (d - 0.5 * delta) * delta), reduction, "huber_loss"
+    )
+
+
+def kl_div(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    target: Tensor,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """KL divergence of ``target`` from log-probabilities ``input``
+    (``reduction="batchmean"`` divides by the batch size, as the math wants):
+    ``F.kl_div(logq, p, reduction="batchmean")``."""
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        t = target._float()
+        loss = (t > 0).where(
+            t * (t.maximum(1e-38 if t.dtype != dtypes.float64 else 1e-300).log() - input), 0.0
+        )
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction, "kl_div")

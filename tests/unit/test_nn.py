@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import mlfuse
+import mlfuse.nn as nn
 import mlfuse.nn.functional as F
 from mlfuse import Tensor
 
@@ -293,3 +294,194 @@ def test_linear_dropout_embedding():
     assert len(mlfuse.schedule(out * 2 + 1)) == 1
     with pytest.raises(TypeError, match="indices must be integers"):
         F.embedding(Tensor(ids.astype(np.float32)), table)
+
+
+# ---------------------------------------------------------------------------
+# more activations, similarity, adaptive pooling and losses
+# ---------------------------------------------------------------------------
+
+
+def test_activation_functions_match_the_tensor_methods():
+    x = Tensor(r(3, 8) * 3)
+    for name in ("relu6", "hardsigmoid", "hardswish", "mish", "selu", "logsigmoid", "softsign"):
+        close(getattr(F, name)(x), getattr(x, name)().numpy(), rtol=0, atol=0)
+    close(F.hardtanh(x, -2.0, 0.5), np.clip(x.numpy(), -2, 0.5))
+    close(F.celu(x, 2.0), x.celu(2.0).numpy(), rtol=0, atol=0)
+    xd = x.numpy().astype(F64)
+    close(F.softmin(x, 0), np.exp(-xd) / np.exp(-xd).sum(0, keepdims=True))
+    a, b = xd[:, :4], xd[:, 4:]
+    close(F.glu(x), a / (1 + np.exp(-b)))
+    with pytest.raises(
+        ValueError, match="glu: dim 0 of \\(3, 8\\) must exist and have an even size"
+    ):
+        F.glu(x, 0)
+    with pytest.raises(ValueError, match="hardtanh: min_val 1 is above max_val 0"):
+        F.hardtanh(x, 1, 0)
+
+
+def test_normalize_and_cosine_similarity():
+    x, y = r(4, 6), r(1, 6)
+    xd, yd = x.astype(F64), y.astype(F64)
+    close(F.normalize(Tensor(x)), xd / np.linalg.norm(xd, axis=1, keepdims=True))
+    close(F.normalize(Tensor(x), 1, -1), xd / np.abs(xd).sum(-1, keepdims=True))
+    close(F.normalize(Tensor(np.zeros((2, 3), np.float32))), np.zeros((2, 3)))  # eps guards 0/0
+    cos = (xd * yd).sum(1) / (np.linalg.norm(xd, axis=1) * np.linalg.norm(yd, axis=1))
+    close(F.cosine_similarity(Tensor(x), Tensor(y)), cos)
+    close(F.cosine_similarity(Tensor(x), Tensor(y), dim=-1), cos)
+
+
+@pytest.mark.parametrize("out", [1, (7, 5), (3, 4), (2, None), 5])
+def test_adaptive_avg_pool2d_windows(out):
+    x = r(2, 3, 7, 10)
+    got = F.adaptive_avg_pool2d(Tensor(x), out)
+    oh, ow = (out, out) if isinstance(out, int) else (out[0], out[1] or 10)
+    ref = np.empty((2, 3, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            h0, h1 = i * 7 // oh, -(-(i + 1) * 7 // oh)
+            w0, w1 = j * 10 // ow, -(-(j + 1) * 10 // ow)
+            ref[:, :, i, j] = x[:, :, h0:h1, w0:w1].astype(F64).mean((2, 3))
+    assert len(mlfuse.schedule(got)) == 1
+    close(got, ref)
+
+
+def test_regression_losses():
+    p, t = r(3, 8) * 2, r(3, 8)
+    d = np.abs(p.astype(F64) - t)
+    sl1 = np.where(d < 0.5, 0.5 * d * d / 0.5, d - 0.25)
+    close(F.smooth_l1_loss(Tensor(p), Tensor(t), beta=0.5), sl1.mean())
+    close(F.smooth_l1_loss(Tensor(p), Tensor(t), "none", 0.0), d)
+    hub = np.where(d < 2.0, 0.5 * d * d, 2.0 * (d - 1.0))
+    close(F.huber_loss(Tensor(p), Tensor(t), "sum", delta=2.0), hub.sum(), rtol=1e-5)
+    with pytest.raises(ValueError, match="huber_loss: delta must be > 0"):
+        F.huber_loss(Tensor(p), Tensor(t), delta=0)
+    logq = log_softmax_ref(p, 1)
+    q = np.abs(t.astype(F64)) / np.abs(t.astype(F64)).sum(1, keepdims=True)
+    q[0, 0] = 0.0  # a zero target contributes nothing
+    kl = np.where(q > 0, q * (np.log(np.where(q > 0, q, 1)) - logq), 0.0)
+    lq, tq = Tensor(logq.astype(np.float32)), Tensor(q.astype(np.float32))
+    close(F.kl_div(lq, tq, reduction="batchmean"), kl.sum() / 3, rtol=1e-4)
+    close(F.kl_div(lq, tq, reduction="sum"), kl.sum(), rtol=1e-4)
+    close(F.kl_div(lq, lq, reduction="sum", log_target=True), 0.0)
+    with pytest.raises(ValueError, match="reduction must be 'none', 'mean' or 'sum'"):
+        F.mse_loss(Tensor(p), Tensor(t), reduction="avg")
+
+
+def test_more_functional_against_torch():
+    if torch is None:
+        pytest.skip("PyTorch is not installed")
+    x = r(3, 8) * 3
+    tx = torch.tensor(x)
+    for name in ("relu6", "hardsigmoid", "hardswish", "mish", "selu", "celu", "logsigmoid"):
+        close(getattr(F, name)(Tensor(x)), getattr(TF, name)(tx).numpy())
+    close(F.glu(Tensor(x)), TF.glu(tx).numpy())
+    im = r(2, 3, 7, 10)
+    close(
+        F.adaptive_avg_pool2d(Tensor(im), (3, 4)),
+        TF.adaptive_avg_pool2d(torch.tensor(im), (3, 4)).numpy(),
+    )
+    t = r(3, 8)
+    close(
+        F.smooth_l1_loss(Tensor(x), Tensor(t), beta=0.5),
+        TF.smooth_l1_loss(tx, torch.tensor(t), beta=0.5).numpy(),
+    )
+
+
+# ---------------------------------------------------------------------------
+# modules
+# ---------------------------------------------------------------------------
+
+
+def test_sequential_model_parameters_and_modes():
+    mlfuse.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(3, 4, 3, padding=1),
+        nn.BatchNorm2d(4),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(4 * 3 * 5, 5),
+        nn.GELU(),
+        nn.Dropout(0.5),
+        nn.LayerNorm(5),
+    )
+    names = [n for n, _ in model.named_parameters()]
+    assert names == [
+        "0.weight",
+        "0.bias",
+        "1.weight",
+        "1.bias",
+        "5.weight",
+        "5.bias",
+        "8.weight",
+        "8.bias",
+    ]
+    assert sum(p.numel() for p in model.parameters()) == 4 * 27 + 4 + 8 + 60 * 5 + 5 + 10
+    w = model[0].weight.numpy()
+    assert np.abs(w).max() <= 1 / math.sqrt(27) and w.std() > 0.05  # PyTorch's default bound
+    x = r(2, 3, 7, 10)
+    model.eval()
+    assert not model[7].training
+    y = model(Tensor(x))
+    assert y.shape == (2, 5)
+    # eval: batch norm uses the running statistics (0 and 1), dropout is off
+    h = conv2d_ref(x, w, model[0].bias.numpy(), padding=1) / math.sqrt(1 + 1e-5)
+    h = np.maximum(h, 0)[:, :, :6, :10].reshape(2, 4, 3, 2, 5, 2).max((3, 5)).reshape(2, -1)
+    h = h @ model[5].weight.numpy().astype(F64).T + model[5].bias.numpy()
+    h = h * 0.5 * (1 + np.vectorize(math.erf)(h / math.sqrt(2)))
+    h = (h - h.mean(1, keepdims=True)) / np.sqrt(h.var(1, keepdims=True) + 1e-5)
+    close(y, h, rtol=1e-4, atol=1e-4)
+    model.train()
+    assert model[7].training and model[1].training
+    model(Tensor(x)).realize()
+    assert np.abs(model[1].running_mean.numpy()).max() > 0  # training updated the statistics
+    assert "Linear(in_features=60, out_features=5, bias=True)" in repr(model)
+
+
+def test_modules_against_torch():
+    if torch is None:
+        pytest.skip("PyTorch is not installed")
+    mlfuse.manual_seed(1)
+    ours = nn.Sequential(nn.Conv2d(3, 4, 3, stride=2, groups=1), nn.BatchNorm2d(4), nn.SiLU())
+    theirs = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 4, 3, stride=2), torch.nn.BatchNorm2d(4), torch.nn.SiLU()
+    )
+    params = dict(ours.named_parameters())
+    with torch.no_grad():
+        for name, p in theirs.named_parameters():
+            p.copy_(torch.tensor(params[name].numpy()))
+    x = r(2, 3, 9, 9)
+    close(ours(Tensor(x)), theirs(torch.tensor(x)).detach().numpy(), rtol=1e-4, atol=1e-5)
+    close(ours[1].running_var, theirs[1].running_var.numpy(), rtol=1e-5)
+    ours.eval(), theirs.eval()
+    close(ours(Tensor(x)), theirs(torch.tensor(x)).detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_module_building_blocks_and_errors():
+    emb = nn.Embedding(10, 3)
+    ids = np.array([[1, 2], [9, 0]])
+    close(emb(Tensor(ids)), emb.weight.numpy()[ids])
+    lin = nn.Linear(4, 2, bias=False)
+    assert lin.bias is None and len(lin.parameters()) == 1
+    x = r(5, 4)
+    close(lin(Tensor(x)), x.astype(F64) @ lin.weight.numpy().T)
+    close(nn.Softmax(dim=0)(Tensor(x)), np.exp(x) / np.exp(x).sum(0), rtol=1e-5)
+    close(nn.AvgPool2d(2)(Tensor(r(1, 2, 4, 4))).reshape(-1).sum() * 0, 0.0)
+    assert nn.Tanh()(Tensor(x)).shape == nn.Sigmoid()(Tensor(x)).shape == (5, 4)
+    drop = nn.Dropout(0.3).eval()
+    y = Tensor(x)
+    assert drop(y) is y
+    shared = nn.Linear(3, 3)
+    assert len(nn.Sequential(shared, shared).parameters()) == 2  # shared parameters count once
+    with pytest.raises(ValueError, match="Linear: in_features must be a positive int, got 0"):
+        nn.Linear(0, 2)
+    with pytest.raises(ValueError, match="Conv2d: groups 2 must divide in_channels 3"):
+        nn.Conv2d(3, 4, 3, groups=2)
+    with pytest.raises(ValueError, match="Dropout: p must be in"):
+        nn.Dropout(1.5)
+    with pytest.raises(ValueError, match="BatchNorm2d: input must be \\(N, C, H, W\\)"):
+        nn.BatchNorm2d(3)(Tensor(r(2, 3)))
+    with pytest.raises(TypeError, match="Sequential: layer 1 is not callable"):
+        nn.Sequential(nn.ReLU(), 3)
+    with pytest.raises(ValueError, match="GELU: approximate must be 'none' or 'tanh'"):
+        nn.GELU("erf")
