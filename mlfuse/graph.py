@@ -425,6 +425,8 @@ def _op(n: Node, v: list[SSAValue]) -> Operation:
         case "reduce":
             kind, axes = n.arg
             return lazy.ReduceOp(kind, v[0], axes)
+        case "gather":  # srcs: (source, index); arg: the gathered dim
+            return lazy.GatherOp(v[0], v[1], n.arg)
         case "pad":
             pairs, value = n.arg
             return lazy.PadOp.build(v[0], pairs, value=value)

@@ -1476,7 +1476,10 @@ class Tensor:
     def __getitem__(self, index) -> Tensor:
         """numpy indexing: ints, slices (any step), None, ``...``, and advanced
         indices (integer tensors, lists and arrays, broadcast together; bool
-        masks): ``x[1:, ::2]``, ``x[idx]``, ``x[:, [0, 2]]``, ``x[x > 0]``."""
+        masks): ``x[1:, ::2]``, ``x[idx]``, ``x[:, [0, 2]]``, ``x[x > 0]``.
+
+        Negative indices wrap once. A realized index out of range raises
+        IndexError here; a lazy (computed) one is clamped to the dim instead."""
         index = index if isinstance(index, tuple) else (index,)
         if any(_is_advanced(i) for i in index):
             return self._advanced_index(index)
@@ -1509,7 +1512,7 @@ class Tensor:
     def gather(self, dim: int, index) -> Tensor:
         """PyTorch's gather: ``out[i][j] = self[index[i][j]][j]`` for ``dim=0``
         (``index`` has this tensor's rank and at most its size off ``dim``):
-        ``x.gather(1, idx)``."""
+        ``x.gather(1, idx)``. Out-of-range indices are handled as in ``x[idx]``."""
         idx = _index_tensor(index, self.device)
         d = _norm_axis(dim, self.ndim, "dim")
         if idx.ndim != self.ndim:
@@ -1520,13 +1523,15 @@ class Tensor:
             raise ValueError(
                 f"gather: index {idx.shape} is larger than the input {self.shape} off dim {d}"
             )
-        idx = _checked(idx, self.shape[d], f"gather index (dim {d} of {self.shape})")
-        src = self.shrink(tuple(None if k == d else (0, i) for k, i in enumerate(idx.shape)))
-        # out[..., j, ...] = src[..., idx, ...]: one-hot over dim d, as a last axis
-        n = self.shape[d]
-        hit = idx.unsqueeze(-1) == Tensor.arange(n, device=self.device)
-        vals = src.movedim(d, -1).unsqueeze(d)
-        return _select_max(hit, vals)
+        if self.ndim == 0:  # a 0-d gather reads the one element (index 0 or -1)
+            idx = _checked(idx, 1, 0, self.shape)
+            return self.reshape(1)._gather(0, idx.reshape(1)).reshape(())
+        return self._gather(d, _checked(idx, self.shape[d], d, self.shape))
+
+    def _gather(self, d: int, idx: Tensor) -> Tensor:
+        """The gather primitive: ``idx`` is int64, wrapped and checked (a lazy
+        one is clamped to the dim by the kernel), of this rank and fitting off ``d``."""
+        return Tensor(graph.make("gather", (self.node, idx.node), d, idx.shape, self.dtype))
 
     def take_along_dim(self, indices, dim: int) -> Tensor:
         """numpy's take_along_axis (PyTorch's take_along_dim): ``x.take_along_dim(i, 1)``."""
@@ -1551,7 +1556,7 @@ class Tensor:
             raise ValueError(
                 f"scatter: index {idx.shape} must have the rank of the input {self.shape}"
             )
-        idx = _checked(idx, self.shape[d], f"scatter index (dim {d} of {self.shape})")
+        idx = _checked(idx, self.shape[d], d, self.shape)
         strides = [math.prod(self.shape[k + 1 :]) for k in range(self.ndim)]
         pos = None
         for k, (size, st) in enumerate(zip(idx.shape, strides)):
@@ -1590,24 +1595,32 @@ class Tensor:
     def _scatter_positions(self, pos: Tensor, v: Tensor, accumulate: bool) -> Tensor:
         """This tensor with ``v`` (broadcast to ``pos``) written at the row-major
         positions ``pos``: the last write wins, or the writes add when
-        ``accumulate``. Each element compares its position with every written
-        one (O(numel x writes) work, one fused kernel)."""
+        ``accumulate``. The positions are computed and sorted on the host; then
+        each element gathers its writes from ``v`` in write order (one kernel
+        over the elements, O(numel x most writes to one element) work)."""
         v = v._broadcast_to(pos.shape) if v.shape != pos.shape else v
-        k = pos.numel()
-        flat, pos1, v1 = self.reshape(-1), pos.reshape(-1), v.reshape(-1)
+        k, n = pos.numel(), self.numel()
         if k == 0:
             return self
-        here = Tensor.arange(self.numel(), device=self.device).reshape(-1, 1)
-        hit = here == pos1.reshape(1, k)
-        if accumulate:
-            zero = Tensor.full((), 0, self.dtype, self.device)
-            add = hit.where(v1.reshape(1, k), zero).sum(1).cast(self.dtype)
-            return (flat + add).reshape(self.shape)
-        order = Tensor.arange(k, device=self.device).reshape(1, k)
-        last = hit.where(order, -1).max(1)  # the last write to each element
-        hit_last = last.unsqueeze(1) == order
-        written = _select_max(hit_last, v1.reshape(1, k))
-        return (last >= 0).where(written, flat).reshape(self.shape)
+        flat, v1 = self.reshape(-1), v.reshape(-1)
+        p = pos.numpy().reshape(-1).astype(np.int64)
+        it = np.int32 if max(n, k) < 2**31 else np.int64
+        order = np.argsort(p, kind="stable").astype(it)  # writes by position, in order
+        count = np.bincount(p, minlength=n)
+        first = (np.cumsum(count) - count).astype(it)  # each element's first write in order
+        dev = self.device
+        if not accumulate:
+            last = order[np.minimum(first + np.maximum(count, 1) - 1, k - 1)]
+            written = v1._gather(0, Tensor(last, device=dev))
+            return Tensor(count > 0, device=dev).where(written, flat).reshape(self.shape)
+        m = int(count.max())
+        ordered = v1._gather(0, Tensor(order, device=dev))  # the writes, by position
+        j = Tensor.arange(m, device=dev).reshape(1, m)
+        at = (Tensor(first, device=dev).reshape(n, 1) + j).minimum(k - 1)
+        vals = ordered.reshape(1, k)._broadcast_to((n, k))._gather(1, at.cast(dtypes.int64))
+        zero = Tensor.full((), 0, self.dtype, dev)
+        added = (j < Tensor(count.astype(it), device=dev).reshape(n, 1)).where(vals, zero).sum(1)
+        return (flat + added.cast(self.dtype)).reshape(self.shape)
 
     def _advanced_index(self, index: tuple) -> Tensor:
         # bool masks become integer index arrays (their positions, found on the host)
@@ -1644,18 +1657,25 @@ class Tensor:
             else:
                 t = i[0] if isinstance(i, tuple) else i
                 t = _index_tensor(t, self.device)
-                size = self.shape[dim]
-                adv.append((out_dim, _checked(t, size, f"index for dim {dim} (size {size})")))
+                adv.append((out_dim, _checked(t, self.shape[dim], dim, self.shape)))
                 basic.append(slice(None))
                 dim += 1
                 out_dim += 1
         x = self._basic_index(tuple(basic))
         dims = [d for d, _ in adv]
-        shape = broadcast_shape(*(t.shape for _, t in adv))
+        try:
+            shape = broadcast_shape(*(t.shape for _, t in adv))
+        except ValueError:
+            raise IndexError(
+                "shape mismatch: indexing tensors could not be broadcast together with shapes "
+                + " ".join(str(t.shape) for _, t in adv)
+            ) from None
         adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
         # one linear index over the advanced dims, moved to the front
         lin = None
         for d, t in adv:
+            if len(adv) > 1 and not t.node.realized:  # each index stays inside its own dim
+                t = t.clip(0, x.shape[d] - 1)
             stride = math.prod(x.shape[e] for e in dims if e > d)
             term = t._broadcast_to(shape) * stride if stride != 1 else t._broadcast_to(shape)
             lin = term if lin is None else lin + term
@@ -1665,11 +1685,17 @@ class Tensor:
         p = math.prod(front.shape[: len(dims)])
         table = front.reshape((p,) + rest)
         nb = len(shape)
-        hit = (lin.unsqueeze(-1) == Tensor.arange(p, device=self.device)).reshape(
-            shape + (1,) * len(rest) + (p,)
+        # out[b..., r...] = table[lin[b...], r...]: one gather along the table's
+        # first dim, placed after the broadcast dims (a 0-d index gets one of size 1)
+        bshape = shape if nb else (1,)
+        k = len(bshape)
+        src = table.reshape((1,) * (k - 1) + (p,) + rest)._broadcast_to(
+            bshape[: k - 1] + (p,) + rest
         )
-        vals = table.movedim(0, -1).reshape((1,) * nb + rest + (p,))
-        out = _select_max(hit, vals)
+        ind = lin.reshape(bshape + (1,) * len(rest))._broadcast_to(bshape + rest)
+        out = src._gather(k - 1, ind)
+        if not nb:
+            out = out.reshape(rest)
         if adjacent and dims[0] != 0:
             out = out.movedim(list(range(nb)), list(range(dims[0], dims[0] + nb)))
         return out._new()
@@ -2603,35 +2629,45 @@ def _is_bool_index(i) -> bool:
 
 
 def _index_tensor(i, device: str) -> Tensor:
-    t = i if isinstance(i, Tensor) else Tensor(np.asarray(i, dtype=np.int64), device=device)
+    """An index (a tensor, list or array of integers) as a tensor of its integer dtype."""
+    if isinstance(i, Tensor):
+        t = i
+    else:
+        a = np.asarray(i)
+        if a.size == 0:
+            a = a.astype(np.int64)
+        elif a.dtype.kind not in "iu":
+            raise IndexError(f"arrays used as indices must be integers, got {a.dtype}")
+        t = Tensor(a, device=device)
     if t.dtype.is_float or t.dtype.is_bool:
         raise IndexError(f"tensors used as indices must be integers, got {t.dtype.name}")
-    return t.cast(dtypes.int64)
+    return t
 
 
-def _checked(idx: Tensor, size: int, what: str) -> Tensor:
-    """``idx`` with negative entries wrapped once; entries outside ``[-size, size)``
-    raise IndexError at the call (the indices are computed to check them)."""
-    if idx.numel():
+def _checked(idx: Tensor, size: int, dim: int, shape: Shape) -> Tensor:
+    """``idx`` (integers indexing dim ``dim`` of a tensor of ``shape``) as int64,
+    negative entries wrapped once. A realized index is checked on the host:
+    an entry outside ``[-size, size)`` raises IndexError at the call. A lazy one
+    is not computed here; the kernel clamps it to ``[0, size)``."""
+    if idx.numel() and size == 0:
+        raise IndexError(
+            f"index of shape {idx.shape} into dim {dim} of size 0 (tensor of shape {shape})"
+        )
+    if idx.node.realized:
+        if not idx.numel():
+            return idx.cast(dtypes.int64)
         vals = idx.numpy()
         lo, hi = int(vals.min()), int(vals.max())
         if lo < -size or hi >= size:
             bad = lo if lo < -size else hi
-            raise IndexError(f"{what}: index {bad} is out of bounds")
-        if lo < 0:
-            return (idx < 0).where(idx + size, idx)
-    return idx
-
-
-def _select_max(hit: Tensor, vals: Tensor) -> Tensor:
-    """The value of ``vals`` where ``hit`` holds along the last axis (exactly one
-    hit per row): a max over the other entries set to the lowest value, which
-    keeps -0.0, NaN and every integer exact."""
-    dt = vals.dtype
-    v = vals.cast(dtypes.int32) if dt.is_bool else vals
-    low = -math.inf if v.dtype.is_float else int(np.iinfo(v.dtype.np).min)
-    out = hit.where(v, Tensor.full((), low, v.dtype, v.device)).max(-1)
-    return out.cast(dt) if dt.is_bool else out
+            raise IndexError(
+                f"index {bad} is out of bounds for dim {dim} with size {size} "
+                f"(tensor of shape {shape})"
+            )
+        if lo >= 0:
+            return idx.cast(dtypes.int64)
+    i = idx.cast(dtypes.int64)
+    return (i < 0).where(i + size, i)
 
 
 _SCAN_BLOCK = 32

@@ -3,7 +3,8 @@
 A ``kernel.func`` reads and writes flat buffers (1-D memrefs) over an
 iteration *space* (a static shape). Its body is a dataflow program evaluated
 at every point of the space: ``kernel.load`` reads a buffer through a view of
-the space, ``arith``/``math`` ops compute on scalars, ``kernel.reduce``
+the space (``kernel.gather`` reads it at a position along one dim that a
+value gives), ``arith``/``math`` ops compute on scalars, ``kernel.reduce``
 combines a value over some axes of the space (its result no longer varies
 along them), and ``kernel.store`` writes through a view. Its *plan* gives the
 loops that run the space: which dims form the parallel loop, and the order of
@@ -34,6 +35,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     FunctionType,
     IntAttr,
+    IntegerAttr,
     IntegerType,
     MemRefType,
     StringAttr,
@@ -233,7 +235,7 @@ class FuncOp(IRDLOperation):
                     )
             defined.update(op.results)
             if not isinstance(
-                op, (LoadOp, ValidOp, ReduceOp, StoreOp)
+                op, (LoadOp, GatherOp, ValidOp, ReduceOp, StoreOp)
             ) and op.dialect_name() not in (
                 "arith",
                 "math",
@@ -356,6 +358,119 @@ class LoadOp(IRDLOperation):
         self.view.print_parameter(printer)
         printer.print_string(" : ")
         printer.print_attribute(self.buffer.type)
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """Read ``buffer`` at a data-dependent position: at each point of the space,
+    ``buffer[view(point) + clamp(index, 0, size - 1) * stride]``. ``view`` (a view
+    of the space, unmasked) places the point off the gathered dim; ``index`` (an
+    integer value) picks the position along it, clamped so that a read never
+    leaves the ``size`` positions of that dim. The value has the signless twin of
+    the element type, as :class:`LoadOp` reads.
+
+    ``%v = kernel.gather %x <[4, 3] strides [8, 0] offset 0>, %i stride 1 size 8 :
+    memref<32xf32>, i64``
+    """
+
+    name = "kernel.gather"
+    buffer = operand_def(MemRefType)
+    index = operand_def(IntegerType)
+    view = prop_def(ViewAttr)
+    stride = prop_def(IntegerAttr)
+    size = prop_def(IntegerAttr)
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        buffer: SSAValue,
+        view: ViewStack | ViewAttr,
+        index: SSAValue,
+        stride: int,
+        size: int,
+    ):
+        t = buffer.type
+        assert isinstance(t, MemRefType)
+        super().__init__(
+            operands=[buffer, index],
+            properties={
+                "view": view if isinstance(view, ViewAttr) else ViewAttr(view),
+                "stride": IntegerAttr(stride, 64),
+                "size": IntegerAttr(size, 64),
+            },
+            result_types=[signless(t.element_type)],
+        )
+
+    @property
+    def gather_stride(self) -> int:
+        return self.stride.value.data
+
+    @property
+    def gather_size(self) -> int:
+        return self.size.value.data
+
+    def verify_(self) -> None:
+        t = _check_buffer(self, self.buffer.type, "buffer")
+        if self.result.type != signless(t.element_type):
+            raise VerifyException(
+                f"kernel.gather: result type {self.result.type} differs from the buffer's "
+                f"element type {signless(t.element_type)}"
+            )
+        it = self.index.type
+        if not isinstance(it, IntegerType) or it.width.data == 1:
+            raise VerifyException(f"kernel.gather: the index must be an integer, got {it}")
+        if any(v.mask is not None for v in self.view.stack.views):
+            raise VerifyException("kernel.gather: the view must be unmasked")
+        n, st = self.gather_size, self.gather_stride
+        if n < 1:
+            raise VerifyException(f"kernel.gather: size must be at least 1, got {n}")
+        _check_view(self, self.view, None)
+        size = t.get_shape()[0]
+        rng = self.view.stack.views[0].offset_range()
+        if rng is not None:
+            lo = rng[0] + min(0, (n - 1) * st)
+            hi = rng[1] + max(0, (n - 1) * st)
+            if lo < 0 or hi >= size:
+                raise VerifyException(
+                    f"kernel.gather: view and stride {st} x size {n} reach offsets [{lo}, {hi}] "
+                    f"outside the buffer of {size} elements"
+                )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GatherOp:
+        buf = parser.parse_unresolved_operand()
+        view = ViewAttr(ViewAttr.parse_parameter(parser))
+        parser.parse_punctuation(",")
+        idx = parser.parse_unresolved_operand()
+        parser.parse_keyword("stride")
+        neg = parser.parse_optional_punctuation("-") is not None
+        stride = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        parser.parse_keyword("size")
+        size = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        parser.parse_punctuation(",")
+        it = parser.parse_type()
+        return cls(
+            parser.resolve_operand(buf, t),
+            view,
+            parser.resolve_operand(idx, it),
+            -stride if neg else stride,
+            size,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.buffer)
+        printer.print_string(" ")
+        self.view.print_parameter(printer)
+        printer.print_string(", ")
+        printer.print_operand(self.index)
+        printer.print_string(f" stride {self.gather_stride} size {self.gather_size} : ")
+        printer.print_attribute(self.buffer.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.index.type)
 
 
 @irdl_op_definition
@@ -734,6 +849,7 @@ def body_items(k: FuncOp) -> tuple[list[Operation], list[Item], list[StoreOp], l
     (numbered in program order), stores and theirs.
 
     Domains: a load or ``kernel.valid`` varies along the dims its view reads;
+    a gather along those and its index's;
     a reduce along its input's dims minus its axes; any other op along the
     union of its operands'.
     """
@@ -758,6 +874,10 @@ def body_items(k: FuncOp) -> tuple[list[Operation], list[Item], list[StoreOp], l
             case LoadOp() | ValidOp():
                 top = op.view.stack.top
                 item = Item(frozenset(d for d in range(rank) if top.depends_on(d)), computes=False)
+            case GatherOp():
+                top = op.view.stack.top
+                dom = frozenset(d for d in range(rank) if top.depends_on(d))
+                item = Item(dom | items[operands[0]].domain, operands, computes=False)
             case ReduceOp():
                 dom = items[operands[0]].domain - set(op.reduce_axes)
                 item = Item(dom, operands, tuple(op.reduce_axes))
@@ -789,6 +909,6 @@ SCALAR_DIALECTS = (arith.Arith, math.Math)
 
 Kernel = Dialect(
     "kernel",
-    [FuncOp, LoadOp, ValidOp, ReduceOp, StoreOp, AllocOp, ConstantOp, FreeOp, LaunchOp],
+    [FuncOp, LoadOp, GatherOp, ValidOp, ReduceOp, StoreOp, AllocOp, ConstantOp, FreeOp, LaunchOp],
     [PlanAttr],
 )

@@ -7,6 +7,7 @@ as block arguments of a ``func.func``. Op families (DESIGN.md):
 * elementwise: unary (``lazy.exp`` ...), binary (``lazy.add`` ...), ternary
   (``lazy.where``, ``lazy.mulacc``), ``lazy.cast`` / ``lazy.bitcast``
 * ``lazy.reduce`` over axes, which stay in the result as size-1 dims
+* ``lazy.gather``: a read of a source at data-dependent positions along one dim
 * movement: ``lazy.reshape/permute/expand/pad/shrink/flip/stride`` and
   ``lazy.view``, which carries a composed ``#lazy.view`` index map
 * meta: ``lazy.contiguous``, ``lazy.copy``, ``lazy.assign``
@@ -771,6 +772,107 @@ class ReduceOp(IRDLOperation):
 
 
 # ---------------------------------------------------------------------------
+# gather
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """PyTorch's gather along ``dim``: ``out[i] = src[i with i[dim] := index[i]]``.
+
+    The result has the index's shape and the source's element type; the index
+    has the source's rank and, off ``dim``, at most its sizes. Indices are
+    clamped to ``[0, src.shape[dim])`` when a kernel reads them (a read never
+    leaves the source); the front end wraps negative indices and checks
+    realized ones.
+
+    ``lazy.gather %x[%i] dim 1 : tensor<4x8xf32>, tensor<4x3xi64>``
+    """
+
+    name = "lazy.gather"
+    dim = prop_def(IntegerAttr)
+    source = operand_def(TensorType)
+    index = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, source, index, dim: int, attributes=None):
+        source, index = SSAValue.get(source), SSAValue.get(index)
+        super().__init__(
+            operands=[source, index],
+            result_types=[tensor_type(shape_of(index), element_of(source))],
+            properties={"dim": IntegerAttr(dim, 64)},
+            attributes=attributes or {},
+        )
+
+    @property
+    def gather_dim(self) -> int:
+        return self.dim.value.data
+
+    def verify_(self) -> None:
+        _check_lazy_operands(self)
+        _check_static(self, self.source.type, "source")
+        _check_static(self, self.index.type, "index")
+        src, idx, d = shape_of(self.source), shape_of(self.index), self.gather_dim
+        if len(src) != len(idx):
+            raise VerifyException(
+                f"lazy.gather: index {list(idx)} must have the rank of the source {list(src)}"
+            )
+        if not 0 <= d < max(len(src), 1) or not src:
+            raise VerifyException(f"lazy.gather: dim {d} out of range for a rank-{len(src)} source")
+        for k, (i, s) in enumerate(zip(idx, src)):
+            if k != d and i > s:
+                raise VerifyException(
+                    f"lazy.gather: index {list(idx)} is larger than the source {list(src)} "
+                    f"along dim {k} (only dim {d} is gathered)"
+                )
+        if src[d] == 0 and 0 not in idx:
+            raise VerifyException(
+                f"lazy.gather: source {list(src)} has no elements along dim {d} to gather"
+            )
+        et = element_of(self.index)
+        if not is_int(et) or is_unsigned(et):
+            raise VerifyException(
+                f"lazy.gather: index elements must be signed integers (i8, i16, i32, i64), got {et}"
+            )
+        want = tensor_type(idx, element_of(self.source))
+        if self.result.type != want:
+            raise VerifyException(
+                f"lazy.gather: result type must be {want}, got {self.result.type}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        src = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        idx = parser.parse_unresolved_operand()
+        parser.parse_punctuation("]")
+        parser.parse_keyword("dim")
+        d = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        attrs = _parse_attrs(parser)
+        parser.parse_punctuation(":")
+        st = parser.parse_type()
+        parser.parse_punctuation(",")
+        it = parser.parse_type()
+        if not isinstance(st, TensorType) or not isinstance(it, TensorType):
+            parser.raise_error(f"lazy.gather needs tensor types, got {st} and {it}")
+        src, idx = parser.resolve_operands([src, idx], [st, it], parser.pos)
+        return cls(src, idx, d, attrs)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        printer.print_string("[")
+        printer.print_operand(self.index)
+        printer.print_string(f"] dim {self.gather_dim}")
+        _print_attrs(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.index.type)
+
+
+# ---------------------------------------------------------------------------
 # movement
 # ---------------------------------------------------------------------------
 
@@ -1275,6 +1377,7 @@ Lazy = Dialect(
         ConstOp,
         *ELEMENTWISE_OPS,
         ReduceOp,
+        GatherOp,
         *MOVEMENT_OPS,
         ContiguousOp,
         CopyOp,

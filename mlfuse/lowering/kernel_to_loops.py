@@ -605,6 +605,35 @@ class _Lowering:
         block.add_ops([safe, load, sel])
         return sel.result
 
+    def gather_load(
+        self, op: kernel.GatherOp, s: Scope, env, lane: int, idx: SSAValue, vt=None
+    ) -> SSAValue:
+        """One element of a gather (a vector of ``vt`` from there, when the index
+        is the same for every lane and the view reads consecutive elements): the
+        view's offset plus the index, clamped to ``[0, size)``, times the stride."""
+        block = self.open[id(s)].block
+        off, valid = self.offset(op.view.stack, s, env, lane)
+        assert valid is None  # the verifier refuses masked gather views
+        if isinstance(idx.type, VectorType):
+            x = vector.ExtractOp(idx, [lane], idx.type.element_type)
+            block.add_op(x)
+            idx = x.result
+        ops = [arith.IndexCastOp(idx, index)]
+        ops.append(arith.MaxSIOp(ops[-1].result, self.index_const(0)))
+        ops.append(arith.MinSIOp(ops[-1].result, self.index_const(op.gather_size - 1)))
+        if op.gather_stride != 1:
+            ops.append(arith.MuliOp(ops[-1].result, self.index_const(op.gather_stride)))
+        ops.append(arith.AddiOp(off, ops[-1].result))
+        block.add_ops(ops)
+        at = [ops[-1].results[0]]
+        load = (
+            memref.LoadOp.get(self.args[op.buffer], at)
+            if vt is None
+            else vector.LoadOp(self.args[op.buffer], at, vt)
+        )
+        block.add_op(load)
+        return load.results[0]
+
     def emit_value(self, i: int, s: Scope) -> None:
         op = self.ops[i]
         block = self.open[id(s)].block
@@ -613,6 +642,23 @@ class _Lowering:
         if isinstance(op, kernel.ReduceOp):  # over register loops (or no dims) only
             x = self.value(self.items[i].operands[0], s)
             self.val[(i, id(s))] = self.finish(i, x, block)
+            return
+        if isinstance(op, kernel.GatherOp):  # a scalar load per lane, or a row as a vector
+            idx = self.value(self.items[i].operands[0], s)
+            rows = shape.vector and not idx.shape.vector
+            rows = rows and self.lanes_along(op.view.stack) == "vector"
+            for point in shape.points(self.trips):
+                env = dict(zip(shape.loops, point))
+                if rows:
+                    vt = self.vtype(op.result.type)
+                    out[point] = self.gather_load(op, s, env, 0, idx.at(env), vt)
+                    continue
+                lanes = [
+                    self.gather_load(op, s, env, lane, idx.at(env))
+                    for lane in range(self.width if shape.vector else 1)
+                ]
+                out[point] = self.gather(block, lanes) if shape.vector else lanes[0]
+            self.val[(i, id(s))] = _Tile(shape, out)
             return
         if isinstance(op, kernel.LoadOp) and shape.vector:
             across = self.transposed_loop(op.view.stack, shape)
@@ -756,7 +802,9 @@ _VECTOR_FORM: dict[tuple, bool] = {}
 def vectorizable(op: Operation, lanes: int) -> bool:
     """Whether an arith/math op of a kernel body verifies on vectors of ``lanes``
     (xDSL 0.74's compares, for one, only produce i1)."""
-    if isinstance(op, (kernel.LoadOp, kernel.StoreOp, kernel.ReduceOp, kernel.ValidOp)):
+    if isinstance(
+        op, (kernel.LoadOp, kernel.GatherOp, kernel.StoreOp, kernel.ReduceOp, kernel.ValidOp)
+    ):
         return True
     if isinstance(op, arith.ConstantOp):
         return True

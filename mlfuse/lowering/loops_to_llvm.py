@@ -69,6 +69,8 @@ def convert_type(t: Attribute) -> Attribute:
 def _suffix(t: Attribute) -> str:
     if isinstance(t, VectorType):
         return f"v{t.get_shape()[0]}{_suffix(t.element_type)}"
+    if isinstance(t, IndexType):
+        return "i64"
     if isinstance(t, IntegerType):
         return f"i{t.width.data}"
     assert isinstance(t, AnyFloat)
@@ -244,7 +246,7 @@ class _Converter:
                 _FLOAT_BINARY[t](self.v(op.operands[0]), self.v(op.operands[1]), _fastmath(op))
             )
         elif t in _INTRINSIC_BINARY:
-            rt = op.results[0].type
+            rt = convert_type(op.results[0].type)  # index -> i64
             res = self.intrinsic(
                 f"{_INTRINSIC_BINARY[t]}.{_suffix(rt)}", [self.v(x) for x in op.operands], rt
             )

@@ -137,16 +137,19 @@ def row_major(shape: Sequence[int]) -> list[int]:
 
 @dataclass(eq=False)
 class Node:
-    """One kernel value: a load, a constant, an op on other nodes, or a reduce
-    (or ``cut``: a value the walk found must be materialized, read as if it were)."""
+    """One kernel value: a load, a constant, an op on other nodes, a reduce, or
+    a gather (a load of ``value`` at positions its one argument, the index,
+    gives along one dim; ``view`` places the other dims) (or ``cut``: a value the
+    walk found must be materialized, read as if it were)."""
 
-    kind: str  # "load" | "const" | "op" | "reduce" | "cut"
-    value: SSAValue  # the lazy value this node computes (for loads: the buffer)
+    kind: str  # "load" | "const" | "op" | "reduce" | "gather" | "cut"
+    value: SSAValue  # the lazy value this node computes (for loads and gathers: the buffer)
     at: Affine
     args: list[Node] = field(default_factory=list)
     view: ViewStack | None = None  # load: buffer-side view under ``at``; const: its mask view
     op: Operation | None = None  # "op": the lazy elementwise op; "reduce": the lazy reduce
     dims: tuple[int, ...] = ()  # "reduce": the space dims reduced over
+    along: tuple[int, int] = (0, 1)  # "gather": (stride, size) of the gathered dim
 
     def stack(self, sizes: Sequence[int]) -> ViewStack:
         """The full index map for a load / masked constant, over the final space."""
@@ -278,6 +281,9 @@ class _Planner:
             if isinstance(op, lazy.ReduceOp):
                 node = self.reduce(op, at)
                 break
+            if isinstance(op, lazy.GatherOp):
+                node = self.gather(op, at)
+                break
             if not isinstance(op, lazy.ElementwiseOp):
                 raise DiagnosticException(
                     f"kernel planner: '{op.name}' is not a lazy op a kernel can compute"
@@ -289,6 +295,39 @@ class _Planner:
             break
         for key in keys:
             self.nodes[key] = node
+        return node
+
+    def gather(self, op: lazy.GatherOp, at: Affine) -> Node:
+        """A gather at ``at``: its index at ``at`` (an elementwise operand), its
+        source read from a buffer through one unmasked view. A source computed in
+        this kernel, or seen through a view that is not one (a pad, a reshape of
+        a permute), is materialized first (``gather source``)."""
+        v, via = op.source, None
+        while self.is_member(v) and isinstance(v.owner, lazy.MovementOp):
+            m = v.owner
+            stack = movement_stack(m)
+            via = stack if via is None else stack.compose(via)
+            v = m.input
+        if self.is_member(v) or (
+            via is not None and (len(via.views) != 1 or via.top.mask is not None)
+        ):
+            self.problems.append(PlanError(op.source, "gather source"))
+            return Node("cut", op.result, at)
+        src = via.top if via is not None else View.create(lazy.shape_of(op.source))
+        d = op.gather_dim
+        shape = lazy.shape_of(op.index)
+        strides = tuple(0 if k == d else st for k, st in enumerate(src.strides))
+        base = View.create(shape, strides, src.offset)
+        node = Node(
+            "gather",
+            v,
+            at,
+            args=[None],  # type: ignore[list-item]
+            view=ViewStack((base,)),
+            op=op,
+            along=(src.strides[d], src.shape[d]),
+        )
+        self.todo.append((node, 0, op.index, at, None))
         return node
 
     def relabel(self, u: SSAValue, stack: ViewStack, at: Affine) -> Affine:
@@ -482,11 +521,17 @@ class _Planner:
 def domains(nodes: Sequence[Node], sizes: Sequence[int]) -> dict[int, frozenset[int]]:
     """The dims each node varies along, as the kernel built from it will say
     (:func:`mlfuse.dialects.kernel.body_items`): a load or masked constant along
-    its view's dims, a reduce along its input's minus its axes, any other op
-    along the union of its operands'."""
+    its view's dims, a gather along its view's and its index's, a reduce along
+    its input's minus its axes, any other op along the union of its operands'."""
     dom: dict[int, frozenset[int]] = {}
     for n in nodes:
-        if n.kind in ("load", "cut") or (
+        if n.kind == "gather":
+            assert n.view is not None
+            compact, dims = n.at.compact(sizes)
+            top = n.view.compose(ViewStack((compact,))).top
+            read = frozenset(dims[k] for k in range(len(dims)) if top.depends_on(k))
+            dom[id(n)] = read | dom[id(n.args[0])]
+        elif n.kind in ("load", "cut") or (
             n.kind == "const" and n.view is not None and any(v.mask for v in n.view.views)
         ):
             if n.view is None:
@@ -574,6 +619,10 @@ def _assign_hazards(
             and n.value is r.target
             and not _reads_where_stored(n.stack(sizes), store)
         }
+        for n in nodes:  # a gather may read any element: always materialized first
+            if n.kind == "gather" and n.value is r.target and n.op is not None:
+                if all(e.value is not n.op.results[0] for e in out):
+                    out.append(PlanError(n.op.results[0], "reads the buffer it assigns"))
         if not bad:
             continue
         users = [

@@ -25,7 +25,14 @@ from mlfuse.passes.utils import const_scalar, has_mask, make_view, rewrite, with
 from mlfuse.view import ViewStack
 
 
-_COMPUTING = (lazy.ElementwiseOp, lazy.ReduceOp, lazy.MovementOp, lazy.ContiguousOp, lazy.CopyOp)
+_COMPUTING = (
+    lazy.ElementwiseOp,
+    lazy.ReduceOp,
+    lazy.GatherOp,
+    lazy.MovementOp,
+    lazy.ContiguousOp,
+    lazy.CopyOp,
+)
 """Ops whose result is computed from their operands (consts and assigns are not)."""
 
 
@@ -313,6 +320,16 @@ class FoldReduceOfConst(RewritePattern):
         rewriter.replace(op, with_loc(lazy.ConstOp(out.item(), op.result.type), op))  # type: ignore[arg-type]
 
 
+class FoldGatherOfConst(RewritePattern):
+    """gather(const c, i) -> const c (of the index's shape): every position holds c"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.GatherOp, rewriter: PatternRewriter, /):
+        c = op.source.owner
+        if isinstance(c, lazy.ConstOp):
+            rewriter.replace(op, with_loc(lazy.ConstOp(c.scalar, op.result.type), op))  # type: ignore[arg-type]
+
+
 class ContiguousOfContiguous(RewritePattern):
     """contiguous(contiguous(x)) -> contiguous(x)"""
 
@@ -346,6 +363,7 @@ PATTERNS = (
     FoldCast,
     WhereOfConst,
     FoldReduceOfConst,
+    FoldGatherOfConst,
     ContiguousOfContiguous,
     AssignOfItself,
 )

@@ -44,7 +44,14 @@ from xdsl.rewriter import Rewriter
 from mlfuse.dialects import kernel
 
 f32 = Float32Type()
-_PASS_THROUGH = (kernel.LoadOp, kernel.StoreOp, kernel.ValidOp, arith.SelectOp, arith.BitcastOp)
+_PASS_THROUGH = (
+    kernel.LoadOp,
+    kernel.GatherOp,
+    kernel.StoreOp,
+    kernel.ValidOp,
+    arith.SelectOp,
+    arith.BitcastOp,
+)
 
 
 def _element(t: Attribute) -> Attribute:

@@ -10,6 +10,10 @@ Each such op gets ``{realize = "<reason>"}``:
 * ``view of reduce``: a computed reduce is read through a view no kernel can
   express on a computed value (a pad's mask, or a reshape that needs a stack
   of views); push-views already moved every other view it could.
+* ``gather source``: a ``lazy.gather`` reads its source at data-dependent
+  positions, so the source must be a buffer seen through one unmasked view:
+  a computed source (or a view of a buffer that is not one view) is stored
+  first.
 
 The boundaries that depend on how kernels are formed are decided by
 group-reduces, with the kernel planner: values read by several kernels
@@ -25,12 +29,13 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import BlockArgument, Operation
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.passes import ModulePass
 
 from mlfuse.dialects import lazy
 from mlfuse.passes.utils import REALIZE, assign_targets, lazy_funcs
+from mlfuse.view import ViewStack
 
 
 def _inexpressible(v: lazy.ViewOp) -> bool:
@@ -39,6 +44,25 @@ def _inexpressible(v: lazy.ViewOp) -> bool:
         return False
     stack = v.view.stack
     return len(stack.views) > 1 or stack.top.mask is not None
+
+
+def _readable_source(v: SSAValue) -> bool:
+    """Whether a kernel can read a gather's source ``v`` at data-dependent
+    positions where it is: a buffer (an argument or a materialized value) seen
+    through one unmasked view."""
+    stack = None
+    while isinstance(v.owner, lazy.MovementOp) and realize_reason(v.owner) is None:
+        m = v.owner
+        inner = (
+            m.view.stack
+            if isinstance(m, lazy.ViewOp)
+            else m.apply(ViewStack.from_shape(lazy.shape_of(m.input)))
+        )
+        stack = inner if stack is None else inner.compose(stack)
+        v = m.input
+    if stack is not None and (len(stack.views) != 1 or stack.top.mask is not None):
+        return False
+    return isinstance(v, BlockArgument) or realize_reason(v.owner) is not None  # type: ignore[arg-type]
 
 
 def mark(op: Operation, reason: str) -> None:
@@ -76,6 +100,8 @@ class MarkRealize(ModulePass):
                         mark(o, "assign")
                     case lazy.ViewOp() if _inexpressible(o):
                         mark(o.input.owner, "view of reduce")  # type: ignore[arg-type]
+                    case lazy.GatherOp() if not _readable_source(o.source):
+                        mark(o.source.owner, "gather source")  # type: ignore[arg-type]
                     case _:
                         pass
 

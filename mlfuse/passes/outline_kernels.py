@@ -148,7 +148,7 @@ class _KernelBuilder:
     def _collect_inputs(self) -> None:
         seen = set(self.out_values)
         for n in self._nodes():
-            if n.kind == "load" and n.value not in seen:
+            if n.kind in ("load", "gather") and n.value not in seen:
                 seen.add(n.value)
                 self.in_values.append(n.value)
 
@@ -181,6 +181,13 @@ class _KernelBuilder:
             case "load":
                 return self.b.insert(
                     kernel.LoadOp(self.arg_of[n.value], n.stack(self.sizes))
+                ).result
+            case "gather":
+                stride, size = n.along
+                return self.b.insert(
+                    kernel.GatherOp(
+                        self.arg_of[n.value], n.stack(self.sizes), args[0], stride, size
+                    )
                 ).result
             case "const":
                 assert isinstance(n.op, lazy.ConstOp)
