@@ -425,6 +425,9 @@ def _op(n: Node, v: list[SSAValue]) -> Operation:
         case "reduce":
             kind, axes = n.arg
             return lazy.ReduceOp(kind, v[0], axes)
+        case "scan":  # arg: (kind, dim)
+            kind, d = n.arg
+            return lazy.ScanOp(kind, v[0], d)
         case "gather":  # srcs: (source, index); arg: the gathered dim
             return lazy.GatherOp(v[0], v[1], n.arg)
         case "pad":

@@ -12,7 +12,11 @@ scope. A plan and a body determine a tree of *scopes* (loop bodies):
 * each group of consecutive stores gets a nest of serial loops over the dims it
   walks beyond the parallel ones;
 * each reduce, wherever it is computed, gets a nest of serial loops over its
-  axes, carrying the accumulator.
+  axes, carrying the accumulator;
+* a scan gets no loop of its own: it is computed in the serial loop over its
+  dim, which carries its running value (that loop must be the innermost code
+  loop over the scan's domain, so the running value is one register per
+  point of the register loops, and the scan is computed once per point).
 
 A value requested from scope ``S`` is computed in the outermost scope on the
 path from the root to ``S`` whose context covers the value's *domain* (the dims
@@ -222,9 +226,11 @@ class LoopPlan:
         rank: int,
         reduce_dims: Sequence[Sequence[int]] = (),
         space: Sequence[int] | None = None,
+        scan_dims: Sequence[int] = (),
     ) -> str | None:
         """Why this plan is not a plan for a space of ``rank`` dims (of shape
-        ``space``, when given) whose reduces run over ``reduce_dims`` (None if it is)."""
+        ``space``, when given) whose reduces run over ``reduce_dims`` and whose
+        scans along ``scan_dims`` (None if it is)."""
         for lp in self.loops:
             if lp.kind not in LOOP_KINDS:
                 return f"unknown loop kind '{lp.kind}' (known: {', '.join(LOOP_KINDS)})"
@@ -260,6 +266,14 @@ class LoopPlan:
             return "a plan has at most one vector loop"
         if vec and vec[0] != len(self.loops) - 1 - len(self.grid_loops(THREAD)):
             return "the vector loop must be the innermost register loop"
+        for d in sorted(set(scan_dims)):
+            pieces = [lp for lp in self.loops if lp.dim == d]
+            if len(pieces) != 1 or pieces[0].kind != SERIAL:
+                return (
+                    f"dim {d} is scanned, so it needs exactly one serial loop (a scan carries "
+                    f"its running value from one step to the next), not "
+                    f"[{', '.join(str(lp) for lp in pieces)}]"
+                )
         par = self.parallel_dims | {lp.dim for lp in self.loops if lp.kind == BLOCK}
         threads = {lp.dim for lp in self.loops if lp.kind == THREAD}
         for axes in reduce_dims:
@@ -290,16 +304,27 @@ def default_plan(
     rank: int,
     reduces: Sequence[tuple[frozenset[int], Sequence[int]]],
     store_dims: Sequence[frozenset[int]],
+    scans: Sequence[tuple[frozenset[int], int]] = (),
 ) -> LoopPlan:
     """The plan a kernel gets from outlining: parallel over the dims every
-    reduce result and every store varies along (minus reduce axes), serial
-    loops in :func:`domain_order`. ``reduces``: (result domain, axes) each."""
+    reduce result, every scan and every store varies along (minus reduce axes
+    and scanned dims), serial loops in :func:`domain_order`, each scanned dim moved inside
+    the other serial loops of its scan's domain. ``reduces``: (result domain,
+    axes) each; ``scans``: (domain, scanned dim) each."""
     order = domain_order(rank, [dom for dom, _ in reduces])
-    doms = [dom for dom, _ in reduces] + list(store_dims)
+    doms = [dom for dom, _ in reduces] + [dom for dom, _ in scans] + list(store_dims)
     par = frozenset.intersection(*doms) if doms else frozenset()
     for _, axes in reduces:
         par -= set(axes)
-    return LoopPlan.of([d for d in order if d in par], [d for d in order if d not in par])
+    par -= {d for _, d in scans}
+    serial = [d for d in order if d not in par]
+    for dom, d in scans:
+        if d not in serial:
+            continue
+        serial.remove(d)
+        last = max((serial.index(o) for o in dom if o in serial), default=-1)
+        serial.insert(last + 1, d)
+    return LoopPlan.of([d for d in order if d in par], serial)
 
 
 def parallel_extent(plan: LoopPlan, sizes: Sequence[int]) -> int:
@@ -321,6 +346,7 @@ class Item:
     operands: tuple[int, ...] = ()
     reduce_dims: tuple[int, ...] | None = None  # a reduce: the dims it runs over
     computes: bool = True  # False for loads and constants (free to recompute)
+    scan_dim: int | None = None  # a scan: the dim it runs along (in its domain)
 
 
 @dataclass(frozen=True)
@@ -399,7 +425,8 @@ class Violation:
     """Item ``item`` would be computed more often than allowed."""
 
     item: int
-    kind: str  # "reduce": a reduction computed twice or redundantly; "budget"
+    kind: str  # "reduce": a reduction computed twice or redundantly; "scan": a scan
+    # not in the innermost loop of its domain over its dim, or computed twice; "budget"
     placements: list[Scope]
 
 
@@ -420,7 +447,9 @@ def analyze(
     """Place every item (users before operands) and report what is computed too often.
 
     A reduce must be computed exactly once, in a scope whose dims are exactly
-    its domain (more dims would repeat the reduction along them). With a
+    its domain (more dims would repeat the reduction along them). A scan
+    likewise, and that scope must be the serial loop over its dim (the loop
+    that carries its running value). With a
     ``budget``, a computed elementwise item may be placed in at most that many
     scopes of one kernel; with ``max_ops``, a kernel computes at most that many
     ops (counting each placement), and with ``max_loops`` it has at most that
@@ -447,7 +476,16 @@ def analyze(
         where = _distinct(hoist(s, need) for s in requests[i])
         if not where:
             continue
-        if it.reduce_dims is not None:
+        if it.scan_dim is not None:
+            if len(where) > 1 or any(
+                not p.elastic and not scan_fits(plan, it, p, need) for p in where
+            ):
+                violations.append(Violation(i, "scan", where))
+                where = [Scope(None, None, need, elastic=True)]  # as if materialized
+            for p in where:
+                for o in it.operands:
+                    requests[o].append(p)
+        elif it.reduce_dims is not None:
             if len(where) > 1 or any(p.ctx != need and not p.elastic for p in where):
                 violations.append(Violation(i, "reduce", where))
                 where = [Scope(None, None, need, elastic=True)]  # as if materialized
@@ -479,6 +517,34 @@ def analyze(
                 size[k] = size.get(k, 0) + 1
         placements[i] = where
     return Analysis(placements, violations)
+
+
+def scan_fits(plan: LoopPlan, it: Item, p: Scope, need: frozenset[int]) -> bool:
+    """Whether scope ``p`` can compute scan ``it``: its loops are exactly the
+    scan's domain and it is the (one, serial) loop over the scanned dim."""
+    return (
+        p.ctx == need
+        and p.loop is not None
+        and plan.loops[p.loop].dim == it.scan_dim
+        and plan.loops[p.loop].kind == SERIAL
+    )
+
+
+def scan_problems(items: Sequence[Item], stores: Sequence[StoreItem], plan: LoopPlan) -> str | None:
+    """Why a kernel's scans cannot run with ``plan`` (None if they can): each must
+    be computed once, in the serial loop over its dim, innermost in its domain."""
+    if all(it.scan_dim is None for it in items):
+        return None
+    found = analyze(items, stores, plan)
+    for v in found.violations:
+        if v.kind == "scan":
+            d = items[v.item].scan_dim
+            return (
+                f"the scan along dim {d} (value {v.item}) must be computed once, in the "
+                f"serial loop over dim {d}, inside every other code loop over the dims it "
+                "varies along"
+            )
+    return None
 
 
 def _kernel_of(it: Item, plan: LoopPlan) -> Scope:

@@ -2455,11 +2455,22 @@ class Tensor:
 
     # -- scans ----------------------------------------------------------------------
     def _scan(self, kind: str, axis) -> Tensor:
-        """Inclusive scan along ``axis`` (kind add/mul/max/min) built from the
-        fusing primitives: blocks of ``_SCAN_BLOCK`` are scanned with a triangular
-        mask (a reduce over a (b, b) window per element), block totals are
-        scanned the same way one level up, and each block adds its offset. Work
-        is O(n * b) per level over log_b(n) levels."""
+        """Inclusive scan along ``axis`` (kind add/mul/max/min): one ``scan``
+        node, which a kernel computes in one serial pass along the axis (the
+        elementwise work before and after it fuses into that kernel). A 0-d
+        tensor is scanned as one element."""
+        d = _norm_axis(axis, self.ndim, "dim")
+        if self.ndim == 0:
+            return self.reshape(1)._scan(kind, 0).reshape(())._new()
+        return Tensor(graph.make("scan", (self.node,), (kind, d), self.shape, self.dtype))
+
+    def _blocked_scan(self, kind: str, axis) -> Tensor:
+        """Inclusive scan along ``axis`` for a combine that is no ``scan`` kind
+        (``logaddexp``; also add/mul/max/min), built from the fusing primitives:
+        blocks of ``_SCAN_BLOCK`` are scanned with a triangular mask (a reduce
+        over a (b, b) window per element), block totals are scanned the same way
+        one level up, and each block adds its offset. Work is O(n * b) per level
+        over log_b(n) levels."""
         d = _norm_axis(axis, self.ndim, "dim")
         if self.ndim == 0:
             return self
@@ -2484,36 +2495,50 @@ class Tensor:
         inner = _reduce_kind(window, kind, -1)  # (..., nb, b)
         if nb > 1:
             totals = inner[..., -1]  # (..., nb)
-            before = totals._scan(kind, -1).pad(tuple([(0, 0)] * len(lead) + [(1, 0)]), ident)[
-                ..., :nb
-            ]  # exclusive
+            before = totals._blocked_scan(kind, -1)  # made exclusive: shifted right by one
+            before = before.pad(tuple([(0, 0)] * len(lead) + [(1, 0)]), ident)[..., :nb]
             inner = _combine(kind, inner, before.unsqueeze(-1))
         out = inner.reshape(lead + (nb * b,))[..., :n]
         return out.movedim(-1, d)._new()
 
-    @_traced
-    def cumsum(self, axis=0) -> Tensor:
-        """Running sums along ``axis`` (PyTorch's ``dim=``; integers and bools
-        accumulate in int64): ``x.cumsum(1)``."""
-        x = self.cast(dtypes.int64) if not self.dtype.is_float else self
-        return x._scan("add", axis)
+    def _accumulate(self, kind: str, axis, dtype) -> Tensor:
+        """A running sum or product (``kind`` add/mul) in PyTorch's types: cast to
+        ``dtype`` when given, else integers and bools in int64; float32 runs in
+        float64 and each output is rounded once (PyTorch's CPU accumulator), so
+        a long scan does not drift."""
+        x = self
+        if dtype is not None:
+            x = x.cast(dtypes.as_dtype(dtype))
+        elif not x.dtype.is_float:
+            x = x.cast(dtypes.int64)
+        if x.dtype == dtypes.float32:
+            return x.cast(dtypes.float64)._scan(kind, axis).cast(dtypes.float32)
+        return x._scan(kind, axis)
 
     @_traced
-    def cumprod(self, axis=0) -> Tensor:
-        """Running products along ``axis`` (integers in int64): ``x.cumprod(0)``."""
-        x = self.cast(dtypes.int64) if not self.dtype.is_float else self
-        return x._scan("mul", axis)
+    def cumsum(self, axis=0, dtype=None) -> Tensor:
+        """Running sums along ``axis`` (PyTorch's ``dim=``; integers and bools
+        accumulate in int64 unless ``dtype`` says otherwise): ``x.cumsum(1)``."""
+        return self._accumulate("add", axis, dtype)
+
+    @_traced
+    def cumprod(self, axis=0, dtype=None) -> Tensor:
+        """Running products along ``axis`` (integers and bools in int64 unless
+        ``dtype`` says otherwise): ``x.cumprod(0)``."""
+        return self._accumulate("mul", axis, dtype)
 
     @_traced
     def cummax(self, axis=0) -> Tensor:
-        """Running maxima along ``axis`` (values; NaN propagates): ``x.cummax(0)``."""
+        """Running maxima along ``axis``, the values (PyTorch's ``.values``; NaN
+        propagates): ``x.cummax(0)``."""
         x = self.cast(dtypes.int32) if self.dtype.is_bool else self
         out = x._scan("max", axis)
         return out.cast(dtypes.bool_) if self.dtype.is_bool else out
 
     @_traced
     def cummin(self, axis=0) -> Tensor:
-        """Running minima along ``axis`` (values; NaN propagates): ``x.cummin(0)``."""
+        """Running minima along ``axis``, the values (PyTorch's ``.values``; NaN
+        propagates): ``x.cummin(0)``."""
         x = self.cast(dtypes.int32) if self.dtype.is_bool else self
         out = x._scan("min", axis)
         return out.cast(dtypes.bool_) if self.dtype.is_bool else out
@@ -2522,7 +2547,7 @@ class Tensor:
     def logcumsumexp(self, axis=0) -> Tensor:
         """``log(cumsum(exp(x)))`` along ``axis``, scanned with a stable
         logaddexp (no overflow, no underflow): ``x.logcumsumexp(1)``."""
-        return self._float()._scan("logaddexp", axis)
+        return self._float()._blocked_scan("logaddexp", axis)
 
     # -- in-place operators (PyTorch's): the result is written into the tensor --
     def _inplace(self, result: Tensor, what: str) -> Tensor:

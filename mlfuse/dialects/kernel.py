@@ -6,9 +6,10 @@ at every point of the space: ``kernel.load`` reads a buffer through a view of
 the space (``kernel.gather`` reads it at a position along one dim that a
 value gives), ``arith``/``math`` ops compute on scalars, ``kernel.reduce``
 combines a value over some axes of the space (its result no longer varies
-along them), and ``kernel.store`` writes through a view. Its *plan* gives the
-loops that run the space: which dims form the parallel loop, and the order of
-the serial ones (see :mod:`mlfuse.loop_nest`)::
+along them), ``kernel.scan`` is a value's running combination along one dim
+(computed in the serial loop over that dim), and ``kernel.store`` writes
+through a view. Its *plan* gives the loops that run the space: which dims
+form the parallel loop, and the order of the serial ones (see :mod:`mlfuse.loop_nest`)::
 
     kernel.func @k0 outs(%out: memref<64xf32>) ins(%x: memref<4096xf32>) space [64, 64]
         plan [parallel 0, serial 1] {
@@ -65,7 +66,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from mlfuse.dialects.lazy import REDUCE_KINDS, ViewAttr, signless
+from mlfuse.dialects.lazy import REDUCE_KINDS, SCAN_KINDS, ViewAttr, signless
 from mlfuse.dialects.syntax import (
     array_ints,
     attr_value,
@@ -76,7 +77,15 @@ from mlfuse.dialects.syntax import (
     print_int_list,
     scalar_attr,
 )
-from mlfuse.loop_nest import LOOP_KINDS, Item, Loop, LoopPlan, StoreItem, default_plan
+from mlfuse.loop_nest import (
+    LOOP_KINDS,
+    Item,
+    Loop,
+    LoopPlan,
+    StoreItem,
+    default_plan,
+    scan_problems,
+)
 from mlfuse.view import ViewStack
 
 
@@ -235,14 +244,14 @@ class FuncOp(IRDLOperation):
                     )
             defined.update(op.results)
             if not isinstance(
-                op, (LoadOp, GatherOp, ValidOp, ReduceOp, StoreOp)
+                op, (LoadOp, GatherOp, ValidOp, ReduceOp, ScanOp, StoreOp)
             ) and op.dialect_name() not in (
                 "arith",
                 "math",
             ):
                 raise VerifyException(
                     f"kernel.func: '{op.name}' is not allowed in a kernel body (only kernel "
-                    "loads, stores, reduces and arith/math scalar ops)"
+                    "loads, stores, reduces, scans and arith/math scalar ops)"
                 )
             for r in op.results:
                 if isinstance(r.type, (MemRefType,)):
@@ -251,8 +260,7 @@ class FuncOp(IRDLOperation):
                 raise VerifyException(f"kernel.func: '{op.name}' must produce one scalar")
         if self.plan is None:
             raise VerifyException(f"kernel.func @{self.sym_name.data} has no loop plan")
-        reduce_dims = [op.reduce_axes for op in self.body.block.ops if isinstance(op, ReduceOp)]
-        why = self.loop_plan.problems(len(self.space_shape), reduce_dims, self.space_shape)
+        why = plan_problems(self, self.loop_plan)
         if why is not None:
             raise VerifyException(
                 f"kernel.func @{self.sym_name.data}: bad plan {self.plan.data}: {why}"
@@ -562,6 +570,75 @@ class ReduceOp(IRDLOperation):
 
 
 @irdl_op_definition
+class ScanOp(IRDLOperation):
+    """The running combination of ``input`` along space dim ``dim``: at a point
+    with index ``i`` along it, ``input`` combined over indices ``0..i`` (the
+    other coordinates fixed). It is computed in the plan's serial loop over
+    ``dim``, which carries the running value, so that loop must be the one loop
+    over ``dim`` and the innermost code loop over the dims the scan varies along.
+
+    ``%1 = kernel.scan add %0 dim 1 : f32``
+    """
+
+    name = "kernel.scan"
+    kind = prop_def(StringAttr)
+    dim = prop_def(IntAttr)
+    input = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, kind: str, x: SSAValue, dim: int):
+        super().__init__(
+            operands=[x],
+            result_types=[x.type],
+            properties={"kind": StringAttr(kind), "dim": IntAttr(dim)},
+        )
+
+    @property
+    def scan_kind(self) -> str:
+        return self.kind.data
+
+    @property
+    def scan_dim(self) -> int:
+        return self.dim.data
+
+    def verify_(self) -> None:
+        space = _parent_kernel(self).space_shape
+        if self.scan_kind not in SCAN_KINDS:
+            raise VerifyException(
+                f"kernel.scan: unknown kind '{self.scan_kind}' (expected one of "
+                f"{', '.join(SCAN_KINDS)})"
+            )
+        if not 0 <= self.scan_dim < len(space):
+            raise VerifyException(
+                f"kernel.scan: dim {self.scan_dim} out of range for a rank-{len(space)} space"
+            )
+        if self.input.type != self.result.type:
+            raise VerifyException("kernel.scan: result type must equal the input type")
+        t = self.input.type
+        if not isinstance(t, (AnyFloat, IntegerType)) or (
+            isinstance(t, IntegerType) and t.width.data == 1
+        ):
+            raise VerifyException(f"kernel.scan: cannot scan {t} values")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ScanOp:
+        kind = parser.parse_identifier()
+        x = parser.parse_unresolved_operand()
+        parser.parse_keyword("dim")
+        d = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        return cls(kind, parser.resolve_operand(x, t), d)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.scan_kind} ")
+        printer.print_operand(self.input)
+        printer.print_string(f" dim {self.scan_dim} : ")
+        printer.print_attribute(self.input.type)
+
+
+@irdl_op_definition
 class StoreOp(IRDLOperation):
     """Write ``value`` to ``buffer`` through ``view`` at every point where either varies
     (a value of the element type's signless twin, as :class:`LoadOp` reads)."""
@@ -850,8 +927,8 @@ def body_items(k: FuncOp) -> tuple[list[Operation], list[Item], list[StoreOp], l
 
     Domains: a load or ``kernel.valid`` varies along the dims its view reads;
     a gather along those and its index's;
-    a reduce along its input's dims minus its axes; any other op along the
-    union of its operands'.
+    a reduce along its input's dims minus its axes; a scan along its input's
+    and its dim; any other op along the union of its operands'.
     """
     ops: list[Operation] = []
     items: list[Item] = []
@@ -881,6 +958,9 @@ def body_items(k: FuncOp) -> tuple[list[Operation], list[Item], list[StoreOp], l
             case ReduceOp():
                 dom = items[operands[0]].domain - set(op.reduce_axes)
                 item = Item(dom, operands, tuple(op.reduce_axes))
+            case ScanOp():
+                dom = items[operands[0]].domain | {op.scan_dim}
+                item = Item(dom, operands, scan_dim=op.scan_dim)
             case _:
                 dom: frozenset[int] = frozenset()
                 for o in operands:
@@ -896,7 +976,21 @@ def default_plan_of(k: FuncOp) -> LoopPlan:
     """The plan outlining gives a kernel with this body."""
     _, items, _, stores = body_items(k)
     reduces = [(it.domain, it.reduce_dims) for it in items if it.reduce_dims is not None]
-    return default_plan(len(k.space_shape), reduces, [st.dims for st in stores])
+    scans = [(it.domain, it.scan_dim) for it in items if it.scan_dim is not None]
+    return default_plan(len(k.space_shape), reduces, [st.dims for st in stores], scans)
+
+
+def plan_problems(k: FuncOp, plan: LoopPlan) -> str | None:
+    """Why ``k`` cannot run with ``plan`` (None if it can): the plan's own rules
+    for the kernel's reduces and scans, and where its scans would be computed."""
+    ops = list(k.body.block.ops)
+    reduce_dims = [op.reduce_axes for op in ops if isinstance(op, ReduceOp)]
+    scan_dims = [op.scan_dim for op in ops if isinstance(op, ScanOp)]
+    why = plan.problems(len(k.space_shape), reduce_dims, k.space_shape, scan_dims)
+    if why is not None or not scan_dims:
+        return why
+    _, items, _, stores = body_items(k)
+    return scan_problems(items, stores, plan)
 
 
 def written_args(k: FuncOp) -> set[int]:
@@ -909,6 +1003,18 @@ SCALAR_DIALECTS = (arith.Arith, math.Math)
 
 Kernel = Dialect(
     "kernel",
-    [FuncOp, LoadOp, GatherOp, ValidOp, ReduceOp, StoreOp, AllocOp, ConstantOp, FreeOp, LaunchOp],
+    [
+        FuncOp,
+        LoadOp,
+        GatherOp,
+        ValidOp,
+        ReduceOp,
+        ScanOp,
+        StoreOp,
+        AllocOp,
+        ConstantOp,
+        FreeOp,
+        LaunchOp,
+    ],
     [PlanAttr],
 )

@@ -7,6 +7,7 @@ as block arguments of a ``func.func``. Op families (DESIGN.md):
 * elementwise: unary (``lazy.exp`` ...), binary (``lazy.add`` ...), ternary
   (``lazy.where``, ``lazy.mulacc``), ``lazy.cast`` / ``lazy.bitcast``
 * ``lazy.reduce`` over axes, which stay in the result as size-1 dims
+* ``lazy.scan``: a running sum/product/maximum/minimum along one dim
 * ``lazy.gather``: a read of a source at data-dependent positions along one dim
 * movement: ``lazy.reshape/permute/expand/pad/shrink/flip/stride`` and
   ``lazy.view``, which carries a composed ``#lazy.view`` index map
@@ -772,6 +773,89 @@ class ReduceOp(IRDLOperation):
 
 
 # ---------------------------------------------------------------------------
+# scan
+# ---------------------------------------------------------------------------
+
+SCAN_KINDS = ("add", "mul", "max", "min")
+
+
+@irdl_op_definition
+class ScanOp(IRDLOperation):
+    """Inclusive scan along ``dim``: ``out[.., i, ..] = x[.., 0, ..] (kind) ... (kind)
+    x[.., i, ..]`` (a running sum, product, maximum or minimum); the result has
+    the operand's type. Float max/min propagate NaN (as ``torch.cummax``).
+
+    ``lazy.scan add %x dim 1 : tensor<4x8xf32>``
+    """
+
+    name = "lazy.scan"
+    kind = prop_def(StringAttr)
+    dim = prop_def(IntegerAttr)
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, kind: str, x, dim: int, attributes=None):
+        x = SSAValue.get(x)
+        super().__init__(
+            operands=[x],
+            result_types=[x.type],
+            properties={"kind": StringAttr(kind), "dim": IntegerAttr(dim, 64)},
+            attributes=attributes or {},
+        )
+
+    @property
+    def scan_kind(self) -> str:
+        return self.kind.data
+
+    @property
+    def scan_dim(self) -> int:
+        return self.dim.value.data
+
+    def verify_(self) -> None:
+        _check_lazy_operands(self)
+        _check_static(self, self.input.type, "operand")
+        if self.scan_kind not in SCAN_KINDS:
+            raise VerifyException(
+                f"lazy.scan: unknown kind '{self.scan_kind}' (expected one of "
+                f"{', '.join(SCAN_KINDS)})"
+            )
+        shape, d = shape_of(self.input), self.scan_dim
+        if not 0 <= d < len(shape):
+            raise VerifyException(
+                f"lazy.scan: dim {d} out of range for a rank-{len(shape)} operand"
+            )
+        if is_bool(element_of(self.input)):
+            raise VerifyException("lazy.scan: cannot scan bool elements (cast first)")
+        if self.result.type != self.input.type:
+            raise VerifyException(
+                f"lazy.scan: result type must be the operand type {self.input.type}, got "
+                f"{self.result.type}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        kind = parser.parse_identifier()
+        x = parser.parse_unresolved_operand()
+        parser.parse_keyword("dim")
+        d = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        attrs = _parse_attrs(parser)
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        if not isinstance(t, TensorType):
+            parser.raise_error(f"lazy.scan needs a tensor operand, got {t}")
+        return cls(kind, parser.resolve_operand(x, t), d, attrs)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.scan_kind} ")
+        printer.print_operand(self.input)
+        printer.print_string(f" dim {self.scan_dim}")
+        _print_attrs(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+
+
+# ---------------------------------------------------------------------------
 # gather
 # ---------------------------------------------------------------------------
 
@@ -1377,6 +1461,7 @@ Lazy = Dialect(
         ConstOp,
         *ELEMENTWISE_OPS,
         ReduceOp,
+        ScanOp,
         GatherOp,
         *MOVEMENT_OPS,
         ContiguousOp,

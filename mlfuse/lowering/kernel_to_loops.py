@@ -8,7 +8,9 @@ space is looped over. This pass only reads the plan:
 2. The body and the plan give the scope tree (:func:`mlfuse.loop_nest.schedule_scopes`):
    every store group gets ``scf.for`` loops over the dims it walks beyond the
    parallel ones, every reduce ``scf.for`` loops over its axes carrying the
-   accumulator, serial loops nest in plan order, and every value is computed
+   accumulator, a scan's running value is carried by the serial loop over its
+   dim (after any reduce accumulators of that loop: the loop yields the new
+   running value at every step), serial loops nest in plan order, and every value is computed
    once per scope, in the outermost loop covering its domain (loop-invariant
    work is hoisted; a reduce is computed where its result is first needed).
 3. The tree is emitted in order, with a worklist: each scope's values, loops
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
 from xdsl.context import Context
@@ -109,11 +111,17 @@ class _IndexOps:
 @dataclass(eq=False)
 class _Open:
     """An emitted loop: its op, its body block, the induction variable of each
-    code loop (by plan position) open there."""
+    code loop (by plan position) open there. Its iteration arguments are the
+    accumulators of the reduce it belongs to (``nred`` of them), then the
+    running values of the scans it carries (``scans``: item -> position of the
+    first of its block arguments; ``scan_out``: item -> the values it yields)."""
 
     op: Operation | None
     block: Block
     idx: dict[int, SSAValue]
+    nred: int = 0
+    scans: dict[int, int] = field(default_factory=dict)
+    scan_out: dict[int, list[SSAValue]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -308,7 +316,7 @@ class _Lowering:
         iter_args: list[SSAValue] = []
         if s.reduce is not None:
             if parent.reduce == s.reduce:  # the next loop of the same reduce
-                iter_args = list(outer.block.args[1:])
+                iter_args = list(outer.block.args[1 : 1 + outer.nred])
             else:
                 r = self.ops[s.reduce]
                 t = r.results[0].type
@@ -317,6 +325,26 @@ class _Lowering:
                 if shape.vector:
                     init = self.splat(init, outer.block)
                 iter_args = [init] * len(list(shape.points(self.trips)))
+        nred = len(iter_args)
+        scans: dict[int, int] = {}
+        for kind, i in s.contents:
+            if kind != "value" or self.items[i].scan_dim is None:
+                continue
+            op = self.ops[i]
+            assert isinstance(op, kernel.ScanOp)
+            if self.plan.loops[s.loop].dim != op.scan_dim:
+                raise DiagnosticException(
+                    f"convert-kernel-to-loops: @{self.k.sym_name.data}: the scan along dim "
+                    f"{op.scan_dim} would be computed in the loop '{self.plan.loops[s.loop]}' "
+                    f"(plan {self.plan}): it must be in the serial loop over its dim"
+                )
+            t = op.result.type
+            init = self.scalar_const(REDUCE_IDENTITY[op.scan_kind](t), t)
+            shape = self.shape_of(self.items[i].domain)
+            if shape.vector:
+                init = self.splat(init, outer.block)
+            scans[i] = 1 + len(iter_args)
+            iter_args += [init] * len(list(shape.points(self.trips)))
         body = Block(arg_types=[index, *(v.type for v in iter_args)])
         loop = scf.ForOp(
             self.index_const(0),
@@ -326,33 +354,36 @@ class _Lowering:
             body,
         )
         outer.block.add_op(loop)
-        self.open[id(s)] = _Open(loop, body, {**outer.idx, s.loop: body.args[0]})
+        self.open[id(s)] = _Open(loop, body, {**outer.idx, s.loop: body.args[0]}, nred, scans)
 
     def close_loop(self, s: Scope) -> None:
         here = self.open[id(s)]
+        running = [v for i in here.scans for v in here.scan_out[i]]
         if s.reduce is None:
-            here.block.add_op(scf.YieldOp())
+            here.block.add_op(scf.YieldOp(*running))
             return
         r = self.ops[s.reduce]
         assert isinstance(r, kernel.ReduceOp)
         shape = self.acc_shape(s.reduce)
         inner = next((c for kind, c in s.contents if kind == "loop" and c.reduce == s.reduce), None)
         if inner is not None:  # an outer loop of the reduce yields its inner loop's results
-            results = list(self.open[id(inner)].op.results)  # type: ignore[union-attr]
+            opened = self.open[id(inner)]
+            results = list(opened.op.results)[: opened.nred]  # type: ignore[union-attr]
         else:  # the innermost loop combines the input
             x = self.value(self.items[s.reduce].operands[0], s)
             b = Builder(InsertPoint.at_end(here.block))
             results = []
-            for acc, point in zip(here.block.args[1:], shape.points(self.trips)):
+            for acc, point in zip(here.block.args[1 : 1 + here.nred], shape.points(self.trips)):
                 v = x.at(dict(zip(shape.loops, point)))
                 if shape.vector:
                     v = self.splat(v, here.block)
                 results.append(self.combine(b, r.reduce_kind, acc, v))
-        here.block.add_op(scf.YieldOp(*results))
+        here.block.add_op(scf.YieldOp(*results, *running))
         parent = s.parent
         assert parent is not None
         if parent.reduce != s.reduce:  # the outermost loop: the reduce's value here
-            acc = _Tile(shape, dict(zip(shape.points(self.trips), here.op.results)))  # type: ignore[union-attr]
+            accs = list(here.op.results)[: here.nred]  # type: ignore[union-attr]
+            acc = _Tile(shape, dict(zip(shape.points(self.trips), accs)))
             block = self.open[id(parent)].block
             self.val[(s.reduce, id(parent))] = self.finish(s.reduce, acc, block)
 
@@ -643,6 +674,23 @@ class _Lowering:
             x = self.value(self.items[i].operands[0], s)
             self.val[(i, id(s))] = self.finish(i, x, block)
             return
+        if isinstance(op, kernel.ScanOp):  # one step: the running value combined with x
+            here = self.open[id(s)]
+            if i not in here.scans:
+                raise DiagnosticException(
+                    f"convert-kernel-to-loops: @{self.k.sym_name.data}: the scan along dim "
+                    f"{op.scan_dim} is not in the serial loop over its dim (plan {self.plan})"
+                )
+            x = self.value(self.items[i].operands[0], s)
+            b = Builder(InsertPoint.at_end(block))
+            for n, point in enumerate(shape.points(self.trips)):
+                v = x.at(dict(zip(shape.loops, point)))
+                if shape.vector:
+                    v = self.splat(v, block)
+                out[point] = combine(b, op.scan_kind, block.args[here.scans[i] + n], v)
+            here.scan_out[i] = list(out.values())
+            self.val[(i, id(s))] = _Tile(shape, out)
+            return
         if isinstance(op, kernel.GatherOp):  # a scalar load per lane, or a row as a vector
             idx = self.value(self.items[i].operands[0], s)
             rows = shape.vector and not idx.shape.vector
@@ -803,7 +851,15 @@ def vectorizable(op: Operation, lanes: int) -> bool:
     """Whether an arith/math op of a kernel body verifies on vectors of ``lanes``
     (xDSL 0.74's compares, for one, only produce i1)."""
     if isinstance(
-        op, (kernel.LoadOp, kernel.GatherOp, kernel.StoreOp, kernel.ReduceOp, kernel.ValidOp)
+        op,
+        (
+            kernel.LoadOp,
+            kernel.GatherOp,
+            kernel.StoreOp,
+            kernel.ReduceOp,
+            kernel.ScanOp,
+            kernel.ValidOp,
+        ),
     ):
         return True
     if isinstance(op, arith.ConstantOp):

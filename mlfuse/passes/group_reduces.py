@@ -553,12 +553,12 @@ def _value_order(g: _Groups):
 
 
 def _expensive(ops: list[Operation], realized: set[Operation]) -> set[Operation]:
-    """Non-realized ops with a reduce among themselves or their non-realized upstream."""
+    """Non-realized ops with a reduce or scan among themselves or their non-realized upstream."""
     out: set[Operation] = set()
     for op in ops:
         if op in realized:
             continue
-        if isinstance(op, lazy.ReduceOp) or any(
+        if isinstance(op, (lazy.ReduceOp, lazy.ScanOp)) or any(
             isinstance(v.owner, Operation) and v.owner in out for v in op.operands
         ):
             out.add(op)

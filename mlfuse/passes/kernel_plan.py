@@ -11,7 +11,12 @@ the value's row-major position, starting with each root at the identity:
    layout, plus one space dim per reduced axis: a dim of the same size that
    ``M`` does not use is reused (softmax's reductions run over the dim the
    output later walks), otherwise a new dim is added.
-3. Buffers and constants end the walk: loads through ``V . M``.
+3. A scan at ``M`` needs its input at ``M`` too (the same shape); ``M`` must
+   walk the scanned axis whole, forward, in unit steps, as one space dim of
+   its own (a dim spanning several axes is split first): the scan runs along
+   that dim. A scan read through any other map is materialized (``view of
+   scan``), and so is one read at two maps.
+4. Buffers and constants end the walk: loads through ``V . M``.
 
 The walk uses a worklist (any graph depth is fine). Then the kernel gets its
 default loop plan (:func:`mlfuse.loop_nest.default_plan`) and the loop-nest
@@ -142,13 +147,13 @@ class Node:
     gives along one dim; ``view`` places the other dims) (or ``cut``: a value the
     walk found must be materialized, read as if it were)."""
 
-    kind: str  # "load" | "const" | "op" | "reduce" | "gather" | "cut"
+    kind: str  # "load" | "const" | "op" | "reduce" | "scan" | "gather" | "cut"
     value: SSAValue  # the lazy value this node computes (for loads and gathers: the buffer)
     at: Affine
     args: list[Node] = field(default_factory=list)
     view: ViewStack | None = None  # load: buffer-side view under ``at``; const: its mask view
-    op: Operation | None = None  # "op": the lazy elementwise op; "reduce": the lazy reduce
-    dims: tuple[int, ...] = ()  # "reduce": the space dims reduced over
+    op: Operation | None = None  # "op": the lazy elementwise op; "reduce"/"scan": the lazy op
+    dims: tuple[int, ...] = ()  # "reduce": the space dims reduced over; "scan": its one dim
     along: tuple[int, int] = (0, 1)  # "gather": (stride, size) of the gathered dim
 
     def stack(self, sizes: Sequence[int]) -> ViewStack:
@@ -209,6 +214,7 @@ class _Planner:
         self.sizes: list[int] = []
         self.nodes: dict[tuple, Node] = {}
         self.reduce_nodes: dict[Operation, Node] = {}
+        self.scan_nodes: dict[Operation, Node] = {}
         self.busy: set[int] = set()  # dims some reduce's result varies along
         self.problems: list[PlanError] = []
         # requests still to resolve: (parent node, arg slot, value, map, buffer-side view)
@@ -281,6 +287,12 @@ class _Planner:
             if isinstance(op, lazy.ReduceOp):
                 node = self.reduce(op, at)
                 break
+            if isinstance(op, lazy.ScanOp):
+                if lazy.shape_of(op.input)[op.scan_dim] == 1:
+                    v = op.input  # a scan of one element is its input
+                    continue
+                node = self.scan(op, at)
+                break
             if isinstance(op, lazy.GatherOp):
                 node = self.gather(op, at)
                 break
@@ -334,12 +346,13 @@ class _Planner:
         """The map of ``u`` when ``stack`` (over u's buffer) is read at ``at``."""
         if stack.contiguous:
             return at  # a reshape keeps row-major positions
+        what = "view of scan" if isinstance(u.owner, lazy.ScanOp) else "view of reduce"
         if len(stack.views) != 1 or stack.top.mask is not None:
-            raise PlanError(u, "view of reduce")
+            raise PlanError(u, what)
         compact, dims = at.compact(self.sizes)
         merged = ViewStack((stack.top,)).compose(ViewStack((compact,)))
         if len(merged.views) != 1 or merged.top.mask is not None:
-            raise PlanError(u, "view of reduce")
+            raise PlanError(u, what)
         top = merged.top
         return Affine.of(top.offset, {dims[k]: st for k, st in enumerate(top.strides)})
 
@@ -392,6 +405,57 @@ class _Planner:
         self.reduce_nodes[r] = node
         self.busy |= at.domain
         self.todo.append((node, 0, r.input, Affine.of(offset, in_map), None))
+        return node
+
+    def scan(self, r: lazy.ScanOp, at: Affine) -> Node:
+        """A scan at ``at``: its input at ``at``, run along the one space dim that
+        walks the scanned axis (whole, forward, unit steps). Dims of ``at`` that
+        span several axes are split first (a flattened scan result)."""
+        if r in self.scan_nodes:
+            node = self.scan_nodes[r]
+            if node.at != at:
+                self.problems.append(PlanError(r.result, "scan read at two index maps"))
+                return Node("cut", r.result, at)
+            return node
+        shape = lazy.shape_of(r.result)
+        rm = row_major(shape)
+        a = r.scan_dim
+        size = 1
+        for n in shape:
+            size *= n
+        try:
+            if at.offset < 0 or at.offset >= max(size, 1):
+                raise PlanError(r.result, "view of scan")
+            lo, rest = [], at.offset
+            for n, st in zip(shape, rm):
+                lo.append(rest // st if n > 1 else 0)
+                rest -= lo[-1] * st
+            hi = list(lo)
+            along = []
+            for d, st in at.strides:
+                n = self.sizes[d]
+                axis = _axis_of(abs(st), shape, rm)
+                if axis is None:
+                    raise PlanError(r.result, "view of scan")
+                k = st // rm[axis]
+                if st > 0 and hi[axis] + (n - 1) * k >= shape[axis]:
+                    self.split(d, st, shape, rm, r.result)
+                if st < 0 and lo[axis] + (n - 1) * k < 0:
+                    raise PlanError(r.result, "view of scan")
+                if st > 0:
+                    hi[axis] += (n - 1) * k
+                else:
+                    lo[axis] += (n - 1) * k
+                if axis == a:
+                    along.append((d, k, n))
+            if len(along) != 1 or along[0][1:] != (1, shape[a]) or lo[a] != 0:
+                raise PlanError(r.result, "view of scan")
+        except PlanError as e:
+            self.problems.append(e)
+            return Node("cut", r.result, at)
+        node = Node("scan", r.result, at, args=[None], op=r, dims=(along[0][0],))  # type: ignore[list-item]
+        self.scan_nodes[r] = node
+        self.todo.append((node, 0, r.input, at, None))
         return node
 
     def to_input_layout(self, r, at: Affine, t_out, t_in) -> dict:
@@ -543,6 +607,8 @@ def domains(nodes: Sequence[Node], sizes: Sequence[int]) -> dict[int, frozenset[
             dom[id(n)] = frozenset(dims[k] for k in range(len(dims)) if top.depends_on(k))
         elif n.kind == "reduce":
             dom[id(n)] = dom[id(n.args[0])] - set(n.dims)
+        elif n.kind == "scan":
+            dom[id(n)] = dom[id(n.args[0])] | set(n.dims)
         else:
             d: frozenset[int] = frozenset()
             for a in n.args:
@@ -581,14 +647,16 @@ def plan_kernel(
             dom[id(n)],
             tuple(index[id(a)] for a in n.args),
             n.dims if n.kind == "reduce" else None,
-            computes=n.kind == "op",
+            computes=n.kind in ("op", "scan"),
+            scan_dim=n.dims[0] if n.kind == "scan" else None,
         )
         for n in nodes
     ]
     stores = [StoreItem(index[id(n)], dom[id(n)] | at.domain) for _, n, at in root_nodes]
     reduces = [n for n in nodes if n.kind == "reduce"]
+    scans = [(dom[id(n)], n.dims[0]) for n in nodes if n.kind == "scan"]
     loops = default_plan(
-        len(sizes), [(dom[id(n)], n.dims) for n in reduces], [st.dims for st in stores]
+        len(sizes), [(dom[id(n)], n.dims) for n in reduces], [st.dims for st in stores], scans
     )
     problems = list(planner.problems) + _assign_hazards(root_nodes, nodes, sizes)
     known = {e.value for e in problems}  # the walk already cut these reduces
@@ -626,7 +694,9 @@ def _assign_hazards(
         if not bad:
             continue
         users = [
-            n for n in nodes if n.kind in ("op", "reduce") and any(id(a) in bad for a in n.args)
+            n
+            for n in nodes
+            if n.kind in ("op", "reduce", "scan") and any(id(a) in bad for a in n.args)
         ]
         value = users[0].value if users else r.value
         if all(e.value is not value for e in out):
@@ -664,6 +734,10 @@ def _violation(node: Node, v: Violation, members: set[Operation], limits: Limits
         return PlanError(node.value, f"kernel over {limits.max_ops} ops")
     if v.kind == "loops":
         return PlanError(node.value, f"kernel over {limits.max_loops} loops")
+    if v.kind == "scan":
+        # computed twice, or needed inside a loop nested in the one that carries it:
+        # stored (or the single chain of elementwise ops after it, a cast back, say)
+        return _culprit(node, members, "scan outside its loop", [node.value])
     # a reduce computed twice, or repeated along dims it does not vary along
     in_reduce = any(s.reduce is not None for p in v.placements for s in p.chain())
     why = "reduce of reduce" if in_reduce else "reduce read at two index maps"
@@ -673,7 +747,7 @@ def _violation(node: Node, v: Violation, members: set[Operation], limits: Limits
 def _culprit(
     r: Node, members: set[Operation], reason: str, alternatives: Sequence[SSAValue]
 ) -> PlanError:
-    """The value to materialize so that reduce ``r`` is computed once: follow its
+    """The value to materialize so that reduce (or scan) ``r`` is computed once: follow its
     single consumer chain through elementwise ops and reshapes; stop before a
     broadcast (that value is then 'expand of reduce')."""
     v = r.value
@@ -687,7 +761,8 @@ def _culprit(
             if not stack.contiguous:
                 top = stack.top
                 expands = any(s > 1 and st == 0 for s, st in zip(top.shape, top.strides))
-                why = "expand of reduce" if expands else "view of reduce"
+                noun = "scan" if r.kind == "scan" else "reduce"
+                why = f"expand of {noun}" if expands else f"view of {noun}"
                 return PlanError(v, why, alternatives)
         elif not isinstance(u, lazy.ElementwiseOp):
             return PlanError(v, reason, alternatives)

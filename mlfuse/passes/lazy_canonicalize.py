@@ -28,6 +28,7 @@ from mlfuse.view import ViewStack
 _COMPUTING = (
     lazy.ElementwiseOp,
     lazy.ReduceOp,
+    lazy.ScanOp,
     lazy.GatherOp,
     lazy.MovementOp,
     lazy.ContiguousOp,
@@ -154,7 +155,8 @@ def _is_neutral_zero(v, op: str) -> bool:
 
 class AlgebraicIdentities(RewritePattern):
     """x*1 -> x, 1*x -> x, x+0 -> x, 0+x -> x, x-0 -> x, x/1 -> x, neg(neg(x)) -> x,
-    cast(x) -> x to the same type, reduce over size-1 axes -> x. For floats the
+    cast(x) -> x to the same type, reduce over size-1 axes -> x, scan along a
+    size-1 dim -> x, running max/min of a constant -> the constant. For floats the
     zero must be the IEEE-neutral one (x + -0.0, x - +0.0): -0.0 + 0.0 is +0.0."""
 
     def match_and_rewrite(self, op, rewriter: PatternRewriter, /):
@@ -177,6 +179,12 @@ class AlgebraicIdentities(RewritePattern):
             case lazy.CastOp() if op.input.type == op.result.type:
                 keep = op.input
             case lazy.ReduceOp() if all(lazy.shape_of(op.input)[a] == 1 for a in op.reduce_axes):
+                keep = op.input
+            case lazy.ScanOp() if lazy.shape_of(op.input)[op.scan_dim] == 1:
+                keep = op.input
+            case lazy.ScanOp() if op.scan_kind in ("max", "min") and (
+                const_scalar(op.input) is not None
+            ):
                 keep = op.input
             case _:
                 return

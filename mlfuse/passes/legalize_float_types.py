@@ -175,6 +175,11 @@ class _Legalizer:
                 r = self.add(kernel.ReduceOp(op.reduce_kind, self.widen(op.input), op.reduce_axes))
                 self.replace(op, self.narrow(r, op.result.type))
             return
+        if isinstance(op, kernel.ScanOp):
+            if is_half(op.input.type):  # the running value in float32, each output rounded
+                r = self.add(kernel.ScanOp(op.scan_kind, self.widen(op.input), op.scan_dim))
+                self.replace(op, self.narrow(r, op.result.type))
+            return
         if not any(is_half(v.type) for v in (*op.operands, *op.results)):
             return
         operands = [self.widen(v) if is_half(v.type) else v for v in op.operands]

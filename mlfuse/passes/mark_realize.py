@@ -10,6 +10,7 @@ Each such op gets ``{realize = "<reason>"}``:
 * ``view of reduce``: a computed reduce is read through a view no kernel can
   express on a computed value (a pad's mask, or a reshape that needs a stack
   of views); push-views already moved every other view it could.
+* ``view of scan``: the same for a computed ``lazy.scan``.
 * ``gather source``: a ``lazy.gather`` reads its source at data-dependent
   positions, so the source must be a buffer seen through one unmasked view:
   a computed source (or a view of a buffer that is not one view) is stored
@@ -39,8 +40,8 @@ from mlfuse.view import ViewStack
 
 
 def _inexpressible(v: lazy.ViewOp) -> bool:
-    """A view of a computed reduce that is masked or a stack of views."""
-    if not isinstance(v.input.owner, lazy.ReduceOp):
+    """A view of a computed reduce or scan that is masked or a stack of views."""
+    if not isinstance(v.input.owner, (lazy.ReduceOp, lazy.ScanOp)):
         return False
     stack = v.view.stack
     return len(stack.views) > 1 or stack.top.mask is not None
@@ -99,7 +100,8 @@ class MarkRealize(ModulePass):
                     case lazy.AssignOp():
                         mark(o, "assign")
                     case lazy.ViewOp() if _inexpressible(o):
-                        mark(o.input.owner, "view of reduce")  # type: ignore[arg-type]
+                        what = "scan" if isinstance(o.input.owner, lazy.ScanOp) else "reduce"
+                        mark(o.input.owner, f"view of {what}")  # type: ignore[arg-type]
                     case lazy.GatherOp() if not _readable_source(o.source):
                         mark(o.source.owner, "gather source")  # type: ignore[arg-type]
                     case _:

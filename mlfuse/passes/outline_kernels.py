@@ -210,6 +210,17 @@ class _KernelBuilder:
                     m = self.b.insert(kernel.ReduceOp(kind, x, n.dims)).result
                     return self.b.insert(arith.XOrIOp(m, flip)).result
                 return self.b.insert(kernel.ReduceOp(kind, args[0], n.dims)).result
+            case "scan":
+                assert isinstance(n.op, lazy.ScanOp)
+                kind = n.op.scan_kind
+                if kind in ("max", "min") and lazy.is_unsigned(lazy.element_of(n.op.input)):
+                    # unsigned order as the signed one of x ^ 0x80.. (and back)
+                    t = args[0].type
+                    flip = constant(self.b, 1 << (t.width.data - 1), t)  # type: ignore[attr-defined]
+                    x = self.b.insert(arith.XOrIOp(args[0], flip)).result
+                    m = self.b.insert(kernel.ScanOp(kind, x, n.dims[0])).result
+                    return self.b.insert(arith.XOrIOp(m, flip)).result
+                return self.b.insert(kernel.ScanOp(kind, args[0], n.dims[0])).result
             case _:
                 op = n.op
                 assert isinstance(op, lazy.ElementwiseOp)
@@ -389,6 +400,14 @@ _WHY = {
     "kernel would compute it twice",
     "view of reduce": "{b} reads {a}'s reduction through a view no index map of one "
     "kernel expresses",
+    "expand of scan": "{b} reads {a}'s scan broadcast along a loop of its own; one kernel "
+    "would redo the scan for every copy",
+    "view of scan": "{b} reads {a}'s scan through a view that does not walk the scanned "
+    "dim forward in one loop",
+    "scan read at two index maps": "{b} reads {a}'s scan at two index maps; one kernel "
+    "would compute it twice",
+    "scan outside its loop": "{b} needs {a}'s scan in more than one loop, or inside a loop "
+    "nested in the one that carries its running value",
     "reads the buffer it assigns": "{b} overwrites a buffer {a} reads through another view; "
     "{a} runs first",
     "read before its assign": "{a} copies a buffer's old contents for {b}, which runs after "

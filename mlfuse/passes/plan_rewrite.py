@@ -22,8 +22,7 @@ def rewrite_plans(
             plan = rewrite(k, k.loop_plan)
         except ValueError as e:
             raise DiagnosticException(f"{name}: {e}") from None
-        axes = [op.reduce_axes for op in k.body.block.ops if isinstance(op, kernel.ReduceOp)]
-        why = plan.problems(len(k.space_shape), axes, k.space_shape)
+        why = kernel.plan_problems(k, plan)
         if why is not None:
             raise DiagnosticException(f"{name}: the plan would be {plan}: {why}")
         k.plan = kernel.PlanAttr(plan)

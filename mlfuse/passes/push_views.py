@@ -43,7 +43,7 @@ def broadcasts(stack: ViewStack) -> bool:
 
 
 def has_reduce(v: SSAValue) -> bool:
-    """Whether computing ``v`` involves a reduce (up to materialized values)."""
+    """Whether computing ``v`` involves a reduce or a scan (up to materialized values)."""
     stack, seen = [v], set()
     while stack:
         x = stack.pop()
@@ -51,7 +51,7 @@ def has_reduce(v: SSAValue) -> bool:
         if not isinstance(op, Operation) or op in seen:
             continue
         seen.add(op)
-        if isinstance(op, lazy.ReduceOp):
+        if isinstance(op, (lazy.ReduceOp, lazy.ScanOp)):
             return True
         if not isinstance(op, (lazy.ContiguousOp, lazy.CopyOp, lazy.AssignOp)):
             stack.extend(op.operands)
@@ -182,9 +182,85 @@ class PushViewThroughReduce(RewritePattern):
         rewriter.replace(op, with_loc(lazy.ReduceOp(r.reduce_kind, x, axes), r))
 
 
+def scan_input_view(r: lazy.ScanOp, stack: ViewStack) -> int | None:
+    """The dim ``k`` with ``view(scan(x, d)) == scan(view(x), k)``, or None.
+
+    The scan's input has its result's shape, so the same view applies to it.
+    It must be one unmasked view that never broadcasts (that would recompute
+    the scan per copy) and walks the scan dim exactly as the scan does: one
+    view dim runs over all of it, forward, with unit steps, and no other view
+    dim moves along it. Other dims may be permuted, sliced, flipped, strided,
+    split or merged within themselves."""
+    if len(stack.views) != 1 or stack.top.mask is not None:
+        return None
+    v = stack.top
+    src = lazy.shape_of(r.input)
+    d = r.scan_dim
+    rm = [1] * len(src)
+    for i in range(len(src) - 2, -1, -1):
+        rm[i] = rm[i + 1] * src[i + 1]
+    size = 1
+    for n in src:
+        size *= n
+    if not 0 <= v.offset < max(size, 1):
+        return None
+    lo, rest = [], v.offset
+    for n, r_ in zip(src, rm):
+        lo.append(rest // r_ if n > 1 else 0)
+        rest -= lo[-1] * r_
+    hi = list(lo)
+    found = None
+    for k, (n, st) in enumerate(zip(v.shape, v.strides)):
+        if n <= 1:
+            continue
+        if st == 0:
+            return None  # a broadcast
+        axis = next(
+            (
+                b
+                for b in range(len(src))
+                if src[b] > 1 and abs(st) % rm[b] == 0 and abs(st) // rm[b] < src[b]
+            ),
+            None,
+        )
+        if axis is None:
+            return None
+        step = st // rm[axis]
+        if step > 0:
+            hi[axis] += (n - 1) * step
+        else:
+            lo[axis] += (n - 1) * step
+        if lo[axis] < 0 or hi[axis] >= src[axis]:
+            return None  # the dim spills into the next axis
+        if axis == d:
+            if found is not None or step != 1 or n != src[d]:
+                return None
+            found = k
+    if found is None or lo[d] != 0:
+        return None
+    return found
+
+
+class PushViewThroughScan(RewritePattern):
+    """view(scan(x, d)) -> scan(view(x), k) when the scan has no other use and the
+    view walks the scan dim whole and forward as its dim ``k`` (see
+    :func:`scan_input_view`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.ViewOp, rewriter: PatternRewriter, /):
+        r = op.input.owner
+        if not isinstance(r, lazy.ScanOp) or not r.result.has_one_use():
+            return
+        k = scan_input_view(r, op.view.stack)
+        if k is None:
+            return
+        x = make_view(rewriter, r.input, op.view.stack, op)
+        rewriter.replace(op, with_loc(lazy.ScanOp(r.scan_kind, x, k), r))
+
+
 @dataclass(frozen=True)
 class PushViews(ModulePass):
-    """Move views through elementwise ops and reduces toward the loads."""
+    """Move views through elementwise ops, reduces and scans toward the loads."""
 
     name = "push-views"
 
@@ -194,6 +270,7 @@ class PushViews(ModulePass):
             [
                 PushViewThroughElementwise(),
                 PushViewThroughReduce(),
+                PushViewThroughScan(),
                 SplitMaskOffReduce(),
                 ComposeViews(),
                 DropIdentityView(),

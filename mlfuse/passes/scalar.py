@@ -39,6 +39,13 @@ REDUCE_IDENTITY = {
     "max": lambda t: (
         float("-inf") if is_float(t) else 0 if is_unsigned(t) else -(1 << (t.width.data - 1))
     ),
+    "min": lambda t: (
+        float("inf")
+        if is_float(t)
+        else (1 << t.width.data) - 1
+        if is_unsigned(t)
+        else (1 << (t.width.data - 1)) - 1
+    ),
 }
 
 
@@ -282,5 +289,6 @@ def combine(b: Builder, kind: str, acc: SSAValue, v: SSAValue) -> SSAValue:
         "add": (arith.AddfOp, arith.AddiOp),
         "mul": (arith.MulfOp, arith.MuliOp),
         "max": (arith.MaximumfOp, arith.MaxSIOp),
+        "min": (arith.MinimumfOp, arith.MinSIOp),
     }[kind]
     return b.insert(ops[0](acc, v) if f else ops[1](acc, v)).results[0]

@@ -10,6 +10,8 @@ from mlfuse import Tensor
 
 RNG = np.random.default_rng(5)
 F64 = np.float64
+ON_SIM = mlfuse.get_default_device() == "cuda_sim"
+"""cuda_sim interprets a scan's serial loop step by step: 1-D scans stay short there."""
 
 
 @pytest.mark.parametrize(
@@ -46,7 +48,7 @@ def test_integer_scans_accumulate_in_int64():
 
 
 def test_long_scan():
-    x = RNG.uniform(0, 1, 1_000_000).astype(np.float32)
+    x = RNG.uniform(0, 1, 20_000 if ON_SIM else 1_000_000).astype(np.float32)
     got = Tensor(x).cumsum(0).numpy()
     want = np.cumsum(x.astype(F64))
     np.testing.assert_allclose(got, want, rtol=1e-5)
@@ -72,3 +74,162 @@ def test_scan_edges_and_errors():
 def test_short_scan_fuses_with_its_neighbours():
     x = Tensor(RNG.standard_normal((4, 16)).astype(np.float32)).realize()
     assert len(mlfuse.schedule((x * 2).cumsum(1) + 1)) == 1
+
+
+# -- the scan primitive: one serial pass along the axis, fused with its neighbours --
+
+
+def _np_scan(kind, x, axis):
+    f = {"cumsum": np.cumsum, "cumprod": np.cumprod}
+    if kind in f:
+        return f[kind](x.astype(F64), axis)
+    return (np.maximum if kind == "cummax" else np.minimum).accumulate(x, axis)
+
+
+@pytest.mark.parametrize("kind", ["cumsum", "cumprod", "cummax", "cummin"])
+@pytest.mark.parametrize("shape", [(5,), (3, 17), (2, 3, 40), (40, 3, 2)])
+def test_every_axis_including_negative(kind, shape):
+    x = RNG.uniform(0.5, 1.5, shape).astype(np.float32)
+    for axis in range(-len(shape), len(shape)):
+        got = getattr(Tensor(x), kind)(axis).numpy()
+        np.testing.assert_allclose(got, _np_scan(kind, x, axis), rtol=2e-6, err_msg=f"{axis}")
+        got = getattr(Tensor(x), kind)(dim=axis).numpy()  # PyTorch's spelling
+        np.testing.assert_allclose(got, _np_scan(kind, x, axis), rtol=2e-6)
+
+
+def test_non_contiguous_inputs():
+    x = RNG.standard_normal((12, 10, 6)).astype(np.float32)
+    t = Tensor(x)
+    views = {
+        "transposed": (t.permute(2, 0, 1), x.transpose(2, 0, 1)),
+        "sliced": (t[1:11:3, ::-1, 2:], x[1:11:3, ::-1, 2:]),
+        "expanded": (t[:, :1, :].expand(12, 5, 6), np.broadcast_to(x[:, :1, :], (12, 5, 6))),
+        "padded": (t.pad(((0, 0), (2, 1), (0, 0))), np.pad(x, ((0, 0), (2, 1), (0, 0)))),
+    }
+    for name, (tv, xv) in views.items():
+        for axis in range(3):
+            np.testing.assert_allclose(
+                tv.cumsum(axis).numpy(),
+                np.cumsum(xv.astype(F64), axis),
+                rtol=1e-5,
+                atol=1e-5,
+                err_msg=f"{name} {axis}",
+            )
+            np.testing.assert_array_equal(
+                tv.cummax(axis).numpy(), np.maximum.accumulate(xv, axis), err_msg=name
+            )
+
+
+def test_long_axes_a_million_elements():
+    n = 20_000 if ON_SIM else 1_000_000
+    x = RNG.uniform(-1, 1, n).astype(np.float32)
+    np.testing.assert_allclose(
+        Tensor(x).cumsum(0).numpy(), np.cumsum(x.astype(F64)), rtol=1e-6, atol=1e-6
+    )
+    y = RNG.uniform(0, 1, (1000, 1000)).astype(np.float32)
+    for axis in (0, 1):
+        np.testing.assert_allclose(
+            Tensor(y).cumsum(axis).numpy(), np.cumsum(y.astype(F64), axis), rtol=1e-6
+        )
+        np.testing.assert_array_equal(
+            Tensor(y).cummin(axis).numpy(), np.minimum.accumulate(y, axis)
+        )
+
+
+def test_dtypes():
+    x = RNG.integers(-50, 50, (4, 9))
+    for dt in (np.int8, np.int16, np.int32, np.int64):
+        s = Tensor(x.astype(dt)).cumsum(1)
+        assert s.dtype == mlfuse.int64
+        np.testing.assert_array_equal(s.numpy(), np.cumsum(x.astype(dt), 1, dtype=np.int64))
+        m = Tensor(x.astype(dt)).cummin(0)
+        assert m.dtype == mlfuse.dtypes.from_numpy(np.dtype(dt))
+        np.testing.assert_array_equal(m.numpy(), np.minimum.accumulate(x.astype(dt), 0))
+    u = RNG.integers(0, 256, (3, 20)).astype(np.uint8)  # unsigned order, not signed
+    np.testing.assert_array_equal(Tensor(u).cummax(1).numpy(), np.maximum.accumulate(u, 1))
+    np.testing.assert_array_equal(Tensor(u).cummin(1).numpy(), np.minimum.accumulate(u, 1))
+    assert Tensor(u).cumsum(1).dtype == mlfuse.int64
+    p = Tensor(np.array([[2, 3, -4, 5]], np.int32)).cumprod(1)
+    assert p.dtype == mlfuse.int64 and p.tolist() == [[2, 6, -24, -120]]
+    b = np.array([[True, False, True], [False, False, True]])
+    assert Tensor(b).cumsum(1).tolist() == [[1, 1, 2], [0, 0, 1]]
+    assert Tensor(b).cummax(1).tolist() == [[True, True, True], [False, False, True]]
+    h = RNG.uniform(0, 1, (2, 50)).astype(np.float16)
+    got = Tensor(h).cumsum(1)
+    assert got.dtype == mlfuse.float16
+    np.testing.assert_allclose(got.numpy(), np.cumsum(h.astype(F64), 1), rtol=2e-3)
+    d = RNG.standard_normal((3, 7))
+    np.testing.assert_allclose(Tensor(d).cumprod(0).numpy(), np.cumprod(d, 0), rtol=1e-12)
+    assert Tensor(x.astype(np.int32)).cumsum(1, dtype=mlfuse.float32).dtype == mlfuse.float32
+
+
+def test_nan_inf_and_edges():
+    x = np.array([[1.0, np.nan, 2.0], [np.inf, -np.inf, 0.0]], np.float32)
+    np.testing.assert_array_equal(Tensor(x).cummin(1).numpy(), np.minimum.accumulate(x, 1))
+    with np.errstate(invalid="ignore"):  # inf + -inf
+        want = np.cumsum(x, 1)
+    np.testing.assert_array_equal(Tensor(x).cumsum(1).numpy(), want)
+    s = Tensor(np.array(2.5, np.float32))
+    assert s.cumprod(0).shape == () and s.cumprod(-1).item() == 2.5
+    assert Tensor(np.zeros((3, 0), np.float32)).cumsum(1).shape == (3, 0)
+    assert Tensor(np.zeros((0, 4), np.int32)).cummax(1).shape == (0, 4)
+    one = Tensor(np.array([[7.0], [8.0]], np.float32)).cumsum(1)
+    assert one.tolist() == [[7.0], [8.0]]
+
+
+def test_result_is_a_tensor_of_its_own():
+    x = Tensor(np.array([1.0, 2.0, 3.0], np.float32)).realize()
+    y = Tensor(np.array([[5.0]], np.float32)).realize()
+    c = x.cumsum(0)
+    c += 1
+    z = y.cumsum(1)
+    z += 1
+    assert x.tolist() == [1.0, 2.0, 3.0] and c.tolist() == [2.0, 4.0, 7.0]
+    assert y.tolist() == [[5.0]] and z.tolist() == [[6.0]]
+
+
+def test_kernel_counts():
+    x = Tensor(RNG.standard_normal((64, 128)).astype(np.float32)).realize()
+    assert len(mlfuse.schedule((x * 2).cumsum(1) + 1)) == 1
+    assert len(mlfuse.schedule((x.exp() * 2).cumsum(0).sqrt())) == 1
+    assert len(mlfuse.schedule(x.cumsum(1).sum(1))) == 1  # the sum's loop carries the scan
+    assert len(mlfuse.schedule(x.cumsum(1) / x.sum(1, keepdim=True))) == 1
+    assert len(mlfuse.schedule(x.softmax(1).cumsum(1))) == 1
+    assert len(mlfuse.schedule(x.cummax(1) - x)) == 1
+    assert len(mlfuse.schedule(x.cumsum(1).T + 1)) == 1
+    assert len(mlfuse.schedule(x.cumsum(1).reshape(-1) * 2)) == 1
+    # a scan along each dim: the first is stored, the second reads it
+    assert len(mlfuse.schedule(x.cumsum(1).cumsum(0))) == 2
+    # reading a scan backwards (a flip along its dim) reads the stored scan
+    assert len(mlfuse.schedule(x.cumsum(1).flip(1).exp())) == 2
+    sched = str(mlfuse.schedule(x.cumsum(1).flip(1).exp()))
+    assert "view of scan" in sched
+
+
+def test_fused_results_match_numpy():
+    x = RNG.standard_normal((16, 48)).astype(np.float32)
+    t, x64 = Tensor(x), x.astype(F64)
+    cases = [
+        ((t * 2).cumsum(1) + 1, np.cumsum(x64 * 2, 1) + 1),
+        (t.cumsum(1).sum(1), np.cumsum(x64, 1).sum(1)),
+        (t.cumsum(1) / t.sum(1, keepdim=True), np.cumsum(x64, 1) / x64.sum(1, keepdims=True)),
+        (t.cumsum(1).cumsum(0), np.cumsum(np.cumsum(x64, 1), 0)),
+        (t.cumsum(0).flip(0) * 3, np.flip(np.cumsum(x64, 0), 0) * 3),
+        (t.cummax(0) + t.cummin(1), np.maximum.accumulate(x64, 0) + np.minimum.accumulate(x64, 1)),
+    ]
+    for got, want in cases:
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-4)
+
+
+def test_errors_name_the_argument():
+    x = Tensor(np.zeros((2, 3), np.float32))
+    with pytest.raises(ValueError, match="dim -3 is out of range for a tensor of 2 dims"):
+        x.cumsum(-3)
+    with pytest.raises(ValueError, match="dim 2 is out of range"):
+        x.cummax(dim=2)
+    with pytest.raises(TypeError, match="dim must be an int, got float"):
+        x.cumprod(1.0)
+    with pytest.raises(TypeError, match="got both dim and axis"):
+        x.cumsum(0, dim=1)
+    with pytest.raises(ValueError, match="dim 1 is out of range for a tensor of 0 dims"):
+        Tensor(np.float32(1)).cummin(1)

@@ -62,7 +62,16 @@ def host_vectors() -> tuple[int, int]:
 
 
 def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan:
-    """The plan the CPU runs ``k`` with (its current plan when nothing pays)."""
+    """The plan the CPU runs ``k`` with (its current plan when nothing pays).
+    A scanned dim keeps its one serial loop: no vector, unroll or parallel loop
+    runs along it (a scan carries its running value from one step to the next)."""
+    plan = _choose_plan(k, vector_bytes, registers)
+    if plan != k.loop_plan and kernel.plan_problems(k, plan) is not None:
+        return k.loop_plan  # (a rewrite that would move a scan out of its loop)
+    return plan
+
+
+def _choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan:
     plan = k.loop_plan
     if any(lp.register for lp in plan.loops):
         return plan  # planned already (by hand or an earlier pass)
@@ -81,6 +90,8 @@ def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan
     valids = [op for op in body if isinstance(op, kernel.ValidOp)]
     reduces = [op for op in body if isinstance(op, kernel.ReduceOp)]
     axes = {a for r in reduces for a in r.reduce_axes}
+    scanned = {op.scan_dim for op in body if isinstance(op, kernel.ScanOp)}
+    axes -= scanned
     if not stores:
         return plan
     elem = max(element_bytes(s.value.type) for s in stores)
@@ -90,7 +101,7 @@ def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan
 
     def fits(d: int) -> int | None:
         """The vector width for dim ``d`` (None: no vector along it)."""
-        if any(v.view.stack.depends_on(d) for v in valids):
+        if d in scanned or any(v.view.stack.depends_on(d) for v in valids):
             return None
         for op in loads:
             st = op.view.stack
@@ -108,7 +119,7 @@ def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan
     out_dims = [
         d
         for d in range(len(space))
-        if d not in axes and any(s.view.stack.depends_on(d) for s in stores)
+        if d not in axes and d not in scanned and any(s.view.stack.depends_on(d) for s in stores)
     ]
     candidates = [d for d in reversed(out_dims) if fits(d)]
     candidates += [d for d in sorted(axes, reverse=True) if fits(d)]

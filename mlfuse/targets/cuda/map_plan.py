@@ -21,6 +21,10 @@ point of them, see :mod:`mlfuse.loop_nest`); what runs inside a thread stays
    writes consecutive elements), up to 256 threads a block, the rest blocks;
    a column reduction's loop runs inside each thread, reading rows coalesced.
 
+A kernel with a scan takes the third shape: its scanned dim is never
+parallel (outlining keeps it serial), so each thread runs the scan's loop,
+carrying the running value, at its point of the parallel dims.
+
 Sizes are divisors of the dims (plans tile dims exactly), so a dim with no
 good divisor gets smaller blocks. Plans already on a grid are left alone.
 """
@@ -198,6 +202,9 @@ def map_plan(k: kernel.FuncOp, plan: LoopPlan) -> LoopPlan:
     if any(lp.size is not None for lp in plan.loops):
         raise ValueError(f"plan {plan} splits dims; gpu-map-plan maps whole-dim loops")
     shape = _Kernel(k, plan)
+    if any(isinstance(op, kernel.ScanOp) for op in k.body.block.ops):
+        # a scan runs serially inside each thread, along its dim (never parallel)
+        return shape.parallel()
     return shape.contraction() or shape.row_reduction() or shape.parallel()
 
 

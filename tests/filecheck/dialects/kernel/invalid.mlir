@@ -150,7 +150,7 @@ func.func @reduce_outside_kernel(%a: f32) -> f32 {
 
 // a kernel body holds kernel loads/stores/reduces and arith/math scalar ops only
 
-// CHECK: Operation does not verify: kernel.func: 'lazy.const' is not allowed in a kernel body (only kernel loads, stores, reduces and arith/math scalar ops)
+// CHECK: Operation does not verify: kernel.func: 'lazy.const' is not allowed in a kernel body (only kernel loads, stores, reduces, scans and arith/math scalar ops)
 kernel.func @lazy_in_body outs(%o: memref<4xf32>) ins() space [4] {
   %0 = lazy.const 1.0 : tensor<4xf32>
 }
