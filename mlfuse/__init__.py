@@ -9,6 +9,7 @@ mlfuse.devices()           # ('cpu',): where tensors can live (Tensor(..., devic
 """
 
 from mlfuse import dtypes
+from mlfuse.autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from mlfuse.dtypes import (
     bfloat16,
     bool_,
@@ -41,6 +42,11 @@ from mlfuse.tensor import (
 __all__ = [
     "Tensor",
     "dtypes",
+    "grad",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
     "cat",
     "stack",
     "where",

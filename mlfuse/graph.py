@@ -77,6 +77,14 @@ MOVEMENT = ("reshape", "permute", "expand", "pad", "shrink", "flip", "stride")
 origin: contextvars.ContextVar[str | None] = contextvars.ContextVar("origin", default=None)
 """The front-end call that is creating nodes (the outermost one wins)."""
 
+grad_enabled: contextvars.ContextVar[bool] = contextvars.ContextVar("grad_enabled", default=True)
+"""Whether new nodes record how they were made from nodes that need gradients
+(``mlfuse.no_grad()`` turns it off)."""
+
+LEAF: tuple = ()
+"""The tape of a node whose gradient is wanted and that has no sources to
+differentiate further (a tensor made with ``requires_grad=True``)."""
+
 
 class Node:
     """One lazy value on a device: an op on source nodes, or a realized buffer
@@ -104,6 +112,7 @@ class Node:
         "key",
         "refs",
         "readers",
+        "tape",
         "__weakref__",
     )
 
@@ -118,6 +127,7 @@ class Node:
         self.key: tuple | None = None
         self.refs = 0
         self.readers = 0
+        self.tape: tuple | None = None  # autograd: see `make` and mlfuse.autograd
         for s in srcs:
             s.readers += 1
 
@@ -221,7 +231,21 @@ def make(
         _nodes[key] = n
         if op == "copy" and srcs[0].device != dev:
             _transfers.add(n)
+    if n.tape is None:
+        n.tape = _tape(op, srcs, arg)
     return n
+
+
+def _tape(op: str, srcs: tuple[Node, ...], arg: Any) -> tuple | None:
+    """What a new node records for autograd: ``(op, srcs, arg)`` when some source
+    needs a gradient and recording is on (the node may be realized later and
+    forget its sources; the tape keeps them)."""
+    if op == "detach" or not grad_enabled.get():
+        return None
+    for s in srcs:
+        if s.tape is not None:
+            return (op, srcs, arg)
+    return None
 
 
 def buffer(array: np.ndarray, device: str) -> Node:
@@ -279,7 +303,9 @@ def host_array(n: Node) -> np.ndarray:
 def unique(op: str, srcs: Sequence[Node], arg: Any, shape: Shape, dtype: DType) -> Node:
     """A node that is never shared (assigns have an effect)."""
     srcs = tuple(srcs)
-    return Node(op, srcs, arg, shape, dtype, _device(op, srcs, None))
+    n = Node(op, srcs, arg, shape, dtype, _device(op, srcs, None))
+    n.tape = _tape(op, srcs, arg)
+    return n
 
 
 # ---------------------------------------------------------------------------
@@ -444,6 +470,48 @@ def _op(n: Node, v: list[SSAValue]) -> Operation:
     raise ValueError(f"unknown lazy op '{n.op}'")
 
 
+def node_form(op: Operation) -> tuple[str, Any]:
+    """The graph op name and argument of lazy op ``op`` (the inverse of
+    :func:`_op`); ValueError for an op no graph node makes (``lazy.view``)."""
+    from mlfuse.dialects import lazy
+
+    match op:
+        case lazy.ConstOp():
+            return "const", op.scalar
+        case lazy.UnaryOp() | lazy.BinaryOp():
+            return op.KIND, None
+        case lazy.WhereOp():
+            return "where", None
+        case lazy.MulaccOp():
+            return "mulacc", None
+        case lazy.CastOp():
+            return "cast", None
+        case lazy.BitcastOp():
+            return "bitcast", None
+        case lazy.ReduceOp():
+            return "reduce", (op.reduce_kind, tuple(op.reduce_axes))
+        case lazy.ScanOp():
+            return "scan", (op.scan_kind, op.scan_dim)
+        case lazy.GatherOp():
+            return "gather", op.gather_dim
+        case lazy.PadOp():
+            return "pad", (op.arg, op.pad_value)
+        case lazy.ViewOp():
+            raise ValueError(
+                f"'{op.name}' (a composed view) has no graph form: run this before "
+                "lazy-canonicalize, on the movement ops"
+            )
+        case lazy.MovementOp():
+            return op.name.removeprefix("lazy."), op.arg
+        case lazy.ContiguousOp():
+            return "contiguous", None
+        case lazy.CopyOp():
+            return "copy", op.device.data
+        case lazy.AssignOp():
+            return "assign", None
+    raise ValueError(f"'{op.name}' is not a lazy op")
+
+
 def _tables():
     from mlfuse.dialects import lazy
 
@@ -489,6 +557,9 @@ def to_module(g: Graph) -> ModuleOp:
                 continue
             view = n.view if n.view is not None else View.create(n.shape)
             op = lazy.ViewOp.build(block.args[i], ViewStack((view,)))
+        elif n.op == "detach":  # the same value, cut off from autograd: no op
+            value[id(n)] = value[id(n.srcs[0])]
+            continue
         elif id(n) in g.copies:  # the assign writes a new buffer: its value, materialized
             op = lazy.ContiguousOp(value[id(n.srcs[1])])
         else:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from mlfuse import dtypes, graph, targets
+from mlfuse import autograd, dtypes, graph, targets
 from mlfuse.dtypes import DType
 from mlfuse.graph import Node
 
@@ -133,10 +133,29 @@ def _rng(seed: int | None) -> np.random.Generator:
     return _GENERATOR[0] if seed is None else np.random.default_rng(seed)
 
 
+def _alias(n: Node) -> Node:
+    """A new node for the value of realized node ``n`` (same buffer and view)."""
+    a = Node("buffer", (), None, n.shape, n.dtype, n.device)
+    a.become(n.buffer, n.view)  # type: ignore[arg-type]
+    a.arg = n.arg
+    return a
+
+
+def _leaf_node(n: Node) -> Node:
+    """A node of ``n``'s value that is a leaf for autograd and no other tensor's
+    (nodes are shared: marking ``n`` itself could make others leaves too)."""
+    if n.realized:
+        a = _alias(n)
+    else:
+        a = graph.unique("detach", (n,), None, n.shape, n.dtype)
+    a.tape = graph.LEAF
+    return a
+
+
 class Tensor:
     """A lazy n-dimensional array on a device."""
 
-    __slots__ = ("_node", "_base")
+    __slots__ = ("_node", "_base", "_grad", "__weakref__")
     __hash__ = object.__hash__
     __array_ufunc__ = None  # ndarray <op> Tensor defers to Tensor's reflected ops
 
@@ -149,6 +168,12 @@ class Tensor:
     @node.setter
     def node(self, n: Node) -> None:
         old = getattr(self, "_node", None)
+        if old is not None and old.tape is graph.LEAF and n.tape is not graph.LEAF:
+            n = _leaf_node(n)  # a parameter updated in place stays a leaf
+        self._set_node(n)
+
+    def _set_node(self, n: Node) -> None:
+        old = getattr(self, "_node", None)
         n.refs += 1
         if old is not None:
             old.refs -= 1
@@ -160,8 +185,16 @@ class Tensor:
             n.refs -= 1
 
     def __init__(
-        self, data: Any, dtype: DType | str | type | None = None, device: str | None = None
+        self,
+        data: Any,
+        dtype: DType | str | type | None = None,
+        device: str | None = None,
+        requires_grad: bool = False,
     ):
+        if requires_grad:
+            self.__init__(data, dtype, device)
+            self.requires_grad_()
+            return
         if isinstance(data, Node):
             self.node = data
             return
@@ -212,7 +245,7 @@ class Tensor:
     # -- creation -------------------------------------------------------------
     @staticmethod
     @_traced
-    def full(shape, value, dtype=None, device=None) -> Tensor:
+    def full(shape, value, dtype=None, device=None, requires_grad=False) -> Tensor:
         """A tensor of ``shape`` filled with ``value``: ``Tensor.full((2, 3), 7.0)``.
 
         The dtype follows the value (bool, int64 or float32) unless given.
@@ -242,20 +275,21 @@ class Tensor:
             if dt.is_half:  # a value of its dtype, rounded through float32 as in PyTorch
                 value = float(dtypes.from_storage(dtypes.to_storage(np.float32(value), dt), dt))
         c = graph.make("const", (), value, (), dt, targets.device_name(device))
-        if not shape:
-            return Tensor(c)
-        return Tensor(c).reshape((1,) * len(shape)).expand(shape)._new()
+        out = Tensor(c) if not shape else Tensor(c).reshape((1,) * len(shape)).expand(shape)._new()
+        return out.requires_grad_() if requires_grad else out
 
     @staticmethod
-    def zeros(*shape, dtype=None, device=None) -> Tensor:
+    def zeros(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
         """A tensor of zeros: ``Tensor.zeros(2, 3)``, ``Tensor.zeros((2, 3),
         dtype=mlfuse.int32)``."""
-        return Tensor.full(_shape_arg(shape), 0, dtype or dtypes.default_float, device)
+        dt = dtype or dtypes.default_float
+        return Tensor.full(_shape_arg(shape), 0, dt, device, requires_grad)
 
     @staticmethod
-    def ones(*shape, dtype=None, device=None) -> Tensor:
+    def ones(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
         """A tensor of ones: ``Tensor.ones(2, 3)``."""
-        return Tensor.full(_shape_arg(shape), 1, dtype or dtypes.default_float, device)
+        dt = dtype or dtypes.default_float
+        return Tensor.full(_shape_arg(shape), 1, dt, device, requires_grad)
 
     @staticmethod
     def full_like(t: Tensor, value, dtype=None, device=None) -> Tensor:
@@ -300,10 +334,10 @@ class Tensor:
         return Tensor(np.eye(n, m), dtype or dtypes.default_float, device)
 
     @staticmethod
-    def empty(*shape, dtype=None, device=None) -> Tensor:
+    def empty(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
         """A tensor whose values are not meant to be read before they are written
         (mlfuse fills it with zeros): ``Tensor.empty(2, 3)``."""
-        return Tensor.zeros(*shape, dtype=dtype, device=device)
+        return Tensor.zeros(*shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
     @staticmethod
     def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
@@ -348,24 +382,35 @@ class Tensor:
         return Tensor.rand(*t.shape, dtype=dtype or t.dtype, device=device or t.device)
 
     @staticmethod
-    def randn(*shape, seed: int | None = None, dtype=None, device=None) -> Tensor:
+    def randn(
+        *shape, seed: int | None = None, dtype=None, device=None, requires_grad=False
+    ) -> Tensor:
         """Standard normal random values: ``Tensor.randn(2, 3, seed=0)``."""
         dt = dtype or dtypes.default_float
-        return Tensor(_rng(seed).standard_normal(_shape_arg(shape)), dt, device)
+        return Tensor(_rng(seed).standard_normal(_shape_arg(shape)), dt, device, requires_grad)
 
     @staticmethod
-    def rand(*shape, seed: int | None = None, dtype=None, device=None) -> Tensor:
+    def rand(
+        *shape, seed: int | None = None, dtype=None, device=None, requires_grad=False
+    ) -> Tensor:
         """Uniform random values in [0, 1): ``Tensor.rand(2, 3, seed=0)``."""
-        return Tensor(_rng(seed).random(_shape_arg(shape)), dtype or dtypes.default_float, device)
+        dt = dtype or dtypes.default_float
+        return Tensor(_rng(seed).random(_shape_arg(shape)), dt, device, requires_grad)
 
     @staticmethod
     def uniform(
-        *shape, low=0.0, high=1.0, seed: int | None = None, dtype=None, device=None
+        *shape,
+        low=0.0,
+        high=1.0,
+        seed: int | None = None,
+        dtype=None,
+        device=None,
+        requires_grad=False,
     ) -> Tensor:
         """Uniform random values in ``[low, high)``: ``Tensor.uniform(3, low=-1, high=1,
         seed=0)``."""
         dt = dtype or dtypes.default_float
-        return Tensor(_rng(seed).uniform(low, high, _shape_arg(shape)), dt, device)
+        return Tensor(_rng(seed).uniform(low, high, _shape_arg(shape)), dt, device, requires_grad)
 
     # -- properties -------------------------------------------------------------
     @property
@@ -454,6 +499,98 @@ class Tensor:
                 "use .any() or .all()"
             )
         return bool(self.item())
+
+    # -- autograd -----------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        """Whether gradients flow to this tensor (it was made with
+        ``requires_grad=True``, or computed from such a tensor with recording on)."""
+        return self.node.tape is not None
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Make this tensor a leaf whose gradient ``backward()`` adds to ``.grad``
+        (float tensors only): ``w = Tensor.randn(3, 4).requires_grad_()``."""
+        if not requires_grad:
+            if self.node.tape is not None and self.node.tape is not graph.LEAF:
+                raise RuntimeError(
+                    "requires_grad_(False) on a tensor computed from others that need "
+                    "gradients; use .detach()"
+                )
+            if self.node.tape is graph.LEAF:
+                self._set_node(self.detach().node)
+                autograd.release(self)
+            return self
+        if not (self.dtype.is_float):
+            raise RuntimeError(
+                f"only float tensors can require gradients, this one is {self.dtype.name}"
+            )
+        if self.node.tape is graph.LEAF:
+            return self
+        if self.node.tape is not None:
+            return self  # computed from leaves: it needs a gradient already
+        self.node = _leaf_node(self.node)
+        autograd.hold(self)
+        return self
+
+    def _as_leaf(self) -> Tensor:
+        return self.requires_grad_()
+
+    @property
+    def is_leaf(self) -> bool:
+        """Whether this tensor was not computed from tensors that need gradients."""
+        t = self.node.tape
+        return t is None or t is graph.LEAF
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient ``backward()`` accumulated for this leaf (None before the
+        first backward, or after ``zero_grad``): ``w.grad``."""
+        return getattr(self, "_grad", None)
+
+    @grad.setter
+    def grad(self, g: Tensor | None) -> None:
+        if g is not None:
+            if not isinstance(g, Tensor):
+                raise TypeError(f"grad must be a Tensor or None, got {type(g).__name__}")
+            if g.shape != self.shape:
+                raise ValueError(f"grad has shape {g.shape}, the tensor {self.shape}")
+        self._set_grad(g)
+
+    def _set_grad(self, g: Tensor | None) -> None:
+        self._grad = g
+
+    def retain_grad(self) -> Tensor:
+        """Keep the gradient of this computed tensor in ``.grad`` on ``backward()``."""
+        if self.node.tape is None:
+            raise RuntimeError("retain_grad: this tensor does not require grad")
+        autograd.hold(self)
+        return self
+
+    def backward(self, gradient=None, retain_graph: bool = False, create_graph: bool = False):
+        """Add the gradients of this tensor (one element, or weighted by
+        ``gradient``) to ``.grad`` of the leaves it was computed from; the
+        gradients stay lazy until read or realized: ``loss.backward()``."""
+        autograd.backward(self, gradient, retain_graph, create_graph)
+
+    def detach(self) -> Tensor:
+        """The same value, cut off from autograd (no gradient flows through it):
+        ``x.detach()``."""
+        n = self.node
+        if n.tape is None:
+            return Tensor(n)
+        if n.realized:
+            return Tensor(_alias(n))
+        return Tensor(graph.make("detach", (n,), None, n.shape, n.dtype))
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor off from autograd in place."""
+        self._set_node(self.detach().node)
+        autograd.release(self)
+        return self
 
     # -- realization ------------------------------------------------------------
     def realize(self, *others: Tensor) -> Tensor:
@@ -913,8 +1050,12 @@ class Tensor:
     @_traced
     def relu(self):
         """``max(x, 0)``, elementwise (NaN stays NaN, -0.0 stays -0.0, as in PyTorch
-        and numpy): ``x.relu()``."""
-        return self.maximum(0)
+        and numpy): ``x.relu()``. Its gradient is 0 at 0, as PyTorch's."""
+        out = self.maximum(0)
+        if self.node.tape is None or not graph.grad_enabled.get():
+            return out
+        # the gradient flows where x > 0 only (maximum would share it at the tie)
+        return (self > 0).where(self, out.detach())
 
     @_traced
     def sigmoid(self):

@@ -61,6 +61,12 @@ def _legalize_float_types():
     return LegalizeFloatTypes
 
 
+def _lazy_autodiff():
+    from mlfuse.passes.lazy_autodiff import LazyAutodiff
+
+    return LazyAutodiff
+
+
 def _merge_sums():
     from mlfuse.passes.merge_sums import MergeSums
 
@@ -99,6 +105,7 @@ def _loops_to_llvm():
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lazy-canonicalize": _lazy_canonicalize,
+    "lazy-autodiff": _lazy_autodiff,
     "push-views": _push_views,
     "mark-realize": _mark_realize,
     "group-reduces": _group_reduces,

@@ -1,0 +1,482 @@
+"""Reverse-mode differentiation of the lazy graph.
+
+A node made (by :func:`mlfuse.graph.make`) from a node that needs a gradient
+records its *tape*, ``(op, srcs, arg)``: how it was made, kept even after the
+node is realized and forgets its sources. ``loss.backward()`` walks the tapes
+from ``loss`` back to the leaves (tensors made with ``requires_grad=True``)
+and applies one rule per primitive op, :data:`GRADIENTS`. The rules build
+more lazy graph with the front end's own ops, so the backward pass is
+scheduled and fused like any other program: realized together with the
+optimizer's update, a whole training step is one schedule.
+
+The same table serves ``mlfuse-opt -p lazy-autodiff`` (a lazy-dialect
+function that also returns its gradients): that pass turns IR into graph
+nodes, runs :func:`gradients`, and turns the new nodes back into IR. There is
+no second copy of the rules.
+
+Non-differentiable points follow PyTorch: ``relu``'s gradient at 0 and
+``abs``'s at 0 are 0; ties of ``maximum``/``minimum`` share the gradient
+evenly, as do ties of a max reduction; a running max sends it to the last
+position that reached the maximum so far (``torch.cummax``'s index).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mlfuse import dtypes, graph
+from mlfuse.graph import Node
+from mlfuse.utils import postorder
+
+if TYPE_CHECKING:
+    from mlfuse.tensor import Tensor
+
+
+# ---------------------------------------------------------------------------
+# recording on and off
+# ---------------------------------------------------------------------------
+
+
+class set_grad_enabled(contextlib.ContextDecorator):
+    """Turn the recording of operations for autograd on or off inside a
+    ``with`` block or a decorated function: ``with mlfuse.set_grad_enabled(False): ...``."""
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = bool(mode)
+        self._tokens: list = []
+
+    def __enter__(self):
+        self._tokens.append(graph.grad_enabled.set(self.mode))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        graph.grad_enabled.reset(self._tokens.pop())
+
+
+class no_grad(set_grad_enabled):
+    """Operations inside record nothing for autograd (optimizer updates,
+    evaluation): ``with mlfuse.no_grad(): p.assign(p - lr * p.grad)``."""
+
+    def __init__(self) -> None:
+        super().__init__(False)
+
+
+class enable_grad(set_grad_enabled):
+    """Record operations again inside a :class:`no_grad` block."""
+
+    def __init__(self) -> None:
+        super().__init__(True)
+
+
+def is_grad_enabled() -> bool:
+    """Whether operations are recorded for autograd here."""
+    return graph.grad_enabled.get()
+
+
+# ---------------------------------------------------------------------------
+# the rules
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Ctx:
+    """What a rule sees: the op's sources and result as tensors, its argument."""
+
+    srcs: tuple[Tensor, ...]
+    out: Tensor
+    arg: Any
+
+    @property
+    def x(self) -> Tensor:
+        return self.srcs[0]
+
+    @property
+    def y(self) -> Tensor:
+        return self.srcs[1]
+
+
+Rule = Callable[[Ctx, "Tensor"], Sequence["Tensor | None"]]
+GRADIENTS: dict[str, Rule] = {}
+"""op name -> rule: the gradients of the op's sources (None: no gradient)
+given the gradient ``g`` of its result."""
+
+NOT_DIFFERENTIABLE = frozenset(
+    (
+        "not",
+        "idiv",
+        "mod",
+        "and",
+        "or",
+        "xor",
+        "shl",
+        "shr",
+        "cmplt",
+        "cmple",
+        "cmpeq",
+        "cmpne",
+        "bitcast",
+        "const",
+    )
+)
+"""Ops whose result carries no gradient to their sources (integer, boolean and
+bit-level ops; a gradient path through them is zero)."""
+
+
+def rule(*ops: str):
+    def register(fn: Rule) -> Rule:
+        for op in ops:
+            GRADIENTS[op] = fn
+        return fn
+
+    return register
+
+
+def _mask(cond: Tensor, like: Tensor) -> Tensor:
+    return cond.cast(like.dtype)
+
+
+rule("neg")(lambda c, g: (-g,))
+rule("recip")(lambda c, g: (-g * c.out * c.out,))
+rule("sqrt")(lambda c, g: (g / (c.out * 2),))
+rule("exp")(lambda c, g: (g * c.out,))
+rule("exp2")(lambda c, g: (g * c.out * math.log(2),))
+rule("log")(lambda c, g: (g / c.x,))
+rule("log2")(lambda c, g: (g / (c.x * math.log(2)),))
+rule("sin")(lambda c, g: (g * c.x.cos(),))
+rule("cos")(lambda c, g: (-(g * c.x.sin()),))
+rule("abs")(lambda c, g: (g * c.x.sign(),))  # 0 at 0, as PyTorch
+rule("floor", "ceil")(lambda c, g: (g * 0,))  # zero almost everywhere
+rule("add")(lambda c, g: (g, g))
+rule("sub")(lambda c, g: (g, -g))
+rule("mul")(lambda c, g: (g * c.y, g * c.x))
+rule("div")(lambda c, g: (g / c.y, -(g * c.out) / c.y))
+rule("mulacc")(lambda c, g: (g * c.srcs[1], g * c.srcs[0], g))
+rule("contiguous")(lambda c, g: (g,))
+rule("assign")(lambda c, g: (None, g))  # the new value replaces the old one
+
+
+def _extremum(larger: bool) -> Rule:
+    def fn(c: Ctx, g: Tensor):
+        """maximum/minimum: to the operand that won; ties share it evenly."""
+        a, b = c.srcs
+        m = _mask(a > b if larger else a < b, g) + _mask(a == b, g) * 0.5
+        return (g * m, g * (1 - m))
+
+    return fn
+
+
+rule("max")(_extremum(True))
+rule("min")(_extremum(False))
+
+
+@rule("pow")
+def _pow(c: Ctx, g: Tensor):
+    """d/da a^b = b a^(b-1) (0 where b == 0); d/db a^b = a^b log a (0 where a == 0
+    and b >= 0, as PyTorch)."""
+    a, b = c.srcs
+    da = (b == 0).where(0.0, g * b * a ** (b - 1))
+    db = ((a == 0) & (b >= 0)).where(0.0, g * c.out * a.log())
+    return (da, db)
+
+
+@rule("where")
+def _where(c: Ctx, g: Tensor):
+    cond = c.srcs[0]
+    return (None, cond.where(g, 0.0), cond.where(0.0, g))
+
+
+@rule("cast")
+def _cast(c: Ctx, g: Tensor):
+    return (g.cast(c.x.dtype),) if c.x.dtype.is_float else (None,)
+
+
+@rule("copy")
+def _copy(c: Ctx, g: Tensor):
+    return (g.to(c.x.device),)
+
+
+@rule("reduce")
+def _reduce(c: Ctx, g: Tensor):
+    kind, axes = c.arg
+    x = c.x
+    ge = g.expand(x.shape)
+    if kind == "add":
+        return (ge,)
+    if kind == "mul":  # the product of the others: out / x
+        return (ge * c.out.expand(x.shape) / x,)
+    # max: the positions equal to the result share the gradient evenly
+    hit = _mask(x == c.out.expand(x.shape), g)
+    return (ge * hit / hit.sum(axes, keepdim=True).expand(x.shape),)
+
+
+def _reverse_cumsum(g: Tensor, d: int) -> Tensor:
+    return g._flip_view(d)._scan("add", d)._flip_view(d)
+
+
+def _one_hot_sum(g: Tensor, idx: Tensor, d: int, size: int) -> Tensor:
+    """``out[.., k, ..] = sum_j g[.., j, ..] * (idx[.., j, ..] == k)`` for k < size
+    (a scatter-add along ``d``, as a fused compare and sum)."""
+    from mlfuse.tensor import Tensor
+
+    ks = Tensor.arange(size, dtype=idx.dtype, device=g.device)  # the new last dim
+    hit = idx.unsqueeze(-1) == ks
+    total = (g.unsqueeze(-1) * _mask(hit, g)).sum(d, keepdim=True)  # (.., 1, .., size)
+    return total.movedim(-1, d).squeeze(d + 1)
+
+
+@rule("scan")
+def _scan(c: Ctx, g: Tensor):
+    kind, d = c.arg
+    x, out = c.x, c.out
+    if kind == "add":
+        return (_reverse_cumsum(g, d),)
+    if kind == "mul":  # d out_j / d x_i = out_j / x_i for j >= i
+        return (_reverse_cumsum(g * out, d) / x,)
+    # max/min: out_j came from the last i <= j where x_i equals the running value
+    from mlfuse.tensor import Tensor
+
+    n = x.shape[d]
+    shape = [1] * x.ndim
+    shape[d] = n
+    pos = Tensor.arange(n, dtype=dtypes.int64, device=x.device).reshape(shape).expand(x.shape)
+    src = (x == out).where(pos, -1)._scan("max", d)
+    return (_one_hot_sum(g, src, d, n),)
+
+
+@rule("gather")
+def _gather(c: Ctx, g: Tensor):
+    """The source's gradient: each gathered element's gradient added at the
+    position it was read from."""
+    src, idx = c.srcs
+    d = c.arg
+    n = src.shape[d]
+    where = idx.cast(dtypes.int64).clip(0, n - 1)  # the kernel clamps the same way
+    out = _one_hot_sum(g, where, d, n)  # the index's shape, with dim d of size n
+    grow = [(0, s - o) for s, o in zip(src.shape, out.shape)]
+    return (out.pad(grow) if any(b for _, b in grow) else out, None)
+
+
+@rule("pad")
+def _pad(c: Ctx, g: Tensor):
+    pairs, _ = c.arg
+    return (g.shrink(tuple((b, b + n) for (b, _), n in zip(pairs, c.x.shape))),)
+
+
+@rule("shrink")
+def _shrink(c: Ctx, g: Tensor):
+    return (g.pad(tuple((b, n - e) for (b, e), n in zip(c.arg, c.x.shape))),)
+
+
+@rule("reshape")
+def _reshape(c: Ctx, g: Tensor):
+    return (g.reshape(c.x.shape),)
+
+
+@rule("permute")
+def _permute(c: Ctx, g: Tensor):
+    inverse = sorted(range(len(c.arg)), key=lambda i: c.arg[i])
+    return (g.permute(inverse),)
+
+
+@rule("expand")
+def _expand(c: Ctx, g: Tensor):
+    x = c.x
+    lead = g.ndim - x.ndim
+    if lead:
+        g = g.sum(tuple(range(lead)))
+    axes = tuple(d for d, (s, n) in enumerate(zip(x.shape, g.shape)) if s == 1 and n != 1)
+    return (g.sum(axes, keepdim=True) if axes else g,)
+
+
+@rule("flip")
+def _flip(c: Ctx, g: Tensor):
+    return (g._flip_view(c.arg),)
+
+
+@rule("stride")
+def _stride(c: Ctx, g: Tensor):
+    """Every k-th element was read: spread the gradient back with k - 1 zeros
+    after each, then cut to the source's size."""
+    for d, k in enumerate(c.arg):
+        if k == 1:
+            continue
+        m = g.shape[d]
+        g = g.unsqueeze(d + 1)
+        g = g.pad(tuple((0, k - 1) if i == d + 1 else (0, 0) for i in range(g.ndim)))
+        g = g.reshape(g.shape[:d] + (m * k,) + g.shape[d + 2 :])
+        g = g.shrink(tuple((0, c.x.shape[d]) if i == d else (0, s) for i, s in enumerate(g.shape)))
+    return (g,)
+
+
+# ---------------------------------------------------------------------------
+# the walk
+# ---------------------------------------------------------------------------
+
+
+def _tracked(n: Node) -> list[Node]:
+    t = n.tape
+    if not t:  # None, or a leaf
+        return []
+    return [s for s in t[1] if s.tape is not None]
+
+
+def gradients(
+    root: Node, seed: Tensor, wanted: Sequence[Node], create_graph: bool = False
+) -> dict[int, Tensor]:
+    """The gradients of ``root`` (its gradient is ``seed``) with respect to the
+    ``wanted`` nodes, by id; a wanted node ``root`` does not depend on is
+    missing. The walk is iterative (any graph depth) and visits only nodes on a
+    path from ``root`` to a wanted node."""
+    from mlfuse.tensor import Tensor
+
+    order = postorder([root], _tracked)  # sources first
+    want = {id(n) for n in wanted}
+    needed: set[int] = set()
+    for n in order:
+        if id(n) in want or any(id(s) in needed for s in _tracked(n)):
+            needed.add(id(n))
+    grads: dict[int, Tensor] = {id(root): seed}
+    out: dict[int, Tensor] = {}
+    with set_grad_enabled(create_graph):
+        for n in reversed(order):
+            if id(n) not in needed:
+                continue
+            g = grads.pop(id(n), None)
+            if g is None:
+                continue
+            if id(n) in want:
+                out[id(n)] = g
+            tape = n.tape
+            if not tape:
+                continue
+            op, srcs, arg = tape
+            if not any(id(s) in needed for s in srcs):
+                continue
+            if op in NOT_DIFFERENTIABLE:
+                continue
+            fn = GRADIENTS.get(op)
+            if fn is None:
+                raise RuntimeError(f"no gradient rule for '{op}' ({n.origin or op})")
+            token = graph.origin.set(f"{n.origin or op} backward")
+            try:
+                ctx = Ctx(tuple(Tensor(s) for s in srcs), Tensor(n), arg)
+                parts = fn(ctx, g)
+            finally:
+                graph.origin.reset(token)
+            for s, gs in zip(srcs, parts):
+                if gs is None or id(s) not in needed:
+                    continue
+                if gs.shape != s.shape or gs.dtype != s.dtype:
+                    raise AssertionError(
+                        f"gradient rule for '{op}' gave {gs.shape} {gs.dtype.name} for a "
+                        f"source of {s.shape} {s.dtype.name}"
+                    )
+                prev = grads.get(id(s))
+                grads[id(s)] = gs if prev is None else prev + gs
+    return out
+
+
+# tensors whose .grad backward() fills: leaves made with requires_grad, and
+# tensors that asked for it with retain_grad()
+_holders: weakref.WeakSet = weakref.WeakSet()
+
+
+def hold(t: Tensor) -> None:
+    _holders.add(t)
+
+
+def release(t: Tensor) -> None:
+    _holders.discard(t)
+
+
+def backward(
+    t: Tensor, gradient: Tensor | None = None, retain_graph: bool = False, create_graph=False
+) -> None:
+    """``t.backward()``: add the gradients of ``t`` to the ``.grad`` of every
+    leaf it depends on."""
+    from mlfuse.tensor import Tensor
+
+    if t.node.tape is None:
+        raise RuntimeError(
+            "backward: this tensor does not require grad (no input of it was made with "
+            "requires_grad=True, or it was computed under mlfuse.no_grad())"
+        )
+    if gradient is None:
+        if t.numel() != 1:
+            raise RuntimeError(
+                f"backward: a gradient can be created implicitly only for one-element "
+                f"outputs, this one has shape {t.shape}; pass gradient="
+            )
+        seed = Tensor.ones(*t.shape, dtype=t.dtype, device=t.device)
+    else:
+        seed = gradient if isinstance(gradient, Tensor) else Tensor(gradient, device=t.device)
+        if seed.shape != t.shape:
+            raise ValueError(f"backward: gradient has shape {seed.shape}, the tensor {t.shape}")
+        seed = seed.cast(t.dtype)
+    holders = [h for h in _holders if h.node.tape is not None]
+    got = gradients(t.node, seed, [h.node for h in holders], create_graph)
+    for h in holders:
+        g = got.get(id(h.node))
+        if g is None:
+            continue
+        h._set_grad(g if h.grad is None else h.grad + g)
+    if not (retain_graph or create_graph):  # (PyTorch: retain_graph defaults to create_graph)
+        for n in postorder([t.node], _tracked):
+            if n.tape:  # a leaf keeps needing its gradient
+                n.tape = None
+
+
+def grad(fn: Callable | None = None, argnums: int | Sequence[int] | None = None):
+    """``mlfuse.grad(f)(*xs)``: the gradients of ``f``'s one-element result with
+    respect to its tensor arguments (those of ``argnums``, when given), as a
+    tuple (one tensor when one is asked for); ``.grad`` of the arguments is
+    left alone: ``dx, dw = mlfuse.grad(loss_fn)(x, w)``."""
+    if fn is None:
+        return functools.partial(grad, argnums=argnums)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from mlfuse.tensor import Tensor
+
+        picks = (
+            [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+            if argnums is None
+            else [argnums]
+            if isinstance(argnums, int)
+            else list(argnums)
+        )
+        args = list(args)
+        for i in picks:
+            if not isinstance(args[i], Tensor):
+                raise TypeError(f"grad: argument {i} is not a Tensor")
+            if not args[i].dtype.is_float:
+                raise TypeError(
+                    f"grad: argument {i} has dtype {args[i].dtype.name}; only float "
+                    "tensors have gradients"
+                )
+            args[i] = args[i].detach()._as_leaf()
+        with enable_grad():
+            out = fn(*args, **kwargs)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"grad: the function returned {type(out).__name__}, not a Tensor")
+        if out.numel() != 1:
+            raise RuntimeError(
+                f"grad: the function's result must have one element, got {out.shape}"
+            )
+        if out.node.tape is None:
+            raise RuntimeError("grad: the function's result does not depend on its arguments")
+        seed = Tensor.ones(*out.shape, dtype=out.dtype, device=out.device)
+        got = gradients(out.node, seed, [args[i].node for i in picks])
+        res = tuple(
+            got[id(args[i].node)] if id(args[i].node) in got else Tensor.zeros_like(args[i])
+            for i in picks
+        )
+        return res[0] if isinstance(argnums, int) else res
+
+    return wrapper
