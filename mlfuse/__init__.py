@@ -83,3 +83,5 @@ __all__ = [
 half, float, double = float16, float32, float64  # noqa: A001 - PyTorch's names
 short, int, long = int16, int32, int64  # noqa: A001 - PyTorch's names
 __version__ = "0.1.0"
+
+from mlfuse import nn, optim  # noqa: E402, F401 - torch.nn / torch.optim's places; need Tensor

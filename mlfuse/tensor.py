@@ -541,7 +541,8 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        """Whether this tensor was not computed from tensors that need gradients."""
+        """Whether this tensor was not computed from tensors that need gradients:
+        ``Tensor([1.0], requires_grad=True).is_leaf`` is True."""
         t = self.node.tape
         return t is None or t is graph.LEAF
 
@@ -587,7 +588,7 @@ class Tensor:
         return Tensor(graph.make("detach", (n,), None, n.shape, n.dtype))
 
     def detach_(self) -> Tensor:
-        """Cut this tensor off from autograd in place."""
+        """Cut this tensor off from autograd in place: ``h.detach_()``."""
         self._set_node(self.detach().node)
         autograd.release(self)
         return self

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from mlfuse import dtypes
+from mlfuse.autograd import no_grad
 from mlfuse.tensor import Tensor, _rng
 
 # ---------------------------------------------------------------------------
@@ -345,11 +346,12 @@ def batch_norm(
         mean = xf.mean(axes)
         var = xf.var(axes, correction=0)
         n = x.numel() // c
-        if running_mean is not None:
-            running_mean.assign(running_mean * (1 - momentum) + mean * momentum)
-        if running_var is not None:
-            unbiased = var * (n / max(n - 1, 1))
-            running_var.assign(running_var * (1 - momentum) + unbiased * momentum)
+        with no_grad():  # running statistics are state, not part of the gradient
+            if running_mean is not None:
+                running_mean.assign(running_mean * (1 - momentum) + mean.detach() * momentum)
+            if running_var is not None:
+                unbiased = var.detach() * (n / max(n - 1, 1))
+                running_var.assign(running_var * (1 - momentum) + unbiased * momentum)
     else:
         if running_mean is None or running_var is None:
             raise ValueError("batch_norm: inference needs running_mean and running_var")

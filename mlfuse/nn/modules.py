@@ -25,6 +25,12 @@ def _positive_int(v, what: str) -> int:
     return v
 
 
+def _param(t: Tensor) -> Tensor:
+    """A parameter: a buffer of its own (not a folded constant, so that updates
+    keep the programs that read it), and a leaf whose gradient backward() fills."""
+    return Tensor(t.numpy(), t.dtype, t.device, requires_grad=True)
+
+
 class Module:
     """The base of the modules: sub-modules and Tensor attributes are found by
     walking ``__dict__``: ``sum(p.numel() for p in model.parameters())``."""
@@ -77,6 +83,64 @@ class Module:
         """Every parameter tensor (shared ones once): ``model.parameters()``."""
         return [t for _, t in self.named_parameters()]
 
+    def named_buffers(self, prefix: str = "") -> list[tuple[str, Tensor]]:
+        """``(dotted name, tensor)`` of the state that is not trained (batch norm's
+        running statistics): ``dict(m.named_buffers())``."""
+        out: list[tuple[str, Tensor]] = []
+        stack: list[tuple[str, Module]] = [(prefix, self)]
+        while stack:
+            pre, m = stack.pop()
+            for k in getattr(m, "_buffers", ()):
+                if isinstance(getattr(m, k, None), Tensor):
+                    out.append((pre + k, getattr(m, k)))
+            subs = []
+            for k, v in vars(m).items():
+                if isinstance(v, Module):
+                    subs.append((pre + k + ".", v))
+                elif isinstance(v, (list, tuple)):
+                    subs.extend(
+                        (f"{pre}{i}.", s) if k == "_layers" else (f"{pre}{k}.{i}.", s)
+                        for i, s in enumerate(v)
+                        if isinstance(s, Module)
+                    )
+            stack.extend(reversed(subs))
+        return out
+
+    def state_dict(self) -> dict[str, Tensor]:
+        """Every parameter and buffer by dotted name (the tensors themselves, as
+        PyTorch): ``np.savez(path, **{k: v.numpy() for k, v in m.state_dict().items()})``."""
+        return dict(self.named_parameters()) | dict(self.named_buffers())
+
+    def load_state_dict(self, state, strict: bool = True) -> None:
+        """Write ``state`` (name -> Tensor or array, as :meth:`state_dict` names
+        them) into the parameters and buffers in place: ``m.load_state_dict(sd)``."""
+        mine = self.state_dict()
+        missing = sorted(set(mine) - set(state))
+        unexpected = sorted(set(state) - set(mine))
+        if strict and (missing or unexpected):
+            raise KeyError(
+                f"load_state_dict: missing {missing or 'nothing'}, unexpected "
+                f"{unexpected or 'nothing'}"
+            )
+        from mlfuse.autograd import no_grad
+
+        with no_grad():
+            for k, v in state.items():
+                if k not in mine:
+                    continue
+                t = mine[k]
+                v = v if isinstance(v, Tensor) else Tensor(v, dtype=t.dtype, device=t.device)
+                if v.shape != t.shape:
+                    raise ValueError(
+                        f"load_state_dict: {k} has shape {v.shape}, the model {t.shape}"
+                    )
+                t.assign(v.cast(t.dtype).to(t.device)).realize()
+
+    def zero_grad(self) -> None:
+        """Forget the gradients of every parameter (``.grad`` becomes None)."""
+        for p in self.parameters():
+            p.grad = None
+
     def train(self, mode: bool = True) -> Module:
         """Switch this module and its sub-modules to training (or, with ``False``,
         evaluation) behaviour: ``model.train()``."""
@@ -111,8 +175,8 @@ class Linear(Module):
         self.in_features = _positive_int(in_features, "Linear: in_features")
         self.out_features = _positive_int(out_features, "Linear: out_features")
         bound = 1 / math.sqrt(in_features)
-        self.weight = Tensor.uniform(out_features, in_features, low=-bound, high=bound)
-        self.bias = Tensor.uniform(out_features, low=-bound, high=bound) if bias else None
+        self.weight = _param(Tensor.uniform(out_features, in_features, low=-bound, high=bound))
+        self.bias = _param(Tensor.uniform(out_features, low=-bound, high=bound)) if bias else None
 
     def forward(self, x: Tensor) -> Tensor:
         """``F.linear(x, weight, bias)``: ``layer.forward(x)``."""
@@ -153,10 +217,10 @@ class Conv2d(Module):
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
         fan_in = in_channels // groups * k[0] * k[1]
         bound = 1 / math.sqrt(fan_in)
-        self.weight = Tensor.uniform(
-            out_channels, in_channels // groups, *k, low=-bound, high=bound
+        self.weight = _param(
+            Tensor.uniform(out_channels, in_channels // groups, *k, low=-bound, high=bound)
         )
-        self.bias = Tensor.uniform(out_channels, low=-bound, high=bound) if bias else None
+        self.bias = _param(Tensor.uniform(out_channels, low=-bound, high=bound)) if bias else None
 
     def forward(self, x: Tensor) -> Tensor:
         """``F.conv2d`` with the layer's settings: ``conv.forward(x)``."""
@@ -184,8 +248,8 @@ class LayerNorm(Module):
         for s in ns:
             _positive_int(s, "LayerNorm: normalized_shape entries")
         self.normalized_shape, self.eps = ns, eps
-        self.weight = Tensor.ones(ns) if elementwise_affine else None
-        self.bias = Tensor.zeros(ns) if elementwise_affine else None
+        self.weight = _param(Tensor.ones(ns)) if elementwise_affine else None
+        self.bias = _param(Tensor.zeros(ns)) if elementwise_affine else None
 
     def forward(self, x: Tensor) -> Tensor:
         """``F.layer_norm`` with the layer's parameters: ``ln.forward(x)``."""
@@ -205,8 +269,8 @@ class BatchNorm2d(Module):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1) -> None:
         _positive_int(num_features, "BatchNorm2d: num_features")
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.weight = Tensor.ones(num_features)
-        self.bias = Tensor.zeros(num_features)
+        self.weight = _param(Tensor.ones(num_features))
+        self.bias = _param(Tensor.zeros(num_features))
         self.running_mean = Tensor.zeros(num_features).realize()
         self.running_var = Tensor.ones(num_features).realize()
 
@@ -236,7 +300,7 @@ class Embedding(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int) -> None:
         self.num_embeddings = _positive_int(num_embeddings, "Embedding: num_embeddings")
         self.embedding_dim = _positive_int(embedding_dim, "Embedding: embedding_dim")
-        self.weight = Tensor.randn(num_embeddings, embedding_dim)
+        self.weight = _param(Tensor.randn(num_embeddings, embedding_dim))
 
     def forward(self, ids: Tensor) -> Tensor:
         """``F.embedding(ids, weight)``: ``emb.forward(ids)``."""
