@@ -617,8 +617,10 @@ def _transfer_copies(outputs: Sequence[Node]) -> None:
         if n.op == "copy" and n.srcs[0].device != n.device:
             src = n.srcs[0]
             realize([src])
-            host = get_target(src.device).to_numpy(src.buffer)  # type: ignore[arg-type]
+            # the values src shows (its view of its buffer), in a buffer of their own
+            host = dtypes.to_storage(np.ascontiguousarray(host_array(src)), src.dtype)
             n.become(get_target(n.device).from_numpy(host))
+            n.arg = src.arg  # a realized constant stays one
 
 
 def realize(nodes: Sequence[Node]) -> None:

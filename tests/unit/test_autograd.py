@@ -64,6 +64,19 @@ def check(fn, *arrays, eps=1e-6, tol=1e-6):
 
 IDX = np.array([[2, 0, 1], [1, 1, 3]])
 
+
+def _setitem(x, v):
+    y = x * 1.0
+    y[1] = v * 3  # a write through a view: row 1 is v's, the rest x's
+    y[:, 0] = 0.0
+    return y
+
+
+def _dropout(x):
+    mlfuse.manual_seed(5)  # the same mask on every evaluation
+    return F.dropout(x, 0.5)
+
+
 CASES = {
     # elementwise primitives and their decompositions
     "neg": (lambda x: -x, [normal(3, 4)]),
@@ -187,6 +200,40 @@ CASES = {
     ),
     "embedding": (lambda w: F.embedding(Tensor(IDX), w) ** 2, [normal(5, 3)]),
     "boolean mask": (lambda x: x[Tensor(np.array([True, False, True]))] ** 2, [normal(3, 2)]),
+    "setitem": (lambda x, v: _setitem(x, v) ** 2, [normal(3, 4), normal(4)]),
+    "scatter index_put masked_fill": (
+        lambda x, s: (
+            x.scatter(1, Tensor([[2, 0], [1, 3]]), s) ** 2
+            + x.scatter_add(1, Tensor([[2, 2], [0, 3]]), s).sum()
+            + x.index_put((Tensor([1, 0]),), s.sum(1, keepdim=True).expand(2, 4)).square().sum()
+            + x.masked_fill(Tensor(np.array([[True, False, False, True]] * 2)), 0.0).square().sum()
+        ),
+        [normal(2, 4), normal(2, 2)],
+    ),
+    "narrow unflatten repeat_interleave amin": (
+        lambda x: (
+            x.narrow(1, 1, 2).unflatten(0, (1, 3)).square().sum()
+            + x.repeat_interleave(2, 0).square().sum()
+            + x.amin(1).sum() * 2
+        ),
+        [distinct(3, 4)],
+    ),
+    "hard activations glu softmin": (
+        lambda x: (
+            F.hardtanh(x)
+            + F.relu6(x * 4)
+            + F.hardsigmoid(x * 2)
+            + F.hardswish(x * 2)
+            + F.celu(x)
+            + F.glu(x.repeat(1, 2), 1)
+            + F.softmin(x, 1)
+        ),
+        [away_from_zero(3, 4) * 0.9],
+    ),
+    "adaptive pool dropout": (
+        lambda x: F.adaptive_avg_pool2d(x, (2, 3)).square().sum() + _dropout(x).square(),
+        [normal(1, 2, 4, 5)],
+    ),
     # contractions and nn
     "matmul": (lambda a, b: a @ b, [normal(3, 4), normal(4, 2)]),
     "batched matmul": (lambda a, b: a @ b, [normal(2, 3, 4), normal(4, 2)]),
@@ -249,6 +296,15 @@ def test_every_differentiable_primitive_has_a_rule():
     ops |= {"copy", "assign", "const"}
     missing = ops - set(autograd.GRADIENTS) - autograd.NOT_DIFFERENTIABLE
     assert not missing
+
+
+@pytest.mark.skipif("cuda_sim" not in mlfuse.devices(), reason="no cuda_sim device")
+def test_gradients_cross_devices():
+    x = np.linspace(-1, 1, 6)
+    t = Tensor(x, requires_grad=True)
+    (t.to("cuda_sim").exp() * 2).to("cpu").sum().backward()
+    assert t.grad.device == "cpu"
+    np.testing.assert_allclose(t.grad.numpy(), 2 * np.exp(x))
 
 
 def test_float32_gradients():

@@ -46,6 +46,18 @@ def test_elementwise_chain(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_copies_carry_what_a_view_shows(device):
+    """A realized transpose, slice or constant moved to another device is its
+    values, not its buffer (the buffer holds other elements, or one)."""
+    x = np.arange(12.0).reshape(3, 4)
+    t = Tensor(x).T.realize()
+    _close(t.to(device).exp().numpy(), np.exp(x.T))
+    _close(Tensor(x)[1:, ::2].realize().to(device).numpy() * 1, x[1:, ::2])
+    c = Tensor.full((2, 3), 4.0).realize()
+    _close((c.to(device) * 2).to("cpu").numpy(), np.full((2, 3), 8.0))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("shape", [(64, 256), (7, 24), (3, 997), (5, 1)], ids=str)
 def test_row_and_column_sums(device, shape):
     x = _rng().standard_normal(shape).astype(np.float32)
