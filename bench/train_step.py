@@ -6,7 +6,8 @@ and update, realized as one schedule), the bytes those kernels move against
 the minimum (read the batch, the labels, the parameters and the optimizer
 state once, write the parameters, the state and the loss once), the time per
 steady-state step (median and min of ``--steps`` steps, graph building
-included) and the part of it spent building the graph in Python.
+included), the part of it spent building the graph in Python, and the time
+per step of the same step under ``mlfuse.jit`` (replayed: no graph building).
 
     python bench/train_step.py                  # the digits example's model
     python bench/train_step.py --size mnist     # 784-256-10, batch 256
@@ -35,7 +36,7 @@ def minimum_bytes(batch, d_in, hidden, d_out, opt: str) -> int:
     return reads + writes
 
 
-def run_mlfuse(batch, d_in, hidden, d_out, opt_name, steps, data):
+def run_mlfuse(batch, d_in, hidden, d_out, opt_name, steps, data, use_jit=False):
     x_np, y_np = data
     mlfuse.manual_seed(0)
     model = nn.Sequential(nn.Linear(d_in, hidden), nn.ReLU(), nn.Linear(hidden, d_out))
@@ -51,6 +52,25 @@ def run_mlfuse(batch, d_in, hidden, d_out, opt_name, steps, data):
         opt.zero_grad()
         loss.backward()
         return loss, opt.schedule_step()
+
+    if use_jit:
+
+        @mlfuse.jit
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            mlfuse.realize(loss, *opt.schedule_step())
+            return loss
+
+        for _ in range(3):
+            step(x, y)
+        times = []
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            step(x, y)
+            times.append(time.perf_counter() - t0)
+        return dict(median=statistics.median(times), min=min(times))
 
     t0 = time.perf_counter()
     loss, todo = build()
@@ -145,6 +165,8 @@ def main(argv=None) -> None:
         f"mlfuse:        {m['median'] * 1e3:8.2f} ms/step (min {m['min'] * 1e3:.2f}; "
         f"graph building {m['build'] * 1e3:.2f}); first step {m['first'] * 1e3:.0f} ms"
     )
+    j = run_mlfuse(batch, d_in, hidden, d_out, args.opt, args.steps, data, use_jit=True)
+    print(f"mlfuse.jit:    {j['median'] * 1e3:8.2f} ms/step (min {j['min'] * 1e3:.2f}; replayed)")
     try:
         t = run_torch(batch, d_in, hidden, d_out, args.opt, args.steps, data)
     except ImportError:
@@ -154,7 +176,10 @@ def main(argv=None) -> None:
         f"torch eager:   {t['median'] * 1e3:8.2f} ms/step (min {t['min'] * 1e3:.2f}); "
         f"first step {t['first'] * 1e3:.0f} ms"
     )
-    print(f"mlfuse / torch eager (median): {m['median'] / t['median']:.2f}x")
+    print(
+        f"mlfuse / torch eager (median): {m['median'] / t['median']:.2f}x; "
+        f"mlfuse.jit / torch eager: {j['median'] / t['median']:.2f}x"
+    )
 
 
 if __name__ == "__main__":

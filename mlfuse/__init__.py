@@ -10,6 +10,7 @@ mlfuse.devices()           # ('cpu',): where tensors can live (Tensor(..., devic
 
 from mlfuse import dtypes
 from mlfuse.autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
+from mlfuse.runtime.jit import Jit, jit
 from mlfuse.dtypes import (
     bfloat16,
     bool_,
@@ -43,6 +44,8 @@ __all__ = [
     "Tensor",
     "dtypes",
     "grad",
+    "jit",
+    "Jit",
     "no_grad",
     "enable_grad",
     "set_grad_enabled",

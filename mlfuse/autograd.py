@@ -351,7 +351,9 @@ def gradients(
             if g is None:
                 continue
             if id(n) in want:
-                out[id(n)] = g
+                # a tensor of its own, not a view holding the tensor it was taken from
+                # alive (that one would look like an observer of the old parameters)
+                out[id(n)] = Tensor(g.node)
             tape = n.tape
             if not tape:
                 continue

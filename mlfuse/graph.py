@@ -611,10 +611,29 @@ def gc_paused():
             gc.enable()
 
 
+@dataclass
+class Run:
+    """One program run by a realize: what ``mlfuse.jit`` captures and replays."""
+
+    program: Any  # runtime.executor.Program
+    inputs: list[Buffer]
+    outputs: list  # runtime.executor.Result
+    copied_assigns: bool  # an assign wrote a new buffer instead of its target's
+
+
+_recording: list[Run] | None = None
+"""While ``mlfuse.jit`` captures a call: every program run, in order."""
+
+
 def _transfer_copies(outputs: Sequence[Node]) -> None:
     """Realize the copies between devices that ``outputs`` need, sources first."""
     for n in toposort(outputs):
         if n.op == "copy" and n.srcs[0].device != n.device:
+            if _recording is not None:
+                raise RuntimeError(
+                    "mlfuse.jit: a jitted function moved a tensor between devices "
+                    f"({n.srcs[0].device} -> {n.device}); transfers are not captured"
+                )
             src = n.srcs[0]
             realize([src])
             # the values src shows (its view of its buffer), in a buffer of their own
@@ -649,6 +668,8 @@ def _realize_on(pending: list[Node]) -> None:
         items = {it.name: it for it in c.items}  # type: ignore[attr-defined]
         trace = lambda launch, run: _trace(launch, run, items.get(launch.name))  # noqa: E731
     outs = c.program.run(g.buffers, trace=trace)  # type: ignore[attr-defined]
+    if _recording is not None:  # mlfuse.jit is capturing
+        _recording.append(Run(c.program, list(g.buffers), outs, bool(g.copies)))  # type: ignore[attr-defined]
     if trace is not None:
         for line in c.items.not_fused:  # type: ignore[attr-defined]
             print(f"mlfuse: not fused: {line}", file=sys.stderr)

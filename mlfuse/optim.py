@@ -2,11 +2,13 @@
 with PyTorch's update rules and names.
 
 A step builds each parameter's update as lazy graph (under ``no_grad``) and
-assigns it in place; the optimizer's state (momentum, moments) lives in
-buffers updated the same way. The numbers that change from step to step
-(the learning rate, Adam's bias corrections) reach the kernels as one-element
-buffers, not constants, so a schedule of learning rates compiles nothing
-new::
+assigns it in place; the optimizer's state (momentum, moments, Adam's step
+count) lives in buffers updated the same way. The numbers that change from
+step to step reach the kernels as buffers, not constants: the learning rate
+is a one-element buffer that setting ``opt.lr`` writes, and Adam's bias
+corrections are computed on the device from its step count. So a schedule of
+learning rates compiles nothing new, and a step captured by ``mlfuse.jit``
+replays with the current learning rate::
 
     opt = mlfuse.optim.Adam(model.parameters(), lr=1e-3)
     for x, y in batches:
@@ -25,8 +27,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from mlfuse import graph
+from mlfuse import dtypes, graph
 from mlfuse.autograd import no_grad
+from mlfuse.targets import get_target
 from mlfuse.tensor import Tensor
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
@@ -39,6 +42,13 @@ def _number(v, what: str, low: float = 0.0) -> float:
     if not v >= low:
         raise ValueError(f"{what} must be >= {low}, got {v}")
     return v
+
+
+def _write(t: Tensor, value: float) -> None:
+    """Write ``value`` into the one-element buffer of realized ``t``, in place."""
+    tgt = get_target(t.device)
+    host = dtypes.to_storage(np.full(1, value, dtype=np.float64), t.dtype)
+    tgt.copy(t.node.buffer, tgt.from_numpy(host))  # type: ignore[arg-type]
 
 
 class Optimizer:
@@ -57,28 +67,36 @@ class Optimizer:
                     f"{type(self).__name__}: parameter {i} {p.shape} is not a leaf that "
                     "requires grad (make it with requires_grad=True)"
                 )
+        self._scalars: dict[tuple, Tensor] = {}  # (name, dtype, device) -> its buffer
         self.lr = lr
         self.steps = 0
 
     @property
     def lr(self) -> float:
-        """The learning rate of the next step."""
+        """The learning rate of the next step (setting it writes the buffer the
+        update kernels read)."""
         return self._lr
 
     @lr.setter
     def lr(self, value) -> None:
         self._lr = _number(value, f"{type(self).__name__}: lr")
+        for (name, _, _), t in self._scalars.items():
+            if name == "lr":
+                _write(t, self._lr)
 
     def zero_grad(self) -> None:
         """Forget the parameters' gradients (``.grad`` becomes None)."""
         for p in self.params:
             p.grad = None
 
-    def _scalar(self, value: float, like: Tensor) -> Tensor:
-        """``value`` as a one-element buffer of ``like``'s dtype and device: a
-        kernel argument, so its value can change without a recompile."""
-        dt = like.dtype
-        return Tensor(np.array(value, dtype=np.float64), dt, like.device)
+    def _lr_for(self, like: Tensor) -> Tensor:
+        """The learning rate as a one-element buffer of ``like``'s dtype and
+        device: a kernel argument, written in place when ``lr`` changes."""
+        key = ("lr", like.dtype, like.device)
+        t = self._scalars.get(key)
+        if t is None:
+            t = self._scalars[key] = Tensor(np.array(self._lr), like.dtype, like.device)
+        return t
 
     def _state(self, p: Tensor) -> Tensor:
         """A zero buffer shaped like ``p`` (momentum, moments)."""
@@ -86,8 +104,9 @@ class Optimizer:
 
     def schedule_step(self) -> list[Tensor]:
         """Build this step's updates (parameters and state, assigned in place)
-        and return the tensors to realize, for ``mlfuse.realize`` to run in one
-        schedule with the loss: ``mlfuse.realize(loss, *opt.schedule_step())``."""
+        and return the tensors to realize (those and the gradients), for
+        ``mlfuse.realize`` to run in one schedule with the loss:
+        ``mlfuse.realize(loss, *opt.schedule_step())``."""
         self.steps += 1
         out: list[Tensor] = []
         with no_grad():
@@ -98,6 +117,9 @@ class Optimizer:
                 if g.shape != p.shape:
                     raise ValueError(f"parameter {i}: gradient {g.shape}, parameter {p.shape}")
                 out += self._update(i, p, g.detach().cast(p.dtype))
+                # .grad still shows the gradient after the step (PyTorch's): realized
+                # with it, it is stored before the parameter is overwritten in place
+                out.append(g)
         return out
 
     def step(self) -> None:
@@ -145,7 +167,7 @@ class SGD(Optimizer):
             b.assign(new)
             out.append(b)
             g = g + new * self.momentum if self.nesterov else new
-        p.assign(p - g * self._scalar(self.lr, p))
+        p.assign(p - g * self._lr_for(p))
         return out
 
 
@@ -172,18 +194,36 @@ class Adam(Optimizer):
         self.weight_decay = _number(weight_decay, f"{name}: weight_decay")
         self.m = [self._state(p) for p in self.params]
         self.v = [self._state(p) for p in self.params]
+        # the step count, on each parameter device: the bias corrections are computed there
+        self.t: dict[str, Tensor] = {}
+
+    def schedule_step(self) -> list[Tensor]:
+        self._counted: dict[str, Tensor] = {}
+        out = super().schedule_step()
+        return out + list(self.t.values())
+
+    def _count(self, device: str) -> Tensor:
+        """This step's number (1, 2, ...) on ``device``, counted in a buffer there."""
+        if device not in self._counted:
+            t = self.t.get(device)
+            if t is None:
+                t = self.t[device] = Tensor(np.zeros(()), dtypes.float32, device)
+            t.assign(t + 1)
+            self._counted[device] = t
+        return self._counted[device]
 
     def _update(self, i: int, p: Tensor, g: Tensor) -> list[Tensor]:
         b1, b2 = self.betas
-        t = self.steps
+        t = self._count(p.device).cast(p.dtype)
+        lr = self._lr_for(p)
         if self.weight_decay and not self.decoupled:
             g = g + p * self.weight_decay
         m, v = self.m[i], self.v[i]
         m.assign(m * b1 + g * (1 - b1))
         v.assign(v * b2 + g * g * (1 - b2))
-        step = self._scalar(self.lr / (1 - b1**t), p)  # lr with the first bias correction
-        unbias = self._scalar(1 / (1 - b2**t), p)
-        base = p * self._scalar(1 - self.lr * self.weight_decay, p) if self.decoupled else p
+        step = lr / (1 - b1**t)  # the learning rate with the first bias correction
+        unbias = 1 / (1 - b2**t)
+        base = p * (1 - lr * self.weight_decay) if self.decoupled else p
         p.assign(base - step * m / ((v * unbias).sqrt() + self.eps))
         return [p, m, v]
 

@@ -1,0 +1,197 @@
+"""``mlfuse.jit``: capture the programs a function runs, then replay them.
+
+The first call of a jitted function with a new signature (its tensor
+arguments' shapes, dtypes, devices and views; its other arguments' values)
+runs it as usual, compiling what it needs. The second captures: it runs the
+function again and records every program its realizes run, with where each
+input buffer came from (an argument, an earlier program's output, or a
+buffer that lives on: parameters, optimizer state). Later calls replay the
+recorded programs on the new arguments' buffers, without running the
+function's Python, building graphs or looking up schedules::
+
+    @mlfuse.jit
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        mlfuse.realize(loss, *opt.schedule_step())
+        return loss
+
+What a replay reproduces is the programs and their buffers; like tinygrad's
+TinyJit, anything else the function does in Python (reading values on the
+host, branching on them, setting ``.grad``, drawing new random numbers on the
+host) happened at capture and is not repeated. Writes into buffers that live
+on (in-place assigns, ``opt.lr = ...``) are seen by every replay. A function
+whose capture assigns a tensor by writing a new buffer (its old value was
+still observed) cannot be replayed and raises at capture, naming the reason.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mlfuse import graph
+from mlfuse.graph import Node
+
+
+def _flatten(out) -> tuple[list, Callable[[list], Any]]:
+    """The tensors of a function result (a tensor, a tuple/list of them, None)
+    and how to rebuild the result from new ones."""
+    from mlfuse.tensor import Tensor
+
+    if out is None:
+        return [], lambda ts: None
+    if isinstance(out, Tensor):
+        return [out], lambda ts: ts[0]
+    if isinstance(out, (tuple, list)) and all(isinstance(t, Tensor) for t in out):
+        kind = type(out)
+        return list(out), lambda ts: kind(ts)
+    raise TypeError(
+        "mlfuse.jit: a jitted function must return a Tensor, a tuple or list of Tensors, or "
+        f"None; got {type(out).__name__}"
+    )
+
+
+def _signature(args: tuple, kwargs: dict) -> tuple:
+    """What must match for a capture to serve a call: each tensor's shape,
+    dtype, device, view and constant, which tensors share a buffer, and every
+    other argument's value."""
+    from mlfuse.tensor import Tensor
+
+    sig: list = []
+    first: dict[int, int] = {}
+    items = list(enumerate(args)) + sorted(kwargs.items())
+    for i, (k, a) in enumerate(items):
+        if isinstance(a, Tensor):
+            n = a.node
+            same = first.setdefault(id(n.buffer), i) if n.realized else i
+            sig.append(("tensor", k, n.shape, n.dtype, n.device, n.view, n.arg, same))
+        else:
+            try:
+                hash(a)
+            except TypeError:
+                raise TypeError(
+                    f"mlfuse.jit: argument {k!r} ({type(a).__name__}) is not hashable; pass "
+                    "tensors and plain values"
+                ) from None
+            sig.append(("value", k, a))
+    return tuple(sig)
+
+
+@dataclass
+class _Capture:
+    """The recorded programs of one signature, ready to replay."""
+
+    runs: list[tuple[Any, list[tuple]]]  # (program, input sources)
+    returns: list[tuple]  # (source, view, constant, shape, dtype, device) per result
+    rebuild: Callable[[list], Any]
+
+
+class Jit:
+    """A jitted function (see the module docstring): ``mlfuse.jit(fn)``."""
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+        self.calls: dict[tuple, int] = {}
+        self.captures: dict[tuple, _Capture] = {}
+        functools.update_wrapper(self, fn)
+
+    def reset(self) -> None:
+        """Forget every capture (the next call runs the function again)."""
+        self.calls.clear()
+        self.captures.clear()
+
+    def __call__(self, *args, **kwargs):
+        from mlfuse.tensor import Tensor
+
+        if graph._recording is not None:  # inside another capture: just run
+            return self.fn(*args, **kwargs)
+        tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+        graph.realize([t.node for t in tensors])
+        sig = _signature(args, kwargs)
+        cap = self.captures.get(sig)
+        if cap is not None:
+            return self._replay(cap, tensors)
+        seen = self.calls.get(sig, 0)
+        self.calls[sig] = seen + 1
+        if seen == 0:  # warm-up: compile everything once
+            return self.fn(*args, **kwargs)
+        return self._capture(sig, tensors, args, kwargs)
+
+    def _capture(self, sig: tuple, tensors: list, args: tuple, kwargs: dict):
+        arg_of: dict[int, int] = {}
+        for i, t in enumerate(tensors):
+            if t.node.buffer is not None and t.node.arg is None:
+                arg_of.setdefault(id(t.node.buffer), i)
+        runs: list[graph.Run] = []
+        graph._recording = runs
+        try:
+            out = self.fn(*args, **kwargs)
+            outs, rebuild = _flatten(out)
+            graph.realize([t.node for t in outs])
+        finally:
+            graph._recording = None
+        made: dict[int, tuple] = {}
+
+        def source(buf) -> tuple:
+            if id(buf) in arg_of:
+                return ("arg", arg_of[id(buf)])
+            if id(buf) in made:
+                return made[id(buf)]
+            return ("fixed", buf)
+
+        recorded = []
+        for j, run in enumerate(runs):
+            if run.copied_assigns:
+                raise RuntimeError(
+                    "mlfuse.jit: an assign in the jitted function wrote a new buffer because "
+                    "the old value of its tensor is still observed (held by another tensor or "
+                    "read later); a replay would not update that tensor. Let go of the old "
+                    "value (or use the function without jit)"
+                )
+            recorded.append((run.program, [source(b) for b in run.inputs]))
+            for k, r in enumerate(run.outputs):
+                made.setdefault(id(r.buffer), ("out", j, k))
+        returns = []
+        for t in outs:
+            n = t.node
+            returns.append((source(n.buffer), n.view, n.arg, n.shape, n.dtype, n.device))
+        cap = _Capture(recorded, returns, rebuild)
+        self.captures[sig] = cap
+        return out
+
+    def _replay(self, cap: _Capture, tensors: list):
+        from mlfuse.tensor import Tensor
+
+        arg_bufs = [t.node.buffer for t in tensors]
+        produced: list[list] = []
+
+        def buffer(src: tuple):
+            kind = src[0]
+            if kind == "arg":
+                return arg_bufs[src[1]]
+            if kind == "out":
+                return produced[src[1]][src[2]].buffer
+            return src[1]
+
+        for program, sources in cap.runs:
+            produced.append(program.run([buffer(s) for s in sources]))
+        out = []
+        for src, view, const, shape, dtype, device in cap.returns:
+            if src[0] == "out":
+                r = produced[src[1]][src[2]]
+                view, const = r.view, r.constant
+            n = Node("buffer", (), None, shape, dtype, device)
+            n.become(buffer(src), view)
+            n.arg = const
+            out.append(Tensor(n))
+        return cap.rebuild(out)
+
+
+def jit(fn: Callable) -> Jit:
+    """Capture the programs ``fn`` runs on its second call with a signature and
+    replay them on later calls (see :mod:`mlfuse.runtime.jit`): ``step = mlfuse.jit(step)``."""
+    return Jit(fn)

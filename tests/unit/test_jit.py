@@ -1,0 +1,129 @@
+"""mlfuse.jit: capture on the second call, replay after; the same results as
+the function itself, re-capture on a new signature, and clear refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mlfuse
+import mlfuse.nn.functional as F
+from mlfuse import Tensor, graph, nn, optim
+
+RNG = np.random.default_rng(11)
+
+
+def chain(x, w):
+    """Eleven kernels: each contiguous() ends one, and the sum."""
+    y = x
+    for i in range(10):
+        y = (y @ w * 0.5 + i).tanh().contiguous()
+    return y, y.sum()
+
+
+def test_replays_give_the_functions_results_over_many_calls():
+    w = Tensor(RNG.standard_normal((8, 8)).astype(np.float32) * 0.5)
+    jitted = mlfuse.jit(chain)
+    xs = [RNG.standard_normal((4, 8)).astype(np.float32) for _ in range(5)]
+    for i in range(1000):
+        x = Tensor(xs[i % 5])
+        y, s = jitted(x, w)
+        if i % 97 == 0 or i > 995:  # the function itself, now and then (it compiles nothing new)
+            want_y, want_s = chain(Tensor(xs[i % 5]), w)
+            np.testing.assert_allclose(y.numpy(), want_y.numpy(), rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(s.item(), want_s.item(), rtol=1e-5)
+    assert len(jitted.captures) == 1
+    (cap,) = jitted.captures.values()
+    assert len(cap.runs) == 1  # one program of eleven kernels, replayed
+    assert len(cap.runs[0][0].launches) == 11
+
+
+def test_replay_runs_no_python_of_the_function():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x * 2
+
+    jf = mlfuse.jit(f)
+    x = Tensor([1.0, 2.0])
+    for _ in range(5):
+        out = jf(x)
+    assert len(calls) == 2  # warm-up and capture
+    np.testing.assert_allclose(out.numpy(), [2.0, 4.0])
+
+
+def test_a_new_signature_is_captured_anew():
+    jf = mlfuse.jit(lambda x, k: x * k + 1)
+    for _ in range(3):
+        np.testing.assert_allclose(jf(Tensor([1.0, 2.0]), 3).numpy(), [4.0, 7.0])
+    for _ in range(3):  # a new shape
+        np.testing.assert_allclose(jf(Tensor([1.0, 2.0, 3.0]), 3).numpy(), [4.0, 7.0, 10.0])
+    for _ in range(3):  # a new Python value
+        np.testing.assert_allclose(jf(Tensor([1.0, 2.0]), 5).numpy(), [6.0, 11.0])
+    for _ in range(3):  # a new dtype
+        assert jf(Tensor([1, 2]), 3).numpy().tolist() == [4, 7]
+    assert len(jf.captures) == 4
+
+
+def test_a_training_step_replays_with_the_current_learning_rate():
+    xs = RNG.standard_normal((32, 6)).astype(np.float32)
+    ys = (xs @ RNG.standard_normal((6, 3))).argmax(1)
+
+    def make():
+        mlfuse.manual_seed(1)
+        model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3))
+        opt = optim.AdamW(model.parameters(), lr=0.01)
+
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            mlfuse.realize(loss, *opt.schedule_step())
+            return loss
+
+        return model, opt, step
+
+    m1, o1, plain = make()
+    m2, o2, step = make()
+    jitted = mlfuse.jit(step)
+    for i in range(25):
+        o1.lr = o2.lr = 0.01 * (1 - i / 30)
+        a = plain(Tensor(xs), Tensor(ys)).item()
+        b = jitted(Tensor(xs), Tensor(ys)).item()
+        assert b == pytest.approx(a, rel=1e-5, abs=1e-6)
+    for p, q in zip(m1.parameters(), m2.parameters()):
+        np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_capture_refuses_what_a_replay_could_not_repeat():
+    w = Tensor([1.0, 2.0]).realize()
+    old = []
+
+    def keeps_old_value(x):
+        old.append(Tensor(w.node))  # the old value stays observable: the assign copies
+        w.assign(w + x)
+        w.realize()
+        return w
+
+    jf = mlfuse.jit(keeps_old_value)
+    jf(Tensor([1.0, 1.0]))
+    with pytest.raises(RuntimeError, match="an assign in the jitted function wrote a new buffer"):
+        jf(Tensor([1.0, 1.0]))
+    with pytest.raises(TypeError, match="must return a Tensor, a tuple or list of Tensors"):
+        bad = mlfuse.jit(lambda x: x.sum().item())
+        bad(Tensor([1.0]))
+        bad(Tensor([1.0]))
+    with pytest.raises(TypeError, match="argument 1 \\(list\\) is not hashable"):
+        mlfuse.jit(lambda x, k: x)(Tensor([1.0]), [1, 2])
+
+
+def test_reset_and_nesting():
+    inner = mlfuse.jit(lambda x: x + 1)
+    outer = mlfuse.jit(lambda x: inner(x) * 2)
+    for _ in range(4):
+        np.testing.assert_allclose(outer(Tensor([1.0])).numpy(), [4.0])
+    outer.reset()
+    assert not outer.captures
+    np.testing.assert_allclose(outer(Tensor([2.0])).numpy(), [6.0])
+    assert graph._recording is None
