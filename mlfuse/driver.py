@@ -14,6 +14,8 @@ Environment:
   ``2``: every kernel as it runs, with its ops, bytes and why its outputs are
   materialized; ``3``: also the kernel IR; ``4``: the IR after every pass.
 * ``MLFUSE_VERIFY=0``: skip the verifier between passes (on by default).
+* ``MLFUSE_CACHE=0``: no disk cache of compiled code; ``MLFUSE_CACHE_DIR`` moves it
+  and ``MLFUSE_CACHE_MAX_MB`` bounds it (see :mod:`mlfuse.runtime.disk_cache`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from xdsl.passes import ModulePass
 
 from mlfuse.dialects import kernel
 from mlfuse.passes import LAZY_PIPELINE, get_pass
+from mlfuse.runtime import compile_cache
 from mlfuse.targets import CompiledKernel, Target, get_target
 from mlfuse.utils import debug_level
 
@@ -203,19 +206,36 @@ def kernel_key(k: kernel.FuncOp) -> str:
     return str(c)
 
 
-_cache: dict[tuple[str, str], CompiledKernel] = {}
-"""(target name, kernel key) -> compiled kernel."""
+_cache = compile_cache.kernels
+"""(target name, kernel key) -> compiled kernel (the disk cache is below it)."""
 _counter = [0]
 
 
-@dataclass
 class Compiled:
-    """A compiled schedule: run it, or look at what it does."""
+    """A compiled schedule: run it, or look at what it does. ``module`` is the
+    kernel-dialect module (kernels and schedule); one loaded from the disk cache
+    parses its text when first asked for it."""
 
-    module: ModuleOp  # kernels + schedule (kernel dialect)
-    program: object  # runtime.executor.Program
-    items: list[ScheduleItem]
-    timings: list[PassTiming]
+    def __init__(
+        self,
+        module: ModuleOp | None,
+        program,
+        items: list[ScheduleItem],
+        timings: list[PassTiming],
+        text: str | None = None,
+    ):
+        self._module, self._text = module, text
+        self.program = program  # runtime.executor.Program
+        self.items = items
+        self.timings = timings
+
+    @property
+    def module(self) -> ModuleOp:
+        if self._module is None:
+            from xdsl.parser import Parser
+
+            self._module = Parser(make_context(), self._text or "").parse_module()
+        return self._module
 
     @property
     def peak_bytes(self) -> int:
@@ -247,6 +267,8 @@ def compile_kernels(
         if keys[k.sym_name.data] not in _cache:
             todo.setdefault(keys[k.sym_name.data], k)
     if todo:
+        compile_cache.kernels_from_disk(todo, target)
+    if todo:
         clones, names = [], {}
         for key, k in todo.items():
             c = k.clone()
@@ -261,12 +283,21 @@ def compile_kernels(
         for key, unique in names.items():
             if unique not in compiled:
                 raise RuntimeError(f"target '{target.name}' did not compile kernel {unique}")
-            _cache[key] = compiled[unique]
-    return {name: _cache[key] for name, key in keys.items()}
+            compile_cache.remember(key, compiled[unique])
+        compile_cache.kernels_to_disk(names, compiled, target)
+    out = {}
+    for name, key in keys.items():
+        out[name] = _cache[key]
+        _cache.move_to_end(key)
+    return out
 
 
-def compile_module(module: ModuleOp, target: Target | str | None = None) -> Compiled:
-    """Lazy-dialect module -> scheduled program compiled for ``target`` (None: the default)."""
+def compile_module(
+    module: ModuleOp, target: Target | str | None = None, cache_key: str | None = None
+) -> Compiled:
+    """Lazy-dialect module -> scheduled program compiled for ``target`` (None: the
+    default). With a ``cache_key`` (naming the program, as ``graph`` does), the
+    result is saved to the disk cache, and :func:`load_compiled` finds it there."""
     from mlfuse.runtime.executor import Program
 
     tgt = target if isinstance(target, Target) else get_target(target)
@@ -277,6 +308,9 @@ def compile_module(module: ModuleOp, target: Target | str | None = None) -> Comp
     compiled = compile_kernels(kernels, tgt, timings)
     program = Program(schedule_of(module), compiled, tgt)
     result = Compiled(module, program, explain(module), timings)
+    if cache_key is not None:
+        launches = {k.sym_name.data: kernel_key(k) for k in kernels}
+        compile_cache.save_schedule(cache_key, result, launches, tgt)
     if debug_level() >= 1:
         total = time.perf_counter() - t0
         print(

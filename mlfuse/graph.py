@@ -20,6 +20,7 @@ import gc
 import math
 import sys
 import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +33,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from mlfuse import dtypes
 from mlfuse.dtypes import DType
 from mlfuse.targets import Buffer, get_target
-from mlfuse.utils import postorder
+from mlfuse.utils import debug_level, postorder
 from mlfuse.view import View
 
 Shape = tuple[int, ...]
@@ -329,6 +330,8 @@ class Graph:
     key: tuple  # the structure (equal keys: equal programs)
     device: str
     copies: set[int]  # ids of the assigns that write a new buffer (see copy_on_write)
+    form: tuple = ()  # the key with the values of scalar constants left out
+    scalars: tuple = ()  # (position in nodes, value key) of each scalar constant
 
 
 def collect(outputs: Sequence[Node]) -> Graph:
@@ -364,7 +367,19 @@ def collect(outputs: Sequence[Node]) -> Graph:
         for n in nodes
     )
     key = (device, struct, tuple(index[id(o)] for o in outputs))
-    return Graph(nodes, args, buffers, list(outputs), key, device, copies)
+    scalars = tuple(
+        (i, struct[i][1])
+        for i, n in enumerate(nodes)
+        if (n.op == "const" or n.realized and n.arg is not None) and math.prod(n.shape) == 1
+    )
+    if scalars:
+        form_struct = list(struct)
+        for i, _ in scalars:
+            form_struct[i] = (struct[i][0], None, *struct[i][2:])
+        form = (device, tuple(form_struct), key[2])
+    else:
+        form = key
+    return Graph(nodes, args, buffers, list(outputs), key, device, copies, form, scalars)
 
 
 def copy_on_write(nodes: Sequence[Node], outputs: Sequence[Node]) -> set[int]:
@@ -578,18 +593,70 @@ def to_module(g: Graph) -> ModuleOp:
 # realize
 # ---------------------------------------------------------------------------
 
-_programs: dict[tuple, object] = {}
+PROGRAM_CACHE_SIZE = 1024
+"""Compiled schedules kept in memory (least recently used ones are dropped)."""
+
+_programs: OrderedDict[tuple, object] = OrderedDict()
+_first_scalars: dict[tuple, dict[int, Any]] = {}
+"""A program's form -> the scalar constants it was first compiled with."""
+_dynamic: dict[tuple, frozenset[int]] = {}
+"""A program's form -> the positions of the scalar constants that have changed
+since (they are kernel arguments in its programs from then on)."""
+
+
+def with_dynamic_scalars(g: Graph) -> Graph:
+    """``g``, or ``g`` collected again with some scalar constants made arguments.
+
+    The first program of a form (a structure up to its scalar constants) is
+    compiled with its constants; when the same form comes back with other
+    values, the scalars that differ become one-element buffers (arguments) in
+    every later program of that form, so a value that changes each call (a
+    learning rate, a step count) costs one more compile, not one per value, as
+    Inductor's recompilation with dynamic sizes does. Constant folding is kept
+    for the scalars that never change."""
+    if not g.scalars or g.key in _programs:
+        return g
+    first = _first_scalars.get(g.form)
+    if first is None:
+        _first_scalars[g.form] = dict(g.scalars)
+        return g
+    dyn = _dynamic.get(g.form, frozenset()) | {i for i, v in g.scalars if first[i] != v}
+    if not dyn:
+        return g
+    _dynamic[g.form] = dyn
+    target = get_target(g.device)
+    for i in dyn:
+        n = g.nodes[i]
+        if n.realized:
+            n.arg = None  # a realized constant's buffer holds its value: an argument now
+        else:
+            host = dtypes.to_storage(np.full(n.shape, n.arg), n.dtype)
+            n.become(target.from_numpy(host))
+    return collect(g.outputs)
 
 
 def compiled_for(g: Graph):
-    """The compiled schedule for the graph's structure (compiling on a miss)."""
-    from mlfuse.driver import compile_module
+    """The compiled schedule for the graph's structure: from memory, from the
+    disk cache, or compiled (and saved there)."""
 
     c = _programs.get(g.key)
     if c is None:
-        with gc_paused():
-            c = compile_module(to_module(g), g.device)
+        from mlfuse.runtime.compile_cache import load_schedule
+
+        name = repr(g.key)  # names the program on disk: its structure, as printed
+        c = load_schedule(name, g.device)
+        if c is not None and debug_level() >= 1:
+            print(f"mlfuse: loaded a schedule for {g.device} from the disk cache", file=sys.stderr)
+        if c is None:
+            from mlfuse.driver import compile_module
+
+            with gc_paused():
+                c = compile_module(to_module(g), g.device, cache_key=name)
         _programs[g.key] = c
+        if len(_programs) > PROGRAM_CACHE_SIZE:
+            _programs.popitem(last=False)
+    else:
+        _programs.move_to_end(g.key)
     return c
 
 
@@ -659,9 +726,8 @@ def _realize_on(pending: list[Node]) -> None:
     """Compute ``pending`` (unrealized nodes of one device, no copies between devices)."""
     if not pending:
         return
-    g = collect(pending)
+    g = with_dynamic_scalars(collect(pending))
     c = compiled_for(g)
-    from mlfuse.driver import debug_level
 
     trace = None
     if debug_level() >= 2:

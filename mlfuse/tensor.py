@@ -3075,7 +3075,7 @@ def schedule(*tensors: Tensor):
     nodes = [t.node for t in tensors if not t.node.realized]
     if not nodes:
         return Schedule()
-    g = graph.collect(nodes)
+    g = graph.with_dynamic_scalars(graph.collect(nodes))
     c = graph.compiled_for(g)
     return Schedule(c.items, c.items.not_fused)  # type: ignore[attr-defined]
 
@@ -3085,7 +3085,8 @@ def schedule_ir(*tensors: Tensor) -> str:
     nodes = [t.node for t in tensors if not t.node.realized]
     if not nodes:
         return ""
-    return str(graph.compiled_for(graph.collect(nodes)).module)  # type: ignore[attr-defined]
+    g = graph.with_dynamic_scalars(graph.collect(nodes))
+    return str(graph.compiled_for(g).module)  # type: ignore[attr-defined]
 
 
 def lazy_ir(*tensors: Tensor) -> str:

@@ -10,19 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import SSAValue
+from typing import TYPE_CHECKING
 
-from mlfuse.dialects import kernel
+import numpy as np
+
 from mlfuse.dtypes import DType, from_ir, to_storage
 from mlfuse.targets import Buffer, CompiledKernel, Target
 from mlfuse.view import View
 
+if TYPE_CHECKING:
+    from xdsl.dialects import func
+
 
 def _buffer_type(t) -> tuple[int, DType]:
-    assert isinstance(t, MemRefType)
     return t.get_shape()[0], from_ir(t.element_type)
 
 
@@ -54,6 +54,13 @@ class Program:
     """
 
     def __init__(self, schedule: func.FuncOp, kernels: dict[str, CompiledKernel], target: Target):
+        # the IR's modules are imported here: a program loaded from the disk cache
+        # is built without them (see runtime.compile_cache)
+        from xdsl.dialects import func, memref
+        from xdsl.ir import SSAValue
+
+        from mlfuse.dialects import kernel
+
         self.target = target
         block = schedule.body.block
         slot: dict[SSAValue, int] = {}

@@ -102,6 +102,22 @@ class Target(ABC):
     def compile(self, module: ModuleOp) -> dict[str, CompiledKernel]:
         """Compile the kernels of ``module`` (lowered by :attr:`kernel_pipeline`), by name."""
 
+    def toolchain(self) -> str:
+        """Everything compiled code depends on besides the kernel's text (compiler
+        versions, the machine); the disk cache keys entries by it. Empty: this
+        target's code is never cached on disk."""
+        return ""
+
+    def save(self, kernels: Mapping[str, CompiledKernel]) -> bytes | None:
+        """``kernels`` (compiled together by one :meth:`compile`) as bytes that
+        :meth:`load` turns back into them, in another process too; None if they
+        cannot be saved."""
+        return None
+
+    def load(self, data: bytes) -> dict[str, CompiledKernel]:
+        """The kernels :meth:`save` saved, by name (ValueError if ``data`` is not such)."""
+        raise ValueError(f"target '{self.name}' does not load saved kernels")
+
     @abstractmethod
     def alloc(self, size: int, dtype: DType) -> Buffer:
         """A new, uninitialized buffer of ``size`` elements."""

@@ -38,6 +38,8 @@ PLAN_REWRITES = {  # passes with options, run on the outlined kernels
 def test_every_pass_runs_and_its_output_reparses(capsys, tmp_path, name):
     if name in PLAN_REWRITES:
         upto = LAZY_PIPELINE + (PLAN_REWRITES[name],)
+    elif name == "lazy-autodiff":  # then the gradients through the whole lazy pipeline
+        upto = ("lazy-autodiff",) + LAZY_PIPELINE
     elif name in FULL:
         upto = FULL[: FULL.index(name) + 1]
     else:  # a GPU pass: the CUDA pipeline up to it
@@ -113,7 +115,7 @@ def test_debug_levels_print_kernels_and_ir():
     ]:
         p = subprocess.run(
             [sys.executable, "-c", prog],
-            env={"MLFUSE_DEBUG": level, "PATH": "/usr/bin:/bin"},
+            env={"MLFUSE_DEBUG": level, "MLFUSE_CACHE": "0", "PATH": "/usr/bin:/bin"},
             capture_output=True,
             text=True,
         )

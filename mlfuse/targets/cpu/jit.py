@@ -9,8 +9,6 @@ attributes (``cpu-entry-points``, ``convert-parallel-to-cpu``).
 from __future__ import annotations
 
 import sys
-import threading
-from functools import cache
 
 import llvmlite.binding as lb
 from xdsl.dialects import llvm
@@ -21,31 +19,9 @@ from mlfuse.lowering.kernel_to_loops import KERNEL_ATTR
 from mlfuse.lowering.llvm_ir import to_llvm_ir
 from mlfuse.targets.cpu.entry_points import NUM_BUFFERS_ATTR
 from mlfuse.targets.cpu.parallel_to_cpu import EXTENT_ATTR, WORK_ATTR
-from mlfuse.targets.cpu.threads import CpuKernel
+from mlfuse.targets.cpu.objects import _entries, _lock, _target_machine, host
+from mlfuse.targets.cpu.threads import CpuKernel  # noqa: F401 - the kernels it makes
 from mlfuse.utils import debug_level
-
-_lock = threading.Lock()
-
-
-@cache
-def host() -> tuple[str, str]:
-    """(triple, data layout) of the machine running mlfuse."""
-    lb.initialize_native_target()
-    lb.initialize_native_asmprinter()
-    triple = lb.get_process_triple()
-    tm = lb.Target.from_triple(triple).create_target_machine()
-    return triple, str(tm.target_data)
-
-
-def _target_machine() -> lb.TargetMachine:
-    """A fresh host TargetMachine (MCJIT takes ownership of the one it gets)."""
-    triple, _ = host()
-    return lb.Target.from_triple(triple).create_target_machine(
-        cpu=lb.get_host_cpu_name(),
-        features=lb.get_host_cpu_features().flatten(),
-        opt=3,
-        codemodel="jitdefault",
-    )
 
 
 def llvm_ir(module: ModuleOp) -> str:
@@ -99,14 +75,10 @@ def compile_ir(ir: str, kernels: dict[str, tuple[int, int, int]]) -> dict[str, C
         mod = _parse(ir)
         optimize(mod)
         engine = lb.create_mcjit_compiler(mod, _target_machine())
+        objects: list[bytes] = []
+        engine.set_object_cache(lambda m, data: objects.append(bytes(data)))
         engine.finalize_object()
-        out = {}
-        for name, (n, extent, work) in kernels.items():
-            address = engine.get_function_address(name)
-            if not address:
-                raise RuntimeError(f"cpu: kernel {name} is missing from the compiled module")
-            out[name] = CpuKernel(name, address, n, extent, work, engine)
-        return out
+        return _entries(engine, kernels, objects[0] if objects else None)
 
 
 def compile_module(module: ModuleOp) -> dict[str, CpuKernel]:

@@ -34,7 +34,6 @@ written by hand and FileCheck-tested the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 from xdsl.context import Context
 from xdsl.dialects import arith
@@ -46,19 +45,7 @@ from mlfuse.lowering.kernel_to_loops import vectorizable
 from mlfuse.lowering.loops_to_llvm import element_bytes
 from mlfuse.loop_nest import PARALLEL, UNROLL, VECTOR, LoopPlan
 from mlfuse.passes.plan_rewrite import rewrite_plans
-
-
-@cache
-def host_vectors() -> tuple[int, int]:
-    """(bytes per vector register, number of vector registers) of the host."""
-    import llvmlite.binding as lb
-
-    f = lb.get_host_cpu_features()
-    if f.get("avx512f"):
-        return 64, 32
-    if f.get("avx2") or f.get("avx"):
-        return 32, 16
-    return 16, 16
+from mlfuse.targets.cpu.objects import host_vectors
 
 
 def choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPlan:

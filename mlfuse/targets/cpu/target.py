@@ -82,6 +82,21 @@ class CpuTarget(Target):
 
         return dict(compile_module(module))
 
+    def toolchain(self) -> str:
+        from mlfuse.targets.cpu.objects import toolchain
+
+        return toolchain()
+
+    def save(self, kernels) -> bytes | None:
+        from mlfuse.targets.cpu.objects import save
+
+        return save(kernels)
+
+    def load(self, data: bytes) -> dict[str, CompiledKernel]:
+        from mlfuse.targets.cpu.objects import load
+
+        return dict(load(data))
+
     PACK_BYTES = 8 << 20
     """Right operands of matrix products at least this big are packed into panels.
     Below it a panel's rows stay in cache as they are; above it rows 16 KiB
@@ -91,7 +106,7 @@ class CpuTarget(Target):
 
     def contraction_panel(self, k: int, n: int, itemsize: int) -> int | None:
         """The register block's width (NR vectors, as cpu-optimize-plan picks it)."""
-        from mlfuse.targets.cpu.optimize_plan import host_vectors
+        from mlfuse.targets.cpu.objects import host_vectors
 
         vector_bytes, registers = host_vectors()
         lanes = max(1, vector_bytes // itemsize)

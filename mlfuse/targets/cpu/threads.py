@@ -45,7 +45,7 @@ class CpuKernel(CompiledKernel):
     it alive.
     """
 
-    __slots__ = ("fn", "parallel_extent", "work", "array_type", "engine")
+    __slots__ = ("fn", "parallel_extent", "work", "array_type", "engine", "object_code")
 
     def __init__(
         self, name: str, address: int, num_buffers: int, parallel_extent: int, work: int, engine
@@ -56,6 +56,7 @@ class CpuKernel(CompiledKernel):
         self.work = work
         self.array_type = ctypes.c_void_p * num_buffers
         self.engine = engine
+        self.object_code: bytes | None = None  # the object file it came from (disk cache)
 
     def __call__(self, pointers) -> None:
         """Run the whole space on ``pointers`` (an ``array_type`` of buffer addresses)."""
