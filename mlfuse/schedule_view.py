@@ -169,9 +169,108 @@ def _buf(b: _Buffer) -> str:
     )
 
 
+def _svg(s: Schedule, bufs: dict[str, _Buffer]) -> str:
+    """The dataflow as an inline SVG: inputs on top, then each kernel in launch
+    order followed by the buffers it writes; arrows from each buffer to its
+    readers, the reason on each kernel -> buffer arrow, refused merges dashed red."""
+    e = html.escape
+    rows: list[list[tuple[str, str]]] = [[("buf", n) for n in s.inputs]]
+    for it in s:
+        rows.append([("kernel", it.name)])
+        rows.append([("buf", n) for n in it.writes if n not in s.inputs])
+    rows = [r for r in rows if r]
+    col, row_h, kw, kh, margin = 300, 96, 270, 58, 160  # long edges run in the left margin
+    width = col * max(len(r) for r in rows) if rows else col
+    pos: dict[tuple[str, str], tuple[float, float]] = {}
+    for y, r in enumerate(rows):
+        for x, node in enumerate(r):
+            pos[node] = (margin + (width - col * len(r)) / 2 + col * (x + 0.5), 40 + row_h * y)
+    items = {it.name: it for it in s}
+    out = [
+        f'<svg width="{margin + width + 560}" height="{40 + row_h * len(rows)}" '
+        'font-family="DejaVu Sans Mono, Menlo, Consolas, monospace" font-size="11">',
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
+        'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>',
+    ]
+
+    def edge(a, b, dy_a: float, dy_b: float, label: str = "", extra: str = "") -> None:
+        (x1, y1), (x2, y2) = pos[a], pos[b]
+        y1, y2 = y1 + dy_a, y2 - dy_b
+        mid = (y1 + y2) / 2
+        if y2 - y1 > row_h:  # skips a row: from side to side around the nodes between
+            (x1, y1), (x2, y2) = pos[a], pos[b]
+            if x1 > margin + width / 2:  # a node right of the middle: around the right
+                x1, x2 = x1 + 95, x2 + kw / 2
+                side = max(x1, x2) + 30 + (y2 - y1) / row_h * 10
+            else:
+                x1, x2 = x1 - 95, x2 - kw / 2
+                side = min(x1, x2) - 30 - (y2 - y1) / row_h * 10
+            path = f"M{x1:.0f},{y1:.0f} C{side:.0f},{y1:.0f} {side:.0f},{y2:.0f} {x2:.0f},{y2:.0f}"
+        else:
+            path = f"M{x1:.0f},{y1:.0f} C{x1:.0f},{mid:.0f} {x2:.0f},{mid:.0f} {x2:.0f},{y2:.0f}"
+        out.append(f'<path d="{path}" fill="none" stroke="#555" marker-end="url(#arrow)" {extra}/>')
+        if label:
+            out.append(
+                f'<text x="{(x1 + x2) / 2 + 6:.0f}" y="{mid + 4:.0f}" fill="#92400e">'
+                f"{e(label)}</text>"
+            )
+
+    for it in s:
+        for n in it.reads:
+            if ("buf", n) in pos:
+                edge(("buf", n), ("kernel", it.name), 20, kh / 2)
+        for n in it.writes:
+            if ("buf", n) in pos:
+                edge(("kernel", it.name), ("buf", n), kh / 2, 20, bufs[n].reason)
+    right = margin + width - col / 2 + kw / 2  # the right edge of the widest row
+    labels: dict[float, int] = {}
+    for i, (a, b, _, reason) in enumerate(r for r in refused(s) if r[0] is not None):
+        (x1, y1), (x2, y2) = pos[("kernel", a)], pos[("kernel", b)]  # type: ignore[index]
+        x1, x2, apex = x1 + kw / 2, x2 + kw / 2, right + 30 + 14 * i
+        out.append(
+            f'<path d="M{x1:.0f},{y1:.0f} C{apex:.0f},{y1:.0f} {apex:.0f},{y2:.0f} '
+            f'{x2:.0f},{y2:.0f}" fill="none" stroke="#dc2626" stroke-dasharray="5,4">'
+            f"<title>not fused: {e(reason)}</title></path>"
+        )
+        mid = (y1 + y2) / 2
+        n = labels[mid] = labels.get(mid, -1) + 1
+        out.append(
+            f'<text x="{x1 + 0.75 * (apex - x1) + 4:.0f}" y="{mid + 14 * n:.0f}" fill="#dc2626">'
+            f"not fused: {e(reason.split(' (')[0])}<title>{e(reason)}</title></text>"
+        )
+    for (kind, name), (x, y) in pos.items():
+        if kind == "kernel":
+            it = items[name]
+            ops = " ".join(it.ops) or "copy"
+            ops = ops if len(ops) <= 34 else ops[:33] + "…"
+            out.append(
+                f'<g><title>{e(str(it))}</title><rect x="{x - kw / 2:.0f}" y="{y - kh / 2:.0f}" '
+                f'width="{kw}" height="{kh}" rx="8" fill="#fef3c7" stroke="#d97706"/>'
+                f'<text x="{x:.0f}" y="{y - 10:.0f}" text-anchor="middle" font-weight="bold">'
+                f"{e(name)}: {e(ops)}</text>"
+                f'<text x="{x:.0f}" y="{y + 5:.0f}" text-anchor="middle">space '
+                f"{e(str(list(it.space)))}</text>"
+                f'<text x="{x:.0f}" y="{y + 20:.0f}" text-anchor="middle">reads '
+                f"{it.bytes_read} B, writes {it.bytes_written} B</text></g>"
+            )
+        else:
+            b = bufs[name]
+            fill = "#d1fae5" if "output" in b.role else "#dbeafe" if b.role else "#f3f4f6"
+            role = f" ({b.role})" if b.role else ""
+            out.append(
+                f'<g><ellipse cx="{x:.0f}" cy="{y:.0f}" rx="95" ry="20" fill="{fill}" '
+                f'stroke="#6b7280"/><text x="{x:.0f}" y="{y - 2:.0f}" text-anchor="middle">'
+                f"{e(name)}{e(role)}</text>"
+                f'<text x="{x:.0f}" y="{y + 11:.0f}" text-anchor="middle">{b.nbytes} B</text></g>'
+            )
+    out.append("</svg>")
+    return "\n".join(out)
+
+
 def to_html(s: Schedule) -> str:
-    """A page with the kernels in launch order (each with the buffers it reads,
-    the buffers it writes and why), the refused merges and a table of buffers."""
+    """A page with the dataflow drawn as an inline SVG, the kernels in launch
+    order (each with the buffers it reads, the buffers it writes and why), the
+    refused merges and a table of buffers."""
     e = html.escape
     bufs = buffers(s)
     parts = [
@@ -179,6 +278,8 @@ def to_html(s: Schedule) -> str:
         '<html><head><meta charset="utf-8"><title>mlfuse schedule</title>',
         f"<style>{_CSS}</style></head><body>",
         f"<h1>mlfuse schedule: {len(s)} kernel(s)</h1>",
+        _svg(s, bufs),
+        "<h2>Kernels</h2>",
         '<div class="flow">',
         '<div><b>inputs</b> <span class="bufs">'
         + " ".join(_buf(bufs[n]) for n in s.inputs)

@@ -210,6 +210,14 @@ def test_html_is_self_contained_and_shows_the_flow(tmp_path):
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert "<script" not in page and "http" not in page  # nothing from the network
     assert 'id="kernel-k0"' in page and 'id="kernel-k1"' in page
+    # the picture: an inline SVG with a box per kernel, an ellipse per buffer,
+    # an arrow per read and write, and the refused merge dashed
+    svg = page[page.index("<svg") : page.index("</svg>")]
+    assert svg.count("<rect") == 2 and svg.count("<ellipse") == len(s.buffers) == 4
+    reads_writes = sum(len(it.reads) + len(it.writes) for it in s)
+    assert svg.count('marker-end="url(#arrow)"') == reads_writes == 5
+    assert svg.count("stroke-dasharray") == 1 and ">not fused: reduce of reduce<" in svg
+    assert ">k0: mul reduce</text>" in svg and ">buf1 (output 0)</text>" in svg
     assert "because: reduce of reduce" in page and "read by k1" in page
     assert "<li class='refused'>k0 -&gt; k1: reduce of reduce" in page
     # the buffer table: name, bytes, role, writer, reason, readers
@@ -234,3 +242,26 @@ def test_pictures_of_an_empty_schedule():
 def test_module_docs_name_the_debug_dir_layout():
     doc = Path(mlfuse.debug_dir.__file__).read_text()
     assert "summary.txt" in doc and "llvm-O3.ll" in doc
+
+
+def test_cuda_target_writes_nvptx_ir_and_ptx_without_a_gpu(monkeypatch, tmp_path):
+    from types import SimpleNamespace
+
+    from xdsl.dialects.builtin import ModuleOp
+
+    from mlfuse.dialects import kernel
+    from mlfuse.driver import run_passes
+    from mlfuse.targets.cuda.target import CudaTarget
+
+    x = Tensor(np.ones((32, 64), np.float32))
+    module = to_module(collect([x.softmax(-1).node]))
+    run_passes(module, LAZY_PIPELINE)
+    kernels = ModuleOp([op.clone() for op in module.ops if isinstance(op, kernel.FuncOp)])
+    run_passes(kernels, CudaTarget.kernel_pipeline)
+    # the arch comes from the device; stand in for the driver so no GPU is needed
+    monkeypatch.setattr(CudaTarget, "driver", property(lambda self: SimpleNamespace(arch="sm_80")))
+    files = CudaTarget().write_artifacts(kernels, tmp_path)
+    assert files == ["nvptx.ll", "kernels.ptx"]
+    assert "nvptx64" in (tmp_path / "nvptx.ll").read_text()
+    ptx = (tmp_path / "kernels.ptx").read_text()
+    assert ".target sm_80" in ptx and ".entry k0" in ptx
