@@ -212,6 +212,7 @@ class Schedule(list):
         self.buffers: dict[str, int] = dict(buffers or {})
 
     def copy(self) -> Schedule:
+        """A new schedule with the same items, refused merges and buffers."""
         return Schedule(self, self.not_fused, self.inputs, self.outputs, self.buffers)
 
     def __str__(self) -> str:
