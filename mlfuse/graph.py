@@ -750,11 +750,18 @@ def _realize_on(pending: list[Node]) -> None:
 
 
 def _trace(launch, run, item) -> None:
-    """MLFUSE_DEBUG=2: each kernel as it runs, with what it does and why it exists."""
+    """MLFUSE_DEBUG=2: each kernel as it runs, with what it does, why it exists,
+    its time and what it achieved: GB/s (bytes read + written over the time)
+    and, for a contraction, GFLOP/s (``ScheduleItem.flops`` over the time)."""
     import time
 
     t0 = time.perf_counter()
     run()
     dt = time.perf_counter() - t0
-    what = str(item) if item is not None else launch.name
-    print(f"mlfuse: {what} | {dt * 1e6:.0f} us", file=sys.stderr)
+    if item is None:
+        print(f"mlfuse: {launch.name} | {dt * 1e6:.0f} us", file=sys.stderr)
+        return
+    rate = f"{(item.bytes_read + item.bytes_written) / max(dt, 1e-9) / 1e9:.2f} GB/s"
+    if item.flops:
+        rate += f", {item.flops / max(dt, 1e-9) / 1e9:.2f} GFLOP/s"
+    print(f"mlfuse: {item} | {dt * 1e6:.0f} us, {rate}", file=sys.stderr)

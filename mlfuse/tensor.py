@@ -3069,6 +3069,8 @@ def schedule(*tensors: Tensor):
     Each item shows the kernel's ops, its iteration space, the bytes it reads
     and writes, and why each of its outputs is a separate buffer; the list's
     ``not_fused`` says which merges were refused and why (``print`` shows both).
+    ``write_dot(path)`` and ``write_html(path)`` draw it: kernels, the buffers
+    between them and the reason for each boundary.
     """
     from mlfuse.driver import Schedule
 
@@ -3076,8 +3078,7 @@ def schedule(*tensors: Tensor):
     if not nodes:
         return Schedule()
     g = graph.with_dynamic_scalars(graph.collect(nodes))
-    c = graph.compiled_for(g)
-    return Schedule(c.items, c.items.not_fused)  # type: ignore[attr-defined]
+    return graph.compiled_for(g).items.copy()  # type: ignore[attr-defined]
 
 
 def schedule_ir(*tensors: Tensor) -> str:

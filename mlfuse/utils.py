@@ -32,9 +32,29 @@ def postorder(roots: Iterable[T], children: Callable[[T], Iterable[T]]) -> list[
     return order
 
 
+DEBUG_LEVELS = {
+    0: "quiet",
+    1: "schedules and pass times",
+    2: "kernels as they run, GB/s and GFLOP/s",
+    3: "kernel and LLVM IR",
+    4: "IR after every pass",
+}
+"""The values ``MLFUSE_DEBUG`` accepts and what each prints (each level adds to the last)."""
+
+
 def debug_level() -> int:
-    """``MLFUSE_DEBUG``: 0 quiet; 1 schedules; 2 kernels as they run; 3 IR; 4 IR after each pass."""
-    try:
-        return int(os.environ.get("MLFUSE_DEBUG", "0"))
-    except ValueError:
+    """``MLFUSE_DEBUG`` (see :data:`DEBUG_LEVELS`; unset or empty: 0).
+
+    Any other value is a ValueError naming the variable and the accepted
+    values: a typo must not silently turn the debug output off.
+    """
+    raw = os.environ.get("MLFUSE_DEBUG", "").strip()
+    if not raw:
         return 0
+    if raw.isdigit() and int(raw) in DEBUG_LEVELS:
+        return int(raw)
+    accepted = ", ".join(f"{k} ({v})" for k, v in DEBUG_LEVELS.items())
+    raise ValueError(
+        f"MLFUSE_DEBUG={raw!r} is not a debug level; accepted values: {accepted}; "
+        "each level prints what the ones below it do"
+    )

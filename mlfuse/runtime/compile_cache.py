@@ -111,7 +111,7 @@ def save_schedule(cache_key: str, c, launches: dict[str, str], target: Target) -
             "num_slots": prog.num_slots,
         },
         "items": [vars(i) for i in c.items],
-        "not_fused": list(getattr(c.items, "not_fused", [])),
+        "schedule": {k: v for k, v in vars(c.items).items()},  # not_fused, buffers...
         "text": str(c.module),
     }
     disk_cache.put("schedule", key, pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL))
@@ -124,18 +124,17 @@ class LoadedSchedule:
 
     timings: list = []
 
-    def __init__(self, program, items: list[dict], not_fused: list[str], text: str):
+    def __init__(self, program, items: list[dict], schedule: dict, text: str):
         self.program = program
-        self._items, self._not_fused, self._text = items, not_fused, text
+        self._items, self._schedule, self._text = items, schedule, text
         self._full = None
 
     def _compiled(self):
         if self._full is None:
             from mlfuse import driver
 
-            items = driver.Schedule(
-                [driver.ScheduleItem(**i) for i in self._items], self._not_fused
-            )
+            items = driver.Schedule([driver.ScheduleItem(**i) for i in self._items])
+            vars(items).update(self._schedule)
             self._full = driver.Compiled(None, self.program, items, [], text=self._text)
         return self._full
 
@@ -187,7 +186,7 @@ def load_schedule(cache_key: str, target: Target | str | None = None) -> LoadedS
         ]
         prog.outputs, prog.views, prog.consts = p["outputs"], p["views"], p["consts"]
         prog.num_slots = p["num_slots"]
-        return LoadedSchedule(prog, record["items"], record["not_fused"], record["text"])
+        return LoadedSchedule(prog, record["items"], record["schedule"], record["text"])
     except (pickle.UnpicklingError, EOFError, ImportError, AttributeError, KeyError,
             IndexError, TypeError, ValueError):  # fmt: skip
         return None  # an entry of another layout: compile again

@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import numpy as np
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.passes import ModulePass
@@ -145,6 +147,13 @@ class Target(ABC):
     @abstractmethod
     def synchronize(self) -> None:
         """Wait until all work issued to this target has finished."""
+
+    def write_artifacts(self, module: ModuleOp, folder: Path) -> list[str]:
+        """Write this target's own forms of ``module`` (kernels lowered by
+        :attr:`kernel_pipeline`) into ``folder`` for ``MLFUSE_DEBUG_DIR`` (the
+        CPU: LLVM IR before and after O3 and the assembly) and return the file
+        names written. The default writes nothing."""
+        return []
 
     def contraction_panel(self, k: int, n: int, itemsize: int) -> int | None:
         """The width of the panels a ``(k, n)`` right operand of a matrix product

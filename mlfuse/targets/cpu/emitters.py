@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
+from mlfuse.lowering.kernel_to_loops import GRID_ATTR
 from mlfuse.lowering.llvm_ir import llvm_functions
 
 
@@ -20,11 +21,18 @@ def _host_ir(module: ModuleOp) -> str:
     from mlfuse.targets.cpu.jit import llvm_ir
     from mlfuse.targets.cpu.target import CpuTarget
 
-    if not llvm_functions(module):
+    funcs = llvm_functions(module)
+    if not funcs:
         raise DiagnosticException(
             "no llvm.func to translate; lower the kernels first (e.g. -p "
             f"'{','.join(CpuTarget.kernel_pipeline)}')"
         )
+    for f in funcs:
+        if GRID_ATTR in f.attributes:  # NVVM intrinsics: the host's backend cannot select them
+            raise DiagnosticException(
+                f"@{f.sym_name.data} was lowered for a GPU grid (the CUDA pipeline); -t ptx or "
+                "-t nvptx-llvm print it, -t llvm/llvm-opt/asm take the CPU's pipeline's output"
+            )
     return llvm_ir(module)
 
 

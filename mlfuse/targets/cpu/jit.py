@@ -59,6 +59,15 @@ def assembly(ir: str) -> str:
     return _target_machine().emit_assembly(mod)
 
 
+def artifacts(module: ModuleOp) -> tuple[str, str, str]:
+    """(LLVM IR, the IR after O3, assembly) of a lowered module: what the JIT compiles."""
+    ir = llvm_ir(module)
+    with _lock:
+        mod = _parse(ir)
+        optimize(mod)
+        return ir, str(mod), _target_machine().emit_assembly(mod)
+
+
 def _int_attr(f: llvm.FuncOp, key: str) -> int:
     a = f.attributes.get(key)
     if not isinstance(a, IntegerAttr):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -96,6 +97,15 @@ class CpuTarget(Target):
         from mlfuse.targets.cpu.objects import load
 
         return dict(load(data))
+
+    def write_artifacts(self, module: ModuleOp, folder: Path) -> list[str]:
+        """``llvm.ll`` (LLVM IR for the host), ``llvm-O3.ll`` (after O3) and ``kernels.s``."""
+        from mlfuse.targets.cpu.jit import artifacts
+
+        files = dict(zip(("llvm.ll", "llvm-O3.ll", "kernels.s"), artifacts(module)))
+        for name, text in files.items():
+            (folder / name).write_text(text)
+        return list(files)
 
     PACK_BYTES = 8 << 20
     """Right operands of matrix products at least this big are packed into panels.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -115,6 +116,15 @@ class CudaTarget(Target):
             )
             for name, shape in ptx.launch_shapes(module).items()
         }
+
+    def write_artifacts(self, module: ModuleOp, folder: Path) -> list[str]:
+        """``nvptx.ll`` (the LLVM IR PTX is made from) and ``kernels.ptx`` for the device."""
+        from mlfuse.targets.cuda import ptx
+
+        sm = self.driver.arch
+        (folder / "nvptx.ll").write_text(ptx.nvptx_ir(module, sm))
+        (folder / "kernels.ptx").write_text(ptx.ptx(module, sm))
+        return ["nvptx.ll", "kernels.ptx"]
 
     # -- memory -----------------------------------------------------------------
     def _mine(self, buf: Buffer, what: str) -> CudaBuffer:

@@ -11,6 +11,12 @@
 // RUN: not mlfuse-opt %s -p 'group-reduces{max-buffers=many}' 2>&1 | filecheck %s --check-prefix=BAD-OPTION-VALUE
 // RUN: not mlfuse-opt %s -t llvm 2>&1 | filecheck %s --check-prefix=NO-LLVM
 // RUN: not mlfuse-opt %s -t no-such-target 2>&1 | filecheck %s --check-prefix=BAD-TARGET
+// xDSL's targets for its own low-level dialects are not offered; each says why:
+// RUN: not mlfuse-opt %s -t x86-asm 2>&1 | filecheck %s --check-prefix=XDSL-TARGET
+// RUN: not mlfuse-opt %s -t riscv-asm 2>&1 | filecheck %s --check-prefix=XDSL-TARGET
+// RUN: not mlfuse-opt %s -t wgsl 2>&1 | filecheck %s --check-prefix=XDSL-TARGET
+// The host's targets refuse kernels lowered for a GPU grid (LLVM would abort):
+// RUN: not mlfuse-opt %s -p 'lazy-canonicalize,push-views,mark-realize,group-reduces,outline-kernels,plan-memory,legalize-float-types,expand-math,merge-sums,gpu-map-plan,convert-kernel-to-loops{grid=true},convert-gpu-to-nvvm,convert-scf-to-cf,convert-loops-to-llvm' -t asm 2>&1 | filecheck %s --check-prefix=GPU-ASM
 // RUN: not mlfuse-opt %S/Inputs/no-such-file.mlir 2>&1 | filecheck %s --check-prefix=NO-FILE
 // A verifier that raises something other than a VerifyException (a bug in
 // that verifier) must still end in a diagnostic:
@@ -64,6 +70,14 @@
 // BAD-TARGET-NOT: Traceback
 // BAD-TARGET: mlfuse-opt: error: argument -t/--target: invalid choice: 'no-such-target'
 // BAD-TARGET-NOT: Traceback
+
+// XDSL-TARGET-NOT: usage:
+// XDSL-TARGET: mlfuse-opt: error: argument -t/--target: '{{x86-asm|riscv-asm|wgsl}}' is xDSL's target for its own low-level dialects and cannot take mlfuse IR; mlfuse's targets: llvm, llvm-opt, asm, ptx, nvptx-llvm, mlir (-t asm prints the host's assembly)
+// XDSL-TARGET-NOT: {{.}}
+
+// GPU-ASM-NOT: Traceback
+// GPU-ASM: mlfuse-opt: error: @k0 was lowered for a GPU grid (the CUDA pipeline); -t ptx or -t nvptx-llvm print it, -t llvm/llvm-opt/asm take the CPU's pipeline's output
+// GPU-ASM-NOT: {{.}}
 
 // NO-FILE-NOT: Traceback
 // NO-FILE: mlfuse-opt: {{.*}}No such file or directory{{.*}}no-such-file.mlir
