@@ -28,8 +28,12 @@ PROGRAM = textwrap.dedent(
         CpuTarget.compile = refuse
         mlfuse.driver.compile_module = refuse
         mlfuse.driver.run_passes = refuse
+    import mlfuse
     x = Tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
-    print(repr((x.softmax(1) * 2 + x.T.sum(1)).numpy().round(5).tolist()))
+    y = x.softmax(1) * 2 + x.T.sum(1)
+    s = mlfuse.schedule(y)  # what the loaded schedule says it does
+    print(len(s), sorted(s.buffers), [i.writes for i in s])
+    print(repr(y.numpy().round(5).tolist()))
     """
 )
 
