@@ -18,7 +18,8 @@ Environment:
 * ``MLFUSE_DEBUG_DIR=path``: a folder per compiled schedule under ``path``
   with the IR after every pass, the target's own artifacts and a summary
   (:mod:`mlfuse.debug_dir`).
-* ``MLFUSE_VERIFY=0``: skip the verifier between passes (on by default).
+* ``MLFUSE_VERIFY``: 0 never verifies, 1 (default) verifies what the lazy
+  pipeline makes, 2 verifies after every pass (the tests' setting).
 * ``MLFUSE_CACHE=0``: no disk cache of compiled code; ``MLFUSE_CACHE_DIR`` moves it
   and ``MLFUSE_CACHE_MAX_MB`` bounds it (see :mod:`mlfuse.runtime.disk_cache`).
 """
@@ -105,6 +106,20 @@ def make_pass(spec: str) -> ModulePass:
     return get_pass(arg.name).from_pass_spec(arg)
 
 
+def verify_level() -> int:
+    """``MLFUSE_VERIFY``: 0 never verifies; 1 (the default) verifies the kernels
+    and schedule the lazy pipeline makes (the kernel pipeline's output is
+    checked by LLVM's verifier as it is parsed); 2 verifies after every pass,
+    so a broken rewrite is caught at the pass that made it (the tests run so)."""
+    v = os.environ.get("MLFUSE_VERIFY", "1") or "1"
+    if v not in ("0", "1", "2"):
+        raise ValueError(
+            f"MLFUSE_VERIFY={v!r}: accepted values are 0 (never), 1 (after the lazy "
+            "pipeline, the default) and 2 (after every pass)"
+        )
+    return int(v)
+
+
 def run_passes(
     module: ModuleOp,
     names: Sequence[str],
@@ -114,18 +129,19 @@ def run_passes(
     dump: DebugDir | None = None,
     folder: str = "",
 ) -> ModuleOp:
-    """Apply the named passes in order, verifying after each unless MLFUSE_VERIFY=0.
+    """Apply the named passes in order, verifying as ``MLFUSE_VERIFY`` says
+    (:func:`verify_level`).
 
     Each pass's time goes to ``timings`` (tagged ``stage``); with ``dump``, the
     module after pass ``i`` (from 1) is written to ``folder/NN-<pass>.mlir``.
     """
     ctx = ctx or make_context()
-    verify = os.environ.get("MLFUSE_VERIFY", "1") != "0"
+    verify = verify_level()
     level = debug_level()
     for i, name in enumerate(names, 1):
         t0 = time.perf_counter()
         make_pass(name).apply(ctx, module)
-        if verify:
+        if verify >= 2 or (verify == 1 and stage == "lazy" and i == len(names)):
             module.verify()
         if timings is not None:
             timings.append(PassTiming(name, time.perf_counter() - t0, stage))
