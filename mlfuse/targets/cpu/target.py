@@ -83,20 +83,36 @@ class CpuTarget(Target):
         return dict(compile_module(module))
 
     PACK_BYTES = 8 << 20
-    """Right operands of matrix products at least this big are packed into panels.
-    Below it a panel's rows stay in cache as they are; above it rows 16 KiB
-    apart fall into the same cache sets (measured on 256x1024x4096,
-    256x4096x1024 and 1024^3 float32 products: +50% for the 16 MiB operands,
-    nothing for the 4 MiB one)."""
+    """With 32 vector registers (AVX-512), right operands of matrix products at
+    least this big are packed into panels. Below it a panel's rows stay in cache
+    as they are; above it rows 16 KiB apart fall into the same cache sets
+    (measured on a Zen 4 with 256x1024x4096, 256x4096x1024 and 1024^3 float32
+    products: +50% for the 16 MiB operands, nothing for the 4 MiB one)."""
+
+    PACK_BYTES_16_REGISTERS = 1 << 20
+    """The same threshold with 16 vector registers (AVX2): the register block is
+    16 floats wide, so a panel row is one cache line and an unpacked panel of a
+    1024-wide operand is 1024 lines 4 KiB apart, all in one L1 set and 16 of L2's,
+    read from L3 for every block of A (measured on a Zen 3: 1024^3 float32 30 ->
+    13 ms, 1024x256x1024 7.4 -> 4.1, 512^3 2.9 -> 2.5; 256^3, 256 KiB, is faster
+    unpacked: the copy costs more than the misses)."""
 
     def contraction_panel(self, k: int, n: int, itemsize: int) -> int | None:
         """The register block's width (NR vectors, as cpu-optimize-plan picks it)."""
         from mlfuse.targets.cpu.optimize_plan import host_vectors
 
-        vector_bytes, registers = host_vectors()
+        return self.panel_for(k, n, itemsize, *host_vectors())
+
+    @classmethod
+    def panel_for(
+        cls, k: int, n: int, itemsize: int, vector_bytes: int, registers: int
+    ) -> int | None:
+        """:meth:`contraction_panel` for a host with ``registers`` vector registers
+        of ``vector_bytes`` bytes."""
         lanes = max(1, vector_bytes // itemsize)
         panel = lanes * (4 if registers >= 32 else 2)
-        if k * n * itemsize < self.PACK_BYTES or n % panel or n == panel:
+        threshold = cls.PACK_BYTES if registers >= 32 else cls.PACK_BYTES_16_REGISTERS
+        if k * n * itemsize < threshold or n % panel or n == panel:
             return None
         return panel
 
