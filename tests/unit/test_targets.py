@@ -386,8 +386,9 @@ def test_cpu_buffers_are_aligned_and_recycled():
 def test_cpu_packs_large_right_operands_of_products():
     """Right operands of 8 MiB and more (AVX-512: 32 registers of 64 bytes) or
     1 MiB and more (AVX2: 16 registers of 32 bytes) are packed into
-    register-block-wide panels; smaller ones, and widths the panel does not
-    divide, are read as they are. The base protocol never packs."""
+    register-block-wide panels (on AVX2 for products of 64 rows or more);
+    smaller ones, and widths the panel does not divide, are read as they are.
+    The base protocol never packs."""
     from mlfuse.targets.cpu.optimize_plan import host_vectors
     from mlfuse.targets.cpu.target import CpuTarget
 
@@ -404,6 +405,10 @@ def test_cpu_packs_large_right_operands_of_products():
     assert panel_for(256, 256, 4, 32, 16) is None  # 256 KiB
     assert panel_for(1024, 1000, 4, 32, 16) is None
     assert panel_for(1 << 16, 16, 4, 32, 16) is None  # one panel: already packed
+    # ... and only for products of 64 rows or more (a matrix-vector product reads B once)
+    assert panel_for(1024, 1024, 4, 32, 16, rows=64) == 16
+    assert panel_for(1024, 1024, 4, 32, 16, rows=8) is None
+    assert panel_for(1024, 4096, 4, 64, 32, rows=8) == 64  # (AVX-512 as before)
 
     t = get_target("cpu")
     assert t.contraction_panel(1024, 4096, 4) == panel_for(1024, 4096, 4, *host_vectors())

@@ -97,21 +97,40 @@ class CpuTarget(Target):
     13 ms, 1024x256x1024 7.4 -> 4.1, 512^3 2.9 -> 2.5; 256^3, 256 KiB, is faster
     unpacked: the copy costs more than the misses)."""
 
-    def contraction_panel(self, k: int, n: int, itemsize: int) -> int | None:
+    PACK_ROWS_16_REGISTERS = 64
+    """With 16 vector registers, a product of fewer rows than this reads its
+    right operand as it is: each panel is read rows/MR times, too few to repay
+    the copy (a matrix-vector product would read the operand three times
+    instead of once)."""
+
+    def contraction_panel(
+        self, k: int, n: int, itemsize: int, rows: int | None = None
+    ) -> int | None:
         """The register block's width (NR vectors, as cpu-optimize-plan picks it)."""
         from mlfuse.targets.cpu.optimize_plan import host_vectors
 
-        return self.panel_for(k, n, itemsize, *host_vectors())
+        return self.panel_for(k, n, itemsize, *host_vectors(), rows=rows)
 
     @classmethod
     def panel_for(
-        cls, k: int, n: int, itemsize: int, vector_bytes: int, registers: int
+        cls,
+        k: int,
+        n: int,
+        itemsize: int,
+        vector_bytes: int,
+        registers: int,
+        rows: int | None = None,
     ) -> int | None:
         """:meth:`contraction_panel` for a host with ``registers`` vector registers
         of ``vector_bytes`` bytes."""
         lanes = max(1, vector_bytes // itemsize)
         panel = lanes * (4 if registers >= 32 else 2)
-        threshold = cls.PACK_BYTES if registers >= 32 else cls.PACK_BYTES_16_REGISTERS
+        if registers >= 32:
+            threshold = cls.PACK_BYTES
+        else:
+            threshold = cls.PACK_BYTES_16_REGISTERS
+            if rows is not None and rows < cls.PACK_ROWS_16_REGISTERS:
+                return None
         if k * n * itemsize < threshold or n % panel or n == panel:
             return None
         return panel
