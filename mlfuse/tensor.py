@@ -1346,7 +1346,7 @@ class Tensor:
         m = b.shape[-1]
         batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
         if b.ndim == 2 and b.dtype.is_float:
-            b = b._packed_for_matmul()
+            b = b._packed_for_matmul(math.prod(batch) * n)
         a = a._broadcast_to(batch + (n, k)).reshape(batch + (n, 1, k))
         bt = b._broadcast_to(batch + (k, m)).transpose(-1, -2).reshape(batch + (1, m, k))
         out = (a * bt).sum(-1)
@@ -1359,15 +1359,16 @@ class Tensor:
             out = out.reshape(out.shape[:-1])
         return out
 
-    def _packed_for_matmul(self) -> Tensor:
-        """This ``(k, n)`` right operand of a matrix product, copied into contiguous
-        panels of the width the device asks for (:meth:`Target.contraction_panel`)
-        and viewed back as ``(k, n)``: the product then reads each panel's rows
-        one after the other. Itself when the device wants no packing."""
+    def _packed_for_matmul(self, rows: int | None = None) -> Tensor:
+        """This ``(k, n)`` right operand of a matrix product (of ``rows`` rows),
+        copied into contiguous panels of the width the device asks for
+        (:meth:`Target.contraction_panel`) and viewed back as ``(k, n)``: the
+        product then reads each panel's rows one after the other. Itself when the
+        device wants no packing."""
         from mlfuse.targets import get_target
 
         k, n = self.shape
-        panel = get_target(self.device).contraction_panel(k, n, self.dtype.itemsize)
+        panel = get_target(self.device).contraction_panel(k, n, self.dtype.itemsize, rows)
         if panel is None:
             return self
         packed = self.reshape(k, n // panel, panel).permute(1, 0, 2).contiguous()

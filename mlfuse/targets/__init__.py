@@ -155,11 +155,15 @@ class Target(ABC):
         names written. The default writes nothing."""
         return []
 
-    def contraction_panel(self, k: int, n: int, itemsize: int) -> int | None:
+    def contraction_panel(
+        self, k: int, n: int, itemsize: int, rows: int | None = None
+    ) -> int | None:
         """The width of the panels a ``(k, n)`` right operand of a matrix product
         should be packed into before the product reads it (``None``: read it as
-        it is). Packing costs a copy (a kernel); it pays where the operand's rows
-        lie so far apart that a panel of them does not stay in cache."""
+        it is); ``rows``: how many rows of the left operand (batches included)
+        the product multiplies with it, when known. Packing costs a copy (a
+        kernel); it pays where the operand's rows lie so far apart that a panel
+        of them does not stay in cache, and the product reads it often enough."""
         return None
 
     def share(self, buf: Buffer) -> np.ndarray | None:

@@ -384,16 +384,32 @@ def test_cpu_buffers_are_aligned_and_recycled():
 
 
 def test_cpu_packs_large_right_operands_of_products():
-    """Right operands of 8 MiB and more are packed into register-block-wide
-    panels; smaller ones, and widths the panel does not divide, are read as
-    they are. The base protocol never packs."""
+    """Right operands of 8 MiB and more (AVX-512: 32 registers of 64 bytes) or
+    1 MiB and more (AVX2: 16 registers of 32 bytes) are packed into
+    register-block-wide panels (on AVX2 for products of 64 rows or more);
+    smaller ones, and widths the panel does not divide, are read as they are.
+    The base protocol never packs."""
     from mlfuse.targets.cpu.optimize_plan import host_vectors
+    from mlfuse.targets.cpu.target import CpuTarget
+
+    panel_for = CpuTarget.panel_for
+    # AVX-512: panels of 4 vectors of 16 floats, from 8 MiB
+    assert panel_for(1024, 4096, 4, 64, 32) == 64
+    assert panel_for(4096, 1024, 4, 64, 32) == 64
+    assert panel_for(1024, 1024, 4, 64, 32) is None  # 4 MiB
+    assert panel_for(4096, 1000, 4, 64, 32) is None  # no whole panels
+    # AVX2: panels of 2 vectors of 8 floats, from 1 MiB
+    assert panel_for(1024, 1024, 4, 32, 16) == 16
+    assert panel_for(512, 512, 4, 32, 16) == 16
+    assert panel_for(256, 1024, 4, 32, 16) == 16
+    assert panel_for(256, 256, 4, 32, 16) is None  # 256 KiB
+    assert panel_for(1024, 1000, 4, 32, 16) is None
+    assert panel_for(1 << 16, 16, 4, 32, 16) is None  # one panel: already packed
+    # ... and only for products of 64 rows or more (a matrix-vector product reads B once)
+    assert panel_for(1024, 1024, 4, 32, 16, rows=64) == 16
+    assert panel_for(1024, 1024, 4, 32, 16, rows=8) is None
+    assert panel_for(1024, 4096, 4, 64, 32, rows=8) == 64  # (AVX-512 as before)
 
     t = get_target("cpu")
-    vb, regs = host_vectors()
-    panel = (vb // 4) * (4 if regs >= 32 else 2)
-    assert t.contraction_panel(1024, 4096, 4) == panel
-    assert t.contraction_panel(4096, 1024, 4) == panel
-    assert t.contraction_panel(1024, 1024, 4) is None  # 4 MiB
-    assert t.contraction_panel(4096, 1000, 4) is None  # no whole panels
+    assert t.contraction_panel(1024, 4096, 4) == panel_for(1024, 4096, 4, *host_vectors())
     assert Target.contraction_panel(t, 4096, 4096, 4) is None

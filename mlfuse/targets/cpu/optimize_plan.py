@@ -16,7 +16,9 @@ AVX-512, 32-byte and 16 with AVX2):
    accumulators (6 x 4 vectors on AVX-512, 6 x 2 on AVX2: the accumulators,
    one row of B and a broadcast of A fit the registers), and the blocks of
    the vector dim become the outermost parallel loop, so each thread keeps
-   its panel of B in cache while it walks A.
+   its panel of B in cache while it walks A. When A's factor is computed
+   inside the reduction (attention's exp), 16 registers hold one row of A
+   under the widest panel that fits, so that work is repeated for fewer panels.
 3. **more accumulators for vector reductions**: 4 pieces of a row (a row sum:
    one stream from memory), or 4 rows at once for kernels that walk each row
    several times (softmax, layernorm), so the adds do not wait on one another; dot products
@@ -283,6 +285,15 @@ def _contraction_block(k, vdim, out_dims, axes, plan, registers):
             and all(_varies(ld, d) for ld in b_loads)
             and not any(_varies(ld, d) for ld in a_loads)
         ]
+        if registers < 32 and _panel_work(k, vdim, mdim, axes) >= EXPENSIVE_A:
+            # A's factor is computed inside the reduction (attention's exp):
+            # once per panel of B. With 16 registers one row of A under the
+            # widest panel that fits (accumulators, one vector of B and the
+            # broadcast), so it is computed once, or as few times as fits.
+            n = trips_of(vdim)
+            nr = next(w for w in range(min(n, registers - 2), 0, -1) if n % w == 0)
+            if nr > 2:
+                return mdim, 1, vdim, nr, a_loads[0], b_loads[0]
         # the largest block whose accumulators, a row of B and a broadcast fit the registers
         blocks = [
             (mr * nr, -i, mr, ndim, nr)
@@ -297,6 +308,33 @@ def _contraction_block(k, vdim, out_dims, axes, plan, registers):
             _, _, mr, ndim, nr = max(blocks)
             return mdim, mr, ndim, nr, a_loads[0], b_loads[0]
     return None
+
+
+EXPENSIVE_A = 8
+"""Ops per point of A computed inside a contraction's loop above which a
+16-register host gives the product a panel as wide as fits (one row of A)."""
+
+
+def _panel_work(k, vdim: int, mdim: int, axes) -> int:
+    """Ops of ``k`` computed once per point of A and of the reduction (they vary
+    along ``mdim`` and a reduce axis, not along ``vdim``): the work a register
+    block repeats for every panel of B it walks."""
+    dims: dict = {}
+    count = 0
+    for op in k.body.block.ops:
+        if isinstance(op, kernel.LoadOp):
+            d = frozenset(i for i in range(len(k.space_shape)) if _varies(op, i))
+        elif isinstance(op, kernel.ReduceOp):
+            d = dims.get(op.input, frozenset()) - frozenset(op.reduce_axes)
+        else:
+            d = frozenset().union(*(dims.get(v, frozenset()) for v in op.operands))
+            if mdim in d and vdim not in d and d & axes:
+                # a math function not expanded yet (a call, or a polynomial)
+                expensive = op.name.startswith("math.") and op.name != "math.fma"
+                count += EXPENSIVE_A if expensive else 1
+        for r in op.results:
+            dims[r] = d
+    return count
 
 
 @dataclass(frozen=True)

@@ -108,20 +108,55 @@ class CpuTarget(Target):
         return list(files)
 
     PACK_BYTES = 8 << 20
-    """Right operands of matrix products at least this big are packed into panels.
-    Below it a panel's rows stay in cache as they are; above it rows 16 KiB
-    apart fall into the same cache sets (measured on 256x1024x4096,
-    256x4096x1024 and 1024^3 float32 products: +50% for the 16 MiB operands,
-    nothing for the 4 MiB one)."""
+    """With 32 vector registers (AVX-512), right operands of matrix products at
+    least this big are packed into panels. Below it a panel's rows stay in cache
+    as they are; above it rows 16 KiB apart fall into the same cache sets
+    (measured on a Zen 4 with 256x1024x4096, 256x4096x1024 and 1024^3 float32
+    products: +50% for the 16 MiB operands, nothing for the 4 MiB one)."""
 
-    def contraction_panel(self, k: int, n: int, itemsize: int) -> int | None:
+    PACK_BYTES_16_REGISTERS = 1 << 20
+    """The same threshold with 16 vector registers (AVX2): the register block is
+    16 floats wide, so a panel row is one cache line and an unpacked panel of a
+    1024-wide operand is 1024 lines 4 KiB apart, all in one L1 set and 16 of L2's,
+    read from L3 for every block of A (measured on a Zen 3: 1024^3 float32 30 ->
+    13 ms, 1024x256x1024 7.4 -> 4.1, 512^3 2.9 -> 2.5; 256^3, 256 KiB, is faster
+    unpacked: the copy costs more than the misses)."""
+
+    PACK_ROWS_16_REGISTERS = 64
+    """With 16 vector registers, a product of fewer rows than this reads its
+    right operand as it is: each panel is read rows/MR times, too few to repay
+    the copy (a matrix-vector product would read the operand three times
+    instead of once)."""
+
+    def contraction_panel(
+        self, k: int, n: int, itemsize: int, rows: int | None = None
+    ) -> int | None:
         """The register block's width (NR vectors, as cpu-optimize-plan picks it)."""
         from mlfuse.targets.cpu.objects import host_vectors
 
-        vector_bytes, registers = host_vectors()
+        return self.panel_for(k, n, itemsize, *host_vectors(), rows=rows)
+
+    @classmethod
+    def panel_for(
+        cls,
+        k: int,
+        n: int,
+        itemsize: int,
+        vector_bytes: int,
+        registers: int,
+        rows: int | None = None,
+    ) -> int | None:
+        """:meth:`contraction_panel` for a host with ``registers`` vector registers
+        of ``vector_bytes`` bytes."""
         lanes = max(1, vector_bytes // itemsize)
         panel = lanes * (4 if registers >= 32 else 2)
-        if k * n * itemsize < self.PACK_BYTES or n % panel or n == panel:
+        if registers >= 32:
+            threshold = cls.PACK_BYTES
+        else:
+            threshold = cls.PACK_BYTES_16_REGISTERS
+            if rows is not None and rows < cls.PACK_ROWS_16_REGISTERS:
+                return None
+        if k * n * itemsize < threshold or n % panel or n == panel:
             return None
         return panel
 

@@ -143,3 +143,38 @@ kernel.func @by_hand outs(%out: memref<32xf32>) ins(%x: memref<32xf32>) space [3
   %0 = kernel.load %x <[32] strides [1] offset 0> : memref<32xf32>
   kernel.store %out <[32] strides [1] offset 0>, %0 : memref<32xf32>
 }
+
+// -----
+
+// A product whose left factor is computed inside the reduction (attention's
+// softmax @ v: an exp per point of A): a register block computes it once per
+// panel of B it walks. With 16 registers the block is one row of A under the
+// widest panel that fits (here all of N: the exp is computed once); the
+// AVX-512 block (4 vectors of 16) already covers N.
+// CHECK-LABEL:  kernel.func @exp_times_v
+// AVX512-SAME:    plan [parallel 1:1, parallel 0:4, serial 2, unroll 1:4, unroll 0:4, vector 1:16]
+// AVX2-SAME:      plan [parallel 1:1, parallel 0, serial 2, unroll 1:8, vector 1:8]
+kernel.func @exp_times_v outs(%out: memref<1024xf32>) ins(%x: memref<512xf32>, %v: memref<2048xf32>) space [16, 64, 32] {
+  %0 = kernel.load %x <[16, 64, 32] strides [32, 0, 1] offset 0> : memref<512xf32>
+  %1 = math.exp %0 : f32
+  %2 = kernel.load %v <[16, 64, 32] strides [0, 1, 64] offset 0> : memref<2048xf32>
+  %3 = arith.mulf %1, %2 : f32
+  %4 = kernel.reduce add %3 [2] : f32
+  kernel.store %out <[16, 64, 32] strides [64, 1, 0] offset 0>, %4 : memref<1024xf32>
+}
+
+// -----
+
+// A cheap left factor (a bias added inside the reduction) keeps the MR x NR block.
+// CHECK-LABEL:  kernel.func @shifted_product
+// AVX512-SAME:    plan [parallel 1:1, parallel 0:4, serial 2, unroll 1:4, unroll 0:4, vector 1:16]
+// AVX2-SAME:      plan [parallel 1:4, parallel 0:4, serial 2, unroll 1:2, unroll 0:4, vector 1:8]
+kernel.func @shifted_product outs(%out: memref<1024xf32>) ins(%x: memref<512xf32>, %v: memref<2048xf32>) space [16, 64, 32] {
+  %0 = kernel.load %x <[16, 64, 32] strides [32, 0, 1] offset 0> : memref<512xf32>
+  %1 = arith.constant 1.0 : f32
+  %2 = arith.addf %0, %1 : f32
+  %3 = kernel.load %v <[16, 64, 32] strides [0, 1, 64] offset 0> : memref<2048xf32>
+  %4 = arith.mulf %2, %3 : f32
+  %5 = kernel.reduce add %4 [2] : f32
+  kernel.store %out <[16, 64, 32] strides [64, 1, 0] offset 0>, %5 : memref<1024xf32>
+}
