@@ -13,7 +13,8 @@ A backend that is not installed or does not work here (torch.compile without
 a C++ compiler) is listed as "skipped: <reason>"; one that fails on a workload
 has its error in that row.
 
-Per workload and backend: the first call (compilation included); then one
+Per workload and backend: the first call (a cold compilation: mlfuse's disk
+cache starts empty, tinygrad's and inductor's are off); then one
 warm-up call, whose time sets the number of timed calls (about --budget
 seconds, between --min-reps and --max-reps), and their median and minimum;
 mlfuse's kernel count; the ratio of the minimum to the fastest correct backend
@@ -41,6 +42,7 @@ import os
 import platform
 import statistics
 import sys
+import tempfile
 import textwrap
 import time
 import warnings
@@ -633,6 +635,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     chosen = [w for w in WORKLOADS if not args.workloads or {w.wid, w.name} & set(args.workloads)]
     start = time.perf_counter()
+    # first calls are cold compilations for every backend: mlfuse's disk cache starts
+    # empty (a folder of this run's own) and tinygrad's is off, as inductor's is
+    cold = tempfile.mkdtemp(prefix="mlfuse-bench-cache-")
+    os.environ["MLFUSE_CACHE_DIR"] = cold
+    os.environ["CACHELEVEL"] = "0"
     backends, skipped = make_backends([b for b in args.backends.split(",") if b])
     host = machine()
     bw, peak = copy_bandwidth(), sgemm_rate()  # again before each workload; the best is kept
