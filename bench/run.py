@@ -14,7 +14,8 @@ a C++ compiler) is listed as "skipped: <reason>"; one that fails on a workload
 has its error in that row.
 
 Per workload and backend: the first call (a cold compilation: mlfuse's disk
-cache starts empty, tinygrad's and inductor's are off); then one
+cache starts empty, tinygrad's and inductor's are off; each compiler's
+one-time start-up is paid on a tiny program first and printed apart); then one
 warm-up call, whose time sets the number of timed calls (about --budget
 seconds, between --min-reps and --max-reps), and their median and minimum;
 mlfuse's kernel count; the ratio of the minimum to the fastest correct backend
@@ -276,6 +277,16 @@ class MlfuseOps(NumpyOps):
 
         self.mlfuse = mlfuse
         self.T = mlfuse.Tensor
+        self.startup_s = self._startup()
+
+    def _startup(self) -> float:
+        """The one-time start-up (the compiler's modules, LLVM's set-up), paid on
+        a tiny program and reported apart, as torch.compile's is."""
+        import numpy as np
+
+        t = time.perf_counter()
+        (self.T(np.ones(8, np.float32)) * 2 + 1).sum().numpy()
+        return time.perf_counter() - t
 
     def prepare(self, arrays):
         return [self.T(a).realize() for a in arrays]
@@ -394,6 +405,7 @@ class TinygradOps(MlfuseOps):
         from tinygrad import Tensor
 
         self.T = Tensor
+        self.startup_s = self._startup()
 
     def kernels(self, w, inputs):
         return None
