@@ -306,7 +306,21 @@ def unique(op: str, srcs: Sequence[Node], arg: Any, shape: Shape, dtype: DType) 
     srcs = tuple(srcs)
     n = Node(op, srcs, arg, shape, dtype, _device(op, srcs, None))
     n.tape = _tape(op, srcs, arg)
+    if op == "assign":
+        _write_count[0] += 1
+        _writes[_write_count[0]] = n
+        _write_keys[n] = _write_count[0]
     return n
+
+
+_write_count = [0]
+_write_keys: weakref.WeakKeyDictionary[Node, int] = weakref.WeakKeyDictionary()
+_writes: weakref.WeakValueDictionary[int, Node] = weakref.WeakValueDictionary()
+"""Assigns (writes into realized buffers) not done yet. A realize on their device
+does them too, as PyTorch would have done them already: a buffer's pending
+write is never left behind a later write that reads what it would have read
+(batch norm's running statistics, updated in the forward pass, then the
+optimizer's in-place step), and a write's graph does not grow step by step."""
 
 
 # ---------------------------------------------------------------------------
@@ -710,12 +724,18 @@ def _transfer_copies(outputs: Sequence[Node]) -> None:
 
 
 def realize(nodes: Sequence[Node]) -> None:
+    """Compute ``nodes`` and the writes still pending on their devices (see ``_writes``)."""
     pending: list[Node] = []
     for n in nodes:
         if not n.realized and all(n is not p for p in pending):
             pending.append(n)
     if not pending:
         return
+    if _writes:
+        devices = {n.device for n in pending}
+        for _, w in sorted(_writes.items()):  # in program order: schedules stay the same
+            if not w.realized and w.device in devices and all(w is not p for p in pending):
+                pending.append(w)
     if _transfers:
         _transfer_copies(pending)
     for device in dict.fromkeys(n.device for n in pending):
@@ -743,9 +763,12 @@ def _realize_on(pending: list[Node]) -> None:
         n.become(r.buffer, r.view)
         n.arg = r.constant  # a known constant stays one in later programs
     for n in g.nodes:
+        if n.op != "assign":
+            continue
+        _writes.pop(_write_keys.pop(n, 0), None)  # done: in place, or into what reads it
         # an assign done in place has happened: it is its target's buffer now
         # (left lazy, a later program would apply it a second time)
-        if n.op == "assign" and id(n) not in g.copies:
+        if id(n) not in g.copies:
             n.become(n.srcs[0].buffer)  # type: ignore[arg-type]
 
 

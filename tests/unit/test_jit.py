@@ -175,3 +175,40 @@ def test_scalars_that_never_change_stay_folded():
     # the multiplier varied: it is read from a buffer; the + 1.0 never did
     assert "1.000000e+00" in ir
     assert "7.000000e+00" not in ir
+
+
+def test_a_step_with_batch_norm_replays():
+    """Batch norm updates its running statistics in the forward pass: the
+    realize of the step does that write too (it is pending), so the
+    parameters are still updated in place and the step can be captured."""
+    xs = RNG.standard_normal((8, 1, 4, 4)).astype(np.float32)
+    ys = RNG.integers(0, 2, 8)
+
+    def make():
+        mlfuse.manual_seed(2)
+        model = nn.Sequential(
+            nn.Conv2d(1, 2, 3, padding=1), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(),
+            nn.Linear(32, 2),
+        )  # fmt: skip
+        opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            mlfuse.realize(loss, *opt.schedule_step())
+            return loss
+
+        return model, step
+
+    m1, plain = make()
+    m2, step = make()
+    jitted = mlfuse.jit(step)
+    for _ in range(5):
+        a = plain(Tensor(xs), Tensor(ys)).item()
+        b = jitted(Tensor(xs), Tensor(ys)).item()
+        assert b == pytest.approx(a, rel=1e-5, abs=1e-6)
+    assert jitted.captures  # captured, not refused
+    for k, v in m1.state_dict().items():
+        np.testing.assert_allclose(m2.state_dict()[k].numpy(), v.numpy(), rtol=1e-5, atol=1e-6)
+    assert m1._layers[1].running_mean.node.realized  # done with each step, not left to grow
