@@ -54,45 +54,14 @@ class Module:
                 out.extend(m for m in v if isinstance(m, Module))
         return out
 
-    def named_parameters(self, prefix: str = "") -> list[tuple[str, Tensor]]:
-        """``(dotted name, tensor)`` of every parameter, sub-modules included:
-        ``dict(m.named_parameters())["0.weight"]``."""
-        out: list[tuple[str, Tensor]] = []
+    def named_modules(self, prefix: str = "") -> list[tuple[str, Module]]:
+        """``(dotted prefix, module)`` of this module and every sub-module, parents
+        first: ``[p for p, _ in m.named_modules()]``."""
+        out: list[tuple[str, Module]] = []
         stack: list[tuple[str, Module]] = [(prefix, self)]
-        seen: set[int] = set()
         while stack:  # iterative, so deep models do not exhaust the recursion limit
             pre, m = stack.pop()
-            subs = []
-            for k, v in vars(m).items():
-                if isinstance(v, Tensor) and k not in getattr(m, "_buffers", ()):
-                    if id(v) not in seen:
-                        seen.add(id(v))
-                        out.append((pre + k, v))
-                elif isinstance(v, Module):
-                    subs.append((pre + k + ".", v))
-                elif isinstance(v, (list, tuple)):
-                    subs.extend(
-                        (f"{pre}{i}.", s) if k == "_layers" else (f"{pre}{k}.{i}.", s)
-                        for i, s in enumerate(v)
-                        if isinstance(s, Module)
-                    )
-            stack.extend(reversed(subs))
-        return out
-
-    def parameters(self) -> list[Tensor]:
-        """Every parameter tensor (shared ones once): ``model.parameters()``."""
-        return [t for _, t in self.named_parameters()]
-
-    def named_buffers(self, prefix: str = "") -> list[tuple[str, Tensor]]:
-        """``(dotted name, tensor)`` of the state that is not trained (batch norm's
-        running statistics): ``dict(m.named_buffers())``."""
-        out: list[tuple[str, Tensor]] = []
-        stack: list[tuple[str, Module]] = [(prefix, self)]
-        while stack:
-            pre, m = stack.pop()
-            for k in getattr(m, "_buffers", ()):
-                if isinstance(getattr(m, k, None), Tensor):
-                    out.append((pre + k, getattr(m, k)))
+            out.append((pre, m))
             subs = []
             for k, v in vars(m).items():
                 if isinstance(v, Module):
@@ -105,6 +74,33 @@ class Module:
                     )
             stack.extend(reversed(subs))
         return out
+
+    def named_parameters(self, prefix: str = "") -> list[tuple[str, Tensor]]:
+        """``(dotted name, tensor)`` of every parameter, sub-modules included:
+        ``dict(m.named_parameters())["0.weight"]``."""
+        out: list[tuple[str, Tensor]] = []
+        seen: set[int] = set()
+        for pre, m in self.named_modules(prefix):
+            for k, v in vars(m).items():
+                if isinstance(v, Tensor) and k not in getattr(m, "_buffers", ()):
+                    if id(v) not in seen:
+                        seen.add(id(v))
+                        out.append((pre + k, v))
+        return out
+
+    def parameters(self) -> list[Tensor]:
+        """Every parameter tensor (shared ones once): ``model.parameters()``."""
+        return [t for _, t in self.named_parameters()]
+
+    def named_buffers(self, prefix: str = "") -> list[tuple[str, Tensor]]:
+        """``(dotted name, tensor)`` of the state that is not trained (batch norm's
+        running statistics): ``dict(m.named_buffers())``."""
+        return [
+            (pre + k, getattr(m, k))
+            for pre, m in self.named_modules(prefix)
+            for k in getattr(m, "_buffers", ())
+            if isinstance(getattr(m, k, None), Tensor)
+        ]
 
     def state_dict(self) -> dict[str, Tensor]:
         """Every parameter and buffer by dotted name (the tensors themselves, as
