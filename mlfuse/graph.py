@@ -611,8 +611,9 @@ PROGRAM_CACHE_SIZE = 1024
 """Compiled schedules kept in memory (least recently used ones are dropped)."""
 
 _programs: OrderedDict[tuple, object] = OrderedDict()
-_first_scalars: dict[tuple, dict[int, Any]] = {}
-"""A program's form -> the scalar constants it was first compiled with."""
+_first_scalars: OrderedDict[tuple, dict[int, Any]] = OrderedDict()
+"""A program's form -> the scalar constants it was first compiled with (as many
+forms as programs are kept)."""
 _dynamic: dict[tuple, frozenset[int]] = {}
 """A program's form -> the positions of the scalar constants that have changed
 since (they are kernel arguments in its programs from then on)."""
@@ -633,6 +634,9 @@ def with_dynamic_scalars(g: Graph) -> Graph:
     first = _first_scalars.get(g.form)
     if first is None:
         _first_scalars[g.form] = dict(g.scalars)
+        if len(_first_scalars) > PROGRAM_CACHE_SIZE:
+            old, _ = _first_scalars.popitem(last=False)
+            _dynamic.pop(old, None)
         return g
     dyn = _dynamic.get(g.form, frozenset()) | {i for i, v in g.scalars if first[i] != v}
     if not dyn:
@@ -721,6 +725,13 @@ def _transfer_copies(outputs: Sequence[Node]) -> None:
             host = dtypes.to_storage(np.ascontiguousarray(host_array(src)), src.dtype)
             n.become(get_target(n.device).from_numpy(host))
             n.arg = src.arg  # a realized constant stays one
+
+
+def flush_writes() -> None:
+    """Do every write still pending (on every device)."""
+    todo = [w for _, w in sorted(_writes.items()) if not w.realized]
+    if todo:
+        realize(todo)
 
 
 def realize(nodes: Sequence[Node]) -> None:

@@ -126,6 +126,7 @@ class Jit:
         for i, t in enumerate(tensors):
             if t.node.buffer is not None and t.node.arg is None:
                 arg_of.setdefault(id(t.node.buffer), i)
+        graph.flush_writes()  # writes made before the call are not the function's to replay
         runs: list[graph.Run] = []
         graph._recording = runs
         try:
