@@ -234,6 +234,9 @@ def make(
             _transfers.add(n)
     if n.tape is None:
         n.tape = _tape(op, srcs, arg)
+    elif not grad_enabled.get() and n.tape is not LEAF and op != "detach":
+        # built before with recording on: the same value, but nothing recorded now
+        return make("detach", (n,), None, shape, dtype)
     return n
 
 

@@ -401,6 +401,18 @@ def test_no_grad_detach_and_errors():
     assert not f(x).requires_grad
 
 
+def test_a_value_built_again_under_no_grad_records_nothing():
+    w = Tensor([1.0, 2.0], requires_grad=True)
+    z = Tensor([3.0, 4.0], requires_grad=True)
+    tracked = w * 2  # recorded
+    with mlfuse.no_grad():
+        y = w * 2  # the same node in the graph, built again: not recorded now
+    assert tracked.requires_grad and not y.requires_grad
+    (y * z).sum().backward()
+    assert w.grad is None  # no gradient reaches w through y
+    np.testing.assert_allclose(z.grad.numpy(), [2.0, 4.0])
+
+
 def test_graph_is_freed_unless_retained():
     x = Tensor([1.0, 2.0], requires_grad=True)
     loss = (x * x).sum()
