@@ -129,6 +129,42 @@ def _windows(xp: Tensor, kernel, stride, dilation, out_size):
         yield tap, win
 
 
+def _window_view(xp: Tensor, kernel, stride, dilation, out_size) -> Tensor:
+    """The windows of ``xp`` (N, C, *spatial) as one view (N, C, *kernel, *out):
+    ``win[n, c, a.., b..] = xp[n, c, a*dilation + b*stride ..]``, built from
+    movement ops only (no copy). Per spatial dim of size s: the dim repeated
+    (an expand) and cut into k rows of length L = m*s + d (m >= 1, L >= o*stride),
+    so row a starts at a*d (mod s); row a's elements 0, stride, 2*stride ... are
+    the window's taps."""
+    nd = len(kernel)
+    for i, (k, st, d, o) in enumerate(zip(kernel, stride, dilation, out_size)):
+        at = 2 + 2 * i  # this dim's position; the ones before it are (k, o) pairs
+        shape = xp.shape
+        s = shape[at]
+        before, after = shape[:at], shape[at + 1 :]
+        full = tuple((0, v) for v in before)
+        rest = tuple((0, v) for v in after)
+        if k == 1:  # one tap: every stride-th element
+            t = xp.shrink(full + ((0, (o - 1) * st + 1),) + rest)
+            if st > 1:
+                t = t.stride(*((1,) * len(before) + (st,) + (1,) * len(after)))
+            xp = t.reshape(before + (1, o) + after)
+            continue
+        m = max(1, -(-(o * st - d) // s))
+        row = m * s + d
+        reps = -(-k * row // s)
+        t = xp.reshape(before + (1, s) + after).expand(before + (reps, s) + after)
+        t = t.reshape(before + (reps * s,) + after)
+        t = t.shrink(full + ((0, k * row),) + rest).reshape(before + (k, row) + after)
+        t = t.shrink(full + ((0, k), (0, o * st)) + rest)
+        t = t.reshape(before + (k, o, st) + after)
+        t = t.shrink(full + ((0, k), (0, o), (0, 1)) + rest)
+        xp = t.reshape(before + (k, o) + after)
+    # (N, C, k1, o1, k2, o2 ..) -> (N, C, k1, k2 .., o1, o2 ..)
+    order = (0, 1) + tuple(2 + 2 * i for i in range(nd)) + tuple(3 + 2 * i for i in range(nd))
+    return xp.permute(order)
+
+
 def _conv_nd(x, weight, bias, stride, padding, dilation, groups, nd: int, name: str) -> Tensor:
     if x.ndim != nd + 2:
         raise ValueError(
@@ -175,15 +211,37 @@ def _conv_nd(x, weight, bias, stride, padding, dilation, groups, nd: int, name: 
     dt = dtypes.promote(x.dtype, weight.dtype)
     x, weight = x.cast(dt), weight.cast(dt)
     xp = x.pad(((0, 0), (0, 0), *pads))
+    from mlfuse.targets import get_target
+
+    target = get_target(x.device)
     g, og = groups, o // groups
     w = weight.reshape((g, og, cg) + kernel)
-    acc = None
-    for tap, win in _windows(xp, kernel, stride, dilation, out_size):
-        win = win.reshape((n, g, 1, cg) + out_size)
-        wt = w[(slice(None),) * 3 + tap].reshape((1, g, og, cg) + (1,) * nd)
-        term = (win * wt).sum(3)
-        acc = term if acc is None else acc + term
-    assert acc is not None
+    padded = any(p for pair in pads for p in pair)
+    if padded and not target.copy_padded_input(xp.numel() * dt.itemsize):
+        # small inputs: one reduction per kernel tap over the padded view, each
+        # window a box of it (its bounds checks are per row and vector), summed:
+        # merge-sums makes them one reduction with every tap in its body
+        acc = None
+        for tap, win in _windows(xp, kernel, stride, dilation, out_size):
+            win = win.reshape((n, g, 1, cg) + out_size)
+            wt = w[(slice(None),) * 3 + tap].reshape((1, g, og, cg) + (1,) * nd)
+            term = (win * wt).sum(3)
+            acc = term if acc is None else acc + term
+        assert acc is not None
+    else:
+        if padded:  # copied once, so the windows are read with plain loads
+            xp = xp.contiguous()
+        # one reduction over (channels, kernel window): the windows as one view of
+        # the input, times the weights, channels outermost so each step of the
+        # reduction reads neighbouring elements
+        win = _window_view(xp, kernel, stride, dilation, out_size)
+        win = win.reshape((n, g, 1, cg) + kernel + out_size)
+        if target.pack_conv_weights(out_size[-1], og, dt.itemsize):
+            # output channels innermost in memory, so the product can read them as vectors
+            order = (0,) + tuple(range(2, 3 + nd)) + (1,)
+            w = w.permute(order).contiguous().permute(tuple(int(i) for i in np.argsort(order)))
+        wt = w.reshape((1, g, og, cg) + kernel + (1,) * nd)
+        acc = (win * wt).sum(tuple(range(3, 4 + nd)))
     out = acc.reshape((n, o) + out_size)
     if bias is not None:
         if bias.shape != (o,):

@@ -166,6 +166,22 @@ class Target(ABC):
         of them does not stay in cache, and the product reads it often enough."""
         return None
 
+    def copy_padded_input(self, nbytes: int) -> bool:
+        """Whether a convolution copies its zero-padded input (``nbytes`` bytes
+        once padded) into a buffer of its own before reading its windows, rather
+        than reading them through the padded view (which checks each read against
+        the input's bounds). The copy is a kernel; it pays where the product reads
+        every input element many times."""
+        return False
+
+    def pack_conv_weights(self, out_width: int, out_channels: int, itemsize: int) -> bool:
+        """Whether a convolution copies its weights with the output channels
+        innermost before the product, for an output ``out_width`` wide along its
+        last dim with ``out_channels`` channels per group: where the rows are too
+        short for the target's vectors, the product vectorizes over the channels
+        instead, which needs them contiguous."""
+        return False
+
     def share(self, buf: Buffer) -> np.ndarray | None:
         """``buf``'s memory as a flat host array that aliases it, for zero-copy
         export (DLPack, ``__array__``), or None where the memory is not host

@@ -290,6 +290,22 @@ def test_gradient_matches_central_differences(name):
     check(fn, *arrays)
 
 
+def test_conv_windows_view_gradients(monkeypatch):
+    # the path large convolutions take (a padded copy, one view of windows, packed
+    # weights), forced here on small inputs
+    from mlfuse.targets.cpu.target import CpuTarget
+
+    monkeypatch.setattr(CpuTarget, "PAD_COPY_BYTES", 0)
+    monkeypatch.setattr(CpuTarget, "pack_conv_weights", lambda self, *a: True)
+    check(
+        lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=1, dilation=(1, 2), groups=2),
+        normal(1, 4, 5, 6),
+        normal(4, 2, 3, 2),
+        normal(4),
+    )
+    check(lambda x, w: F.conv1d(x, w, padding=2, stride=3), normal(2, 2, 7), normal(3, 2, 1))
+
+
 def test_every_differentiable_primitive_has_a_rule():
     ops = {*graph.UNARY, *graph.BINARY, *graph.MOVEMENT}
     ops |= {"where", "mulacc", "cast", "bitcast", "reduce", "scan", "gather", "contiguous"}

@@ -102,6 +102,44 @@ def test_conv2d(kw):
     close(F.conv2d(Tensor(x), Tensor(w), Tensor(b), **kw), conv2d_ref(x, w, b, **kw))
 
 
+WINDOWS = [
+    {"padding": 1},
+    {"stride": 2, "padding": 2, "kernel": 5},
+    {"dilation": 2, "padding": 2},
+    {"dilation": (2, 1), "stride": (1, 2), "padding": (2, 1)},
+    {"groups": 2, "padding": 1},
+    {"stride": 3, "padding": 1, "kernel": 1},  # a stride longer than the window
+    {"padding": 0},
+]
+
+
+@pytest.mark.parametrize("kw", WINDOWS, ids=[str(k) for k in WINDOWS])
+def test_conv2d_large_inputs_read_their_windows_as_one_view(kw):
+    """A padded input of 64 KiB or more is copied padded once, then the product
+    reads its windows through one view (one reduction over channels and taps)."""
+    kw = dict(kw)
+    k = kw.pop("kernel", 3)
+    x, w, b = r(2, 16, 23, 29), r(16, 16 // kw.get("groups", 1), k, k), r(16)
+    got = F.conv2d(Tensor(x), Tensor(w), Tensor(b), **kw)
+    copies = 1 if kw.get("padding") else 0
+    assert len(mlfuse.schedule(got)) in (1 + copies, 2 + copies)  # (+1: weights packed)
+    close(got, conv2d_ref(x, w, b, **kw), rtol=1e-4, atol=1e-4)
+
+
+def test_conv_packs_weights_where_rows_are_too_short_for_vectors():
+    # a 14-wide output: vectors run over the 32 output channels of packed weights
+    x, w = r(3, 32, 14, 14), r(32, 32, 3, 3)
+    got = F.conv2d(Tensor(x), Tensor(w), padding=1)
+    target = mlfuse.targets.get_target("cpu")
+    packs = target.pack_conv_weights(14, 32, 4)
+    assert len(mlfuse.schedule(got)) == 2 + packs
+    close(got, conv2d_ref(x, w, padding=1), rtol=1e-4, atol=1e-4)
+    x1 = r(2, 32, 30)
+    got = F.conv1d(Tensor(x1), Tensor(w[:, :, 0]), padding=1, stride=2)
+    ref = conv2d_ref(x1[:, :, None], w[:, :, :1], stride=(1, 2), padding=(0, 1))[:, :, 0]
+    close(got, ref, rtol=1e-4, atol=1e-4)
+
+
 def test_conv2d_same_padding_and_noncontiguous_input():
     x = r(2, 8, 9, 4).transpose(0, 3, 1, 2)  # (2, 4, 8, 9), channels strided
     w = r(3, 4, 3, 3)

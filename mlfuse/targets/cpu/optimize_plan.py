@@ -88,8 +88,9 @@ def _choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPla
     if not all(vectorizable(op, lanes) for op in body):
         return plan  # an op with no vector form here (e.g. arith.fptosi in xDSL)
 
-    def fits(d: int) -> int | None:
-        """The vector width for dim ``d`` (None: no vector along it)."""
+    def fits(d: int, strided_stores: bool = False) -> int | None:
+        """The vector width for dim ``d`` (None: no vector along it); with
+        ``strided_stores`` the stores may write its lanes one by one."""
         if d in scanned or any(v.view.stack.depends_on(d) for v in valids):
             return None
         for op in loads:
@@ -99,7 +100,8 @@ def _choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPla
         for st in stores:
             s = st.view.stack
             if s.depends_on(d) and not (s.unit_stride(d) and s.top.mask is None):
-                return None
+                if not strided_stores:
+                    return None
         w = lanes
         while w >= 4 and space[d] % w:
             w //= 2
@@ -110,12 +112,17 @@ def _choose_plan(k: kernel.FuncOp, vector_bytes: int, registers: int) -> LoopPla
         for d in range(len(space))
         if d not in axes and d not in scanned and any(s.view.stack.depends_on(d) for s in stores)
     ]
-    candidates = [d for d in reversed(out_dims) if fits(d)]
-    candidates += [d for d in sorted(axes, reverse=True) if fits(d)]
+    candidates = [(d, False) for d in reversed(out_dims) if fits(d)]
+    candidates += [(d, False) for d in sorted(axes, reverse=True) if fits(d)]
+    if axes and _sums_of_products(k):
+        # a contraction stores each output once, after its whole reduction: lanes
+        # stored one by one cost little beside it (a conv's output channels, when
+        # its rows are too short for vectors and its packed weights are contiguous)
+        candidates += [(d, True) for d in reversed(out_dims) if fits(d, strided_stores=True)]
     if not candidates:
         return _transposed_tiles(plan, space, loads, stores, valids, out_dims, lanes)
-    vdim = candidates[0]
-    width = fits(vdim)
+    vdim, strided = candidates[0]
+    width = fits(vdim, strided)
     assert width is not None
     plan = plan.split_off(vdim, width, VECTOR, space)
 

@@ -178,3 +178,35 @@ kernel.func @shifted_product outs(%out: memref<1024xf32>) ins(%x: memref<512xf32
   %5 = kernel.reduce add %4 [2] : f32
   kernel.store %out <[16, 64, 32] strides [64, 1, 0] offset 0>, %5 : memref<1024xf32>
 }
+
+// -----
+
+// A convolution read as one reduction over (channels, taps) of a padded copy's
+// windows: rows of 56 take vectors along the output width; the register block
+// is output channels (broadcasts of weights) x rows of the image.
+// CHECK-LABEL:  kernel.func @conv_windows
+// AVX512-SAME:    plan [parallel 0, parallel 2:14, parallel 3:7, parallel 1:16, serial 4, serial 5, serial 6, unroll 2:4, unroll 1:4, vector 3:8]
+// AVX2-SAME:      plan [parallel 0, parallel 2:28, parallel 3:7, parallel 1:16, serial 4, serial 5, serial 6, unroll 2:2, unroll 1:4, vector 3:8]
+kernel.func @conv_windows outs(%out0: memref<1605632xf32>) ins(%in0: memref<1722368xf32>, %in1: memref<36864xf32>) space [8, 64, 56, 56, 64, 3, 3] {
+  %0 = kernel.load %in0 <[8, 64, 56, 56, 64, 3, 3] strides [215296, 0, 58, 1, 3364, 58, 1] offset 0> : memref<1722368xf32>
+  %1 = kernel.load %in1 <[8, 64, 56, 56, 64, 3, 3] strides [0, 576, 0, 0, 9, 3, 1] offset 0> : memref<36864xf32>
+  %2 = arith.mulf %0, %1 : f32
+  %3 = kernel.reduce add %2 [4, 5, 6] : f32
+  kernel.store %out0 <[8, 64, 56, 56, 64, 3, 3] strides [200704, 3136, 56, 1, 0, 0, 0] offset 0>, %3 : memref<1605632xf32>
+}
+
+// -----
+
+// Rows of 14 are too short for vectors: a contraction whose (packed) weights are
+// contiguous along the output channels vectorizes along them, and stores its
+// results lane by lane (once each, after the whole reduction).
+// CHECK-LABEL:  kernel.func @conv_short_rows
+// AVX512-SAME:    plan [parallel 1:1, parallel 0, parallel 2, parallel 3:7, serial 4, serial 5, serial 6, unroll 1:2, unroll 3:2, vector 1:16]
+// AVX2-SAME:      plan [parallel 1:1, parallel 0, parallel 2, parallel 3:7, serial 4, serial 5, serial 6, unroll 1:4, unroll 3:2, vector 1:8]
+kernel.func @conv_short_rows outs(%out0: memref<18816xf32>) ins(%in0: memref<24576xf32>, %in1: memref<9216xf32>) space [3, 32, 14, 14, 32, 3, 3] {
+  %0 = kernel.load %in0 <[3, 32, 14, 14, 32, 3, 3] strides [8192, 0, 16, 1, 256, 16, 1] offset 0> : memref<24576xf32>
+  %1 = kernel.load %in1 <[3, 32, 14, 14, 32, 3, 3] strides [0, 1, 0, 0, 288, 96, 32] offset 0> : memref<9216xf32>
+  %2 = arith.mulf %0, %1 : f32
+  %3 = kernel.reduce add %2 [4, 5, 6] : f32
+  kernel.store %out0 <[3, 32, 14, 14, 32, 3, 3] strides [6272, 196, 14, 1, 0, 0, 0] offset 0>, %3 : memref<18816xf32>
+}
