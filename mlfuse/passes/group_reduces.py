@@ -359,6 +359,10 @@ class GroupReduces(ModulePass):
     max_loops: int = 16
     """A kernel has at most this many reduce loop nests."""
 
+    factor_elements: int = 1 << 15
+    """A contraction's factor that computes exp, log, sin ... inside the reduction
+    is materialized from this many elements on (0: never; see ``Limits``)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in lazy_funcs(op):
             self.group_function(f)
@@ -366,8 +370,9 @@ class GroupReduces(ModulePass):
     def group_function(self, f: func.FuncOp) -> None:
         log: list[Refusal] = []
         plans: dict = {}
+        limits = Limits(self.recompute, self.max_ops, self.max_loops, self.factor_elements or None)
         while True:
-            g = _Groups(f, plans, Limits(self.recompute, self.max_ops, self.max_loops))
+            g = _Groups(f, plans, limits)
             if self._cut(g, log) or self._share(g, log) or self._snapshot(g, log):
                 continue
             break

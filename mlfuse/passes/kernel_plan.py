@@ -31,6 +31,7 @@ are found in one walk.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -56,11 +57,21 @@ class Limits:
     fusions for the same reason (``max_fusion_size``). ``max_loops``: the most
     reduce loop nests one kernel has; the vectorizer's time is also quadratic in
     the number of loops of a function (16 loops: 0.8 s, 32: 3 s, 64: 12 s).
+    ``factor_elements``: a factor of a contraction (a sum of products) that
+    computes a transcendental function (exp, log, sin, ...) inside the reduction,
+    and misses a dim the other factor varies along, is materialized when it has
+    at least this many elements (attention's ``softmax(s) @ v``, ``gelu(h) @ w``):
+    inside the product it is computed again for every block of the other
+    factor's dim (on a GPU, every column of threads) and one element at a time
+    (on a CPU the vectors run along that dim); materialized, it is computed once,
+    in vectors, and the product is a plain one. Smaller factors stay in the
+    product: one kernel costs less than the round trip through memory.
     """
 
     recompute: int | None = 3
     max_ops: int | None = 2048
     max_loops: int | None = 16
+    factor_elements: int | None = 1 << 15
 
 
 Dim = tuple
@@ -660,12 +671,61 @@ def plan_kernel(
     )
     problems = list(planner.problems) + _assign_hazards(root_nodes, nodes, sizes)
     known = {e.value for e in problems}  # the walk already cut these reduces
-    limits = limits or Limits(None, None, None)
+    limits = limits or Limits(None, None, None, None)
     found = analyze(items, stores, loops, limits.recompute, limits.max_ops, limits.max_loops)
     for v in found.violations:
         if nodes[v.item].value not in known:
             problems.append(_violation(nodes[v.item], v, members, limits))
+    if limits.factor_elements is not None:
+        known |= {e.value for e in problems}
+        for e in _costly_factors(nodes, dom, sizes, limits.factor_elements):
+            if e.value not in known:
+                problems.append(e)
     return Plan(sizes, root_nodes, reduces, nodes, loops, problems)
+
+
+COSTLY = (lazy.ExpOp, lazy.Exp2Op, lazy.LogOp, lazy.Log2Op, lazy.SinOp, lazy.CosOp, lazy.PowOp)
+"""Elementwise ops that cost tens of instructions each (range reduction and a
+polynomial; pow is a log and an exp)."""
+
+
+def _costly_factors(
+    nodes: Sequence[Node], dom: dict[int, frozenset[int]], sizes: Sequence[int], limit: int
+) -> list[PlanError]:
+    """Factors of contractions to materialize (see :attr:`Limits.factor_elements`)."""
+    out: list[PlanError] = []
+    for r in nodes:
+        if r.kind != "reduce" or not isinstance(r.op, lazy.ReduceOp):
+            continue
+        prod = r.args[0]
+        if r.op.reduce_kind != "add" or prod.kind != "op" or not isinstance(prod.op, lazy.MulOp):
+            continue
+        for f, other in ((prod.args[0], prod.args[1]), (prod.args[1], prod.args[0])):
+            fd, od = dom[id(f)], dom[id(other)]
+            if f.kind != "op" or not (od - fd) or not (fd & set(r.dims)):
+                continue
+            elements = math.prod(sizes[d] for d in fd)
+            if elements < limit or not _computes_costly(f):
+                continue
+            if math.prod(lazy.shape_of(f.value)) != elements:
+                continue  # a broadcast value (views pushed above it): stored, it would be larger
+            out.append(PlanError(f.value, "costly factor of a contraction"))
+    return out
+
+
+def _computes_costly(n: Node) -> bool:
+    """Whether ``n`` or the elementwise ops it is computed from in the kernel
+    include a :data:`COSTLY` one (loads, reduces and scans end the search)."""
+    todo, seen = [n], set()
+    while todo:
+        m = todo.pop()
+        if id(m) in seen or m.kind != "op":
+            continue
+        seen.add(id(m))
+        if isinstance(m.op, COSTLY):
+            return True
+        todo.extend(m.args)
+    return False
 
 
 def _assign_hazards(

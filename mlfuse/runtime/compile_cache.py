@@ -35,7 +35,7 @@ def remember(key: tuple[str, str], k: CompiledKernel) -> None:
 
 def _kernel_disk_key(target: Target, key: tuple[str, str]) -> str | None:
     chain = target.toolchain()
-    return f"{chain}\n{key[1]}" if chain else None
+    return f"{disk_cache.code_version()}\n{chain}\n{key[1]}" if chain else None
 
 
 def kernels_from_disk(todo: dict, target: Target) -> None:
@@ -78,12 +78,10 @@ def kernels_to_disk(names: dict[tuple[str, str], str], compiled, target: Target)
 
 
 def _schedule_disk_key(cache_key: str, target: Target) -> str | None:
-    from mlfuse import __version__
-
     chain = target.toolchain()
     if not chain:
         return None
-    return f"schedule {SCHEDULE_FORMAT} mlfuse {__version__}\n{chain}\n{cache_key}"
+    return f"schedule {SCHEDULE_FORMAT} {disk_cache.code_version()}\n{chain}\n{cache_key}"
 
 
 def save_schedule(cache_key: str, c, launches: dict[str, str], target: Target) -> None:

@@ -5,8 +5,8 @@ Entries are files named by the SHA-256 of their key, under
 ``~/.cache/mlfuse``), one folder per kind of entry. A key names everything the
 payload depends on (for compiled kernels: the kernel's text and the target's
 toolchain, which for the CPU is the LLVM and llvmlite versions and the CPU's
-name and features), so a new compiler or another machine misses and
-recompiles.
+name and features, and mlfuse's own version and source files: :func:`code_version`),
+so a new compiler or another machine misses and recompiles.
 
 Each file holds a magic line, the SHA-256 of its key and of its payload, then
 the payload: a file that does not check out (torn, corrupted, another key's)
@@ -19,6 +19,7 @@ turns it off.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
@@ -28,6 +29,30 @@ MAGIC = b"mlfuse-cache 1\n"
 _puts = [0]
 EVICT_EVERY = 16
 """Puts between two checks of the cache's size (a check lists every entry)."""
+
+
+@functools.cache
+def code_version() -> str:
+    """What compiled entries depend on in mlfuse itself: its version and a
+    fingerprint (path, size, modification time) of its source files, so that a
+    changed compiler (an edited checkout, a reinstall) misses instead of loading
+    what the old one made."""
+    from mlfuse import __version__
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    files = []
+    todo = [root]
+    while todo:
+        with os.scandir(todo.pop()) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    if e.name != "__pycache__":
+                        todo.append(e.path)
+                elif e.name.endswith(".py"):
+                    st = e.stat()
+                    files.append(f"{e.path[len(root) :]} {st.st_size} {st.st_mtime_ns}")
+    h = hashlib.sha256("\n".join(sorted(files)).encode())
+    return f"mlfuse {__version__} {h.hexdigest()[:16]}"
 
 
 def _env_int(name: str, default: int) -> int:

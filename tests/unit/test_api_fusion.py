@@ -69,3 +69,18 @@ def test_gather_with_epilogue_is_one_kernel():
 def test_op_families_stay_fused(build, most):
     out = build(_r(8, 8))
     assert _kernels(out) <= most
+
+
+def test_attention_materializes_a_large_softmax_before_the_second_product():
+    """softmax(q k^T) @ v: a small softmax stays in the second product's kernel
+    (2 kernels); from 32K elements on it is a kernel of its own (computed once,
+    in vectors) and the product a plain one (3 kernels)."""
+    for (b, s, d), kernels in (((2, 16, 8), 2), ((2, 128, 16), 3)):
+        q, k, v = _r(b, s, d), _r(b, s, d), _r(b, s, d)
+        out = (q @ k.transpose(-1, -2) * 0.25).softmax(-1) @ v
+        assert _kernels(out) == kernels
+        qn, kn, vn = (t.numpy().astype(np.float64) for t in (q, k, v))
+        sc = qn @ kn.transpose(0, 2, 1) * 0.25
+        p = np.exp(sc - sc.max(-1, keepdims=True))
+        ref = p / p.sum(-1, keepdims=True) @ vn
+        np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=1e-5)

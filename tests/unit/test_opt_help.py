@@ -32,7 +32,8 @@ def test_help_lists_mlfuse_passes_with_description_and_options_before_xdsl(capsy
     assert "Group ops into kernels" in line
     after = mine[mine.index(line) + len(line) :].splitlines()[1]
     assert after.strip() == (
-        "options: max-buffers=32 horizontal=true recompute=3 max-ops=2048 max-loops=16"
+        "options: max-buffers=32 horizontal=true recompute=3 max-ops=2048 max-loops=16 "
+        "factor-elements=32768"
     )
     assert "convert-scf-to-cf" in out[theirs:]  # xDSL's passes are still listed
     assert "cpu-optimize-plan" in mine and "gpu-map-plan" in mine  # the targets' passes

@@ -5,6 +5,7 @@
 // RUN: mlfuse-opt %s --split-input-file -p 'lazy-canonicalize,push-views,mark-realize,group-reduces{recompute=4}' | filecheck %s --check-prefix=RECOMPUTE
 // RUN: mlfuse-opt %s --split-input-file -p 'lazy-canonicalize,push-views,mark-realize,group-reduces{max-ops=3}' | filecheck %s --check-prefix=MAXOPS
 // RUN: mlfuse-opt %s --split-input-file -p 'lazy-canonicalize,push-views,mark-realize,group-reduces{max-loops=2}' | filecheck %s --check-prefix=MAXLOOPS
+// RUN: mlfuse-opt %s --split-input-file -p 'lazy-canonicalize,push-views,mark-realize,group-reduces{factor-elements=64}' | filecheck %s --check-prefix=FACTOR
 
 // group-reduces: every op gets {group = N} (N numbers the kernels in program
 // order); values a kernel cannot compute without recomputing a reduction get a
@@ -453,4 +454,55 @@ func.func @swap_through_flips(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> (tens
   %2 = lazy.flip %x [0] : tensor<2x3xf32> -> tensor<2x3xf32>
   %3 = lazy.assign %y, %2 : tensor<2x3xf32>
   func.return %1, %3 : tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// softmax(s) @ v: the softmax is a factor of the product that computes exp inside
+// its reduction. Small, it stays in the product's kernel (its reduces are
+// computed before the product's loop); from factor-elements on it is
+// materialized, so it is computed once, in vectors, and the product is a plain one.
+// CHECK-LABEL: func.func @softmax_times_v
+// CHECK-NOT:     realize = "costly factor of a contraction"
+// CHECK:         lazy.reduce add {{.*}} [2] {group = 0 : i64}
+// FACTOR-LABEL: func.func @softmax_times_v
+// FACTOR-SAME:    not_fused = [{groups = array<i64: 0, 1>, reason = "costly factor of a contraction", stored}]
+// FACTOR:         lazy.exp {{.*}} {group = 0 : i64}
+// FACTOR:         lazy.div {{.*}} {realize = "costly factor of a contraction", group = 0 : i64}
+// FACTOR:         lazy.reduce add {{.*}} [2] {group = 1 : i64}
+// A factor that is a broadcast value (push-views moved the expand under the exp)
+// would be stored larger than it is: it stays in the product.
+// FACTOR-LABEL: func.func @exp_times_v
+// FACTOR-NOT:     costly
+// FACTOR:         lazy.reduce add {{.*}} [2] {group = 0 : i64}
+func.func @softmax_times_v(%s: tensor<8x8xf32>, %v: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %0 = lazy.reduce max %s [1] : tensor<8x8xf32> -> tensor<8x1xf32>
+  %1 = lazy.expand %0 : tensor<8x1xf32> -> tensor<8x8xf32>
+  %2 = lazy.sub %s, %1 : tensor<8x8xf32>
+  %3 = lazy.exp %2 : tensor<8x8xf32>
+  %4 = lazy.reduce add %3 [1] : tensor<8x8xf32> -> tensor<8x1xf32>
+  %5 = lazy.expand %4 : tensor<8x1xf32> -> tensor<8x8xf32>
+  %6 = lazy.div %3, %5 : tensor<8x8xf32>
+  %7 = lazy.reshape %6 : tensor<8x8xf32> -> tensor<8x1x8xf32>
+  %8 = lazy.expand %7 : tensor<8x1x8xf32> -> tensor<8x4x8xf32>
+  %9 = lazy.permute %v [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
+  %10 = lazy.reshape %9 : tensor<4x8xf32> -> tensor<1x4x8xf32>
+  %11 = lazy.expand %10 : tensor<1x4x8xf32> -> tensor<8x4x8xf32>
+  %12 = lazy.mul %8, %11 : tensor<8x4x8xf32>
+  %13 = lazy.reduce add %12 [2] : tensor<8x4x8xf32> -> tensor<8x4x1xf32>
+  %14 = lazy.reshape %13 : tensor<8x4x1xf32> -> tensor<8x4xf32>
+  func.return %14 : tensor<8x4xf32>
+}
+
+func.func @exp_times_v(%s: tensor<8x8xf32>, %v: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %0 = lazy.exp %s : tensor<8x8xf32>
+  %1 = lazy.reshape %0 : tensor<8x8xf32> -> tensor<8x1x8xf32>
+  %2 = lazy.expand %1 : tensor<8x1x8xf32> -> tensor<8x4x8xf32>
+  %3 = lazy.permute %v [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
+  %4 = lazy.reshape %3 : tensor<4x8xf32> -> tensor<1x4x8xf32>
+  %5 = lazy.expand %4 : tensor<1x4x8xf32> -> tensor<8x4x8xf32>
+  %6 = lazy.mul %2, %5 : tensor<8x4x8xf32>
+  %7 = lazy.reduce add %6 [2] : tensor<8x4x8xf32> -> tensor<8x4x1xf32>
+  %8 = lazy.reshape %7 : tensor<8x4x1xf32> -> tensor<8x4xf32>
+  func.return %8 : tensor<8x4xf32>
 }

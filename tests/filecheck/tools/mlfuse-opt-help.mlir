@@ -11,7 +11,7 @@
 // CHECK-NEXT: lazy-canonicalize {{ +}}Fold movement chains into views, fold constants, drop identities.
 // CHECK: push-views {{ +}}Move views through elementwise ops
 // CHECK: group-reduces {{ +}}Group ops into kernels: reduces with their producers and consumers.
-// CHECK-NEXT: options: max-buffers=32 horizontal=true recompute=3 max-ops=2048 max-loops=16
+// CHECK-NEXT: options: max-buffers=32 horizontal=true recompute=3 max-ops=2048 max-loops=16 factor-elements=32768
 // CHECK: plan-vectorize {{ +}}Split width iterations of dim into a vector loop.
 // CHECK-NEXT: options: dim=0 width=8
 // CHECK: convert-kernel-to-loops {{ +}}Lower every kernel.func to a func.func of scf loops
