@@ -12,6 +12,7 @@ import textwrap
 import pytest
 
 from mlfuse.runtime import disk_cache
+from mlfuse.targets.cpu import elf_loader
 
 PROGRAM = textwrap.dedent(
     """
@@ -34,6 +35,9 @@ PROGRAM = textwrap.dedent(
     s = mlfuse.schedule(y)  # what the loaded schedule says it does
     print(len(s), sorted(s.buffers), [i.writes for i in s])
     print(repr(y.numpy().round(5).tolist()))
+    if sys.argv[1] == "no-compile":
+        # linked without LLVM where the ELF loader serves (x86-64 Linux)
+        print("llvmlite.binding" in sys.modules, file=sys.stderr)
     """
 )
 
@@ -58,6 +62,7 @@ def test_a_second_process_loads_the_compiled_schedule(tmp_path):
     second = run(tmp_path, "no-compile")
     assert second.returncode == 0, second.stderr
     assert second.stdout == first.stdout
+    assert second.stderr.split()[-1] == str(not elf_loader.supported_host())
 
 
 def test_corrupt_entries_are_recompiled(tmp_path):

@@ -87,7 +87,9 @@ def compile_ir(ir: str, kernels: dict[str, tuple[int, int, int]]) -> dict[str, C
         objects: list[bytes] = []
         engine.set_object_cache(lambda m, data: objects.append(bytes(data)))
         engine.finalize_object()
-        return _entries(engine, kernels, objects[0] if objects else None)
+        return _entries(
+            engine.get_function_address, engine, kernels, objects[0] if objects else None
+        )
 
 
 def compile_module(module: ModuleOp) -> dict[str, CpuKernel]:
