@@ -14,6 +14,7 @@ A tensor lives on a device (``Tensor(x, device="cpu")``, ``.device``,
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from typing import Any
@@ -42,6 +43,21 @@ def _traced(fn):
             graph.origin.reset(token)
 
     return wrapper
+
+
+def _tinygrad_pads(padding, nd: int, what: str):
+    """tinygrad's conv padding as (before, after) per spatial dim: an int, one
+    per dim, or two per dim given last dim first (left, right, top, bottom)."""
+    if isinstance(padding, (int, np.integer)) and not isinstance(padding, bool):
+        return tuple((int(padding), int(padding)) for _ in range(nd))
+    p = tuple(padding)
+    if not all(isinstance(v, (int, np.integer)) for v in p):
+        raise ValueError(f"{what}: padding must be ints, got {padding!r}")
+    if len(p) == nd:
+        return tuple((int(v), int(v)) for v in p)
+    if len(p) == 2 * nd:
+        return tuple((int(p[2 * i]), int(p[2 * i + 1])) for i in reversed(range(nd)))
+    raise ValueError(f"{what}: padding must be an int, {nd} ints or {2 * nd} ints, got {padding!r}")
 
 
 def _norm_axis(axis: int, ndim: int, what: str = "axis") -> int:
@@ -1326,6 +1342,163 @@ class Tensor:
         d = x - mu
         var = (d * d).mean(axis, keepdim=True)
         return d * (var + eps).rsqrt()
+
+    # -- tinygrad's nn methods (the functions of mlfuse.nn.functional) ------------
+    training: bool = False
+    """Whether :meth:`dropout` drops (tinygrad's ``Tensor.training``); set it for a
+    block with ``with Tensor.train(): ...``."""
+
+    @staticmethod
+    @contextlib.contextmanager
+    def train(mode: bool = True):
+        """``with Tensor.train(): ...`` sets :attr:`Tensor.training` for the block."""
+        old = Tensor.training
+        Tensor.training = bool(mode)
+        try:
+            yield
+        finally:
+            Tensor.training = old
+
+    def conv2d(self, weight, bias=None, groups=1, stride=1, dilation=1, padding=0) -> Tensor:
+        """Convolution over the dims after (N, C) with tinygrad's arguments: ``padding``
+        an int, one per spatial dim, or two per dim, last dim first (left, right,
+        top, bottom): ``x.conv2d(w, padding=1)``. Weight (out, in / groups, *kernel)."""
+        from mlfuse.nn import functional as F
+
+        nd = weight.ndim - 2
+        return F._conv_nd(
+            self, weight, bias, stride, _tinygrad_pads(padding, nd, "conv2d"), dilation,
+            groups, nd, "conv2d",
+        )  # fmt: skip
+
+    def conv_transpose2d(
+        self, weight, bias=None, groups=1, stride=1, dilation=1, padding=0, output_padding=0
+    ) -> Tensor:
+        """Transposed convolution with tinygrad's argument order, weight
+        (in, out / groups, *kernel): ``x.conv_transpose2d(w, stride=2)``."""
+        from mlfuse.nn import functional as F
+
+        nd = weight.ndim - 2
+        return F._conv_transpose_nd(
+            self, weight, bias, stride, padding, output_padding, groups, dilation, nd,
+            "conv_transpose2d",
+        )  # fmt: skip
+
+    def max_pool2d(
+        self, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode=False
+    ) -> Tensor:
+        """Max over windows of the last two dims: ``x.max_pool2d()`` halves them."""
+        from mlfuse.nn import functional as F
+
+        return F.max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode)
+
+    def avg_pool2d(
+        self, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode=False,
+        count_include_pad=True,
+    ) -> Tensor:  # fmt: skip
+        """Mean over windows of the last two dims: ``x.avg_pool2d()``."""
+        from mlfuse.nn import functional as F
+
+        if dilation not in (1, (1, 1)):
+            raise ValueError(f"avg_pool2d: dilation {dilation} is not supported (only 1)")
+        return F.avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+    def dropout(self, p: float = 0.5) -> Tensor:
+        """Zero elements with probability ``p`` and scale the rest, while
+        :attr:`Tensor.training` (tinygrad's rule): ``x.dropout(0.1)``."""
+        from mlfuse.nn import functional as F
+
+        return F.dropout(self, p, Tensor.training)
+
+    def scaled_dot_product_attention(
+        self, key, value, attn_mask=None, dropout_p: float = 0.0, is_causal: bool = False
+    ) -> Tensor:
+        """``softmax(self key^T / sqrt(E) + mask) value``:
+        ``q.scaled_dot_product_attention(k, v, is_causal=True)``."""
+        from mlfuse.nn import functional as F
+
+        return F.scaled_dot_product_attention(
+            self, key, value, attn_mask, dropout_p if Tensor.training else 0.0, is_causal
+        )
+
+    def sequential(self, layers) -> Tensor:
+        """Apply each callable in ``layers`` in turn: ``x.sequential([l1, Tensor.relu, l2])``."""
+        out = self
+        for f in layers:
+            out = f(out)
+        return out
+
+    def batchnorm(self, weight, bias, mean, invstd, axis=1) -> Tensor:
+        """``(x - mean) * weight * invstd + bias`` with the statistics laid along
+        ``axis`` (tinygrad's form: the inverse standard deviation is given)."""
+        axes = _norm_axes(axis, self.ndim)
+        shape = tuple(s if d in axes else 1 for d, s in enumerate(self.shape))
+        x = self._float() - mean.reshape(shape)
+        if weight is not None:
+            x = x * weight.reshape(shape)
+        x = x * invstd.reshape(shape)
+        return x + bias.reshape(shape) if bias is not None else x
+
+    def binary_crossentropy(self, y, reduction: str = "mean") -> Tensor:
+        """Binary cross entropy of probabilities ``self`` against ``y``."""
+        from mlfuse.nn import functional as F
+
+        return F.binary_cross_entropy(self, y, reduction=reduction)
+
+    def binary_crossentropy_logits(self, y, reduction: str = "mean", pos_weight=None) -> Tensor:
+        """Binary cross entropy of logits ``self`` against ``y``."""
+        from mlfuse.nn import functional as F
+
+        return F.binary_cross_entropy_with_logits(
+            self, y, reduction=reduction, pos_weight=pos_weight
+        )
+
+    def sparse_categorical_crossentropy(
+        self, y, ignore_index: int = -1, label_smoothing: float = 0.0, reduction: str = "mean"
+    ) -> Tensor:
+        """Cross entropy of logits with the classes along the last dim against
+        integer labels ``y``, tinygrad's form: labels equal to ``ignore_index``
+        count for nothing (the default -1 ignores none; a label outside the
+        classes then adds 0 to the loss and counts in the mean)."""
+        if reduction not in ("none", "mean", "sum"):
+            raise ValueError(f"sparse_categorical_crossentropy: unknown reduction {reduction!r}")
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
+        if tuple(y.shape) != self.shape[:-1]:
+            raise ValueError(
+                f"sparse_categorical_crossentropy: labels {y.shape} do not fit logits "
+                f"{self.shape} (classes along the last dim)"
+            )
+        logp = self.log_softmax(-1)
+        classes = Tensor.arange(self.shape[-1], device=self.device)
+        keep = (y != ignore_index) if ignore_index != -1 else (y == y)
+        hit = (y.unsqueeze(-1).cast(dtypes.int64) == classes) & keep.unsqueeze(-1)
+        keepf = keep.cast(logp.dtype)
+        picked = hit.where(logp, 0).sum(-1)
+        loss = -((1 - label_smoothing) * picked + label_smoothing * logp.mean(-1) * keepf)
+        if reduction == "mean":
+            return loss.sum() / keepf.sum()
+        return loss.sum() if reduction == "sum" else loss
+
+    def cross_entropy(self, y, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+        """Cross entropy of logits (classes along dim 1, or 0 for one sample)
+        against labels or probabilities ``y``: ``logits.cross_entropy(labels)``."""
+        from mlfuse.nn import functional as F
+
+        if self.ndim == 1:
+            out = F.cross_entropy(
+                self.unsqueeze(0), y.unsqueeze(0), reduction=reduction,
+                label_smoothing=label_smoothing,
+            )  # fmt: skip
+            return out.squeeze(0) if reduction == "none" else out
+        return F.cross_entropy(self, y, reduction=reduction, label_smoothing=label_smoothing)
+
+    def nll_loss(self, y, weight=None, ignore_index=None, reduction: str = "mean") -> Tensor:
+        """Negative log-likelihood of labels ``y`` under log-probabilities ``self``."""
+        from mlfuse.nn import functional as F
+
+        ignore = -100 if ignore_index is None else ignore_index
+        return F.nll_loss(self, y, weight, ignore, reduction)
 
     # -- matmul -----------------------------------------------------------------
     @_traced

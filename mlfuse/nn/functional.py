@@ -197,8 +197,21 @@ def _conv_nd(x, weight, bias, stride, padding, dilation, groups, nd: int, name: 
             raise ValueError(f"{name}: padding='same' needs stride 1, got {stride}")
         total = [d * (k - 1) for d, k in zip(dilation, kernel)]
         pads = tuple((t // 2, t - t // 2) for t in total)
+    elif (
+        isinstance(padding, (tuple, list))
+        and len(padding) == nd
+        and all(isinstance(p, (tuple, list)) and len(p) == 2 for p in padding)
+    ):  # (before, after) per spatial dim; negative amounts crop
+        pads = tuple((int(a), int(b)) for a, b in padding)
     else:
         pads = tuple((p, p) for p in _tuple(padding, nd, f"{name}: padding"))
+    if any(a < 0 or b < 0 for a, b in pads):
+        crop = tuple((max(-a, 0), s - max(-b, 0)) for (a, b), s in zip(pads, spatial))
+        if any(lo >= hi for lo, hi in crop):
+            raise ValueError(f"{name}: padding {pads} crops the whole input {x.shape}")
+        x = x.shrink(((0, x.shape[0]), (0, x.shape[1])) + crop)
+        spatial = x.shape[2:]
+        pads = tuple((max(a, 0), max(b, 0)) for a, b in pads)
     out_size = tuple(
         (s + a + b - d * (k - 1) - 1) // st + 1
         for s, (a, b), d, k, st in zip(spatial, pads, dilation, kernel, stride)
@@ -263,6 +276,88 @@ def conv2d(
     weight (O, C/groups, KH, KW); padding an int, a pair, ``"same"`` or
     ``"valid"``: ``F.conv2d(x, w, b, stride=2, padding=1)``."""
     return _conv_nd(x, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def _conv_transpose_nd(
+    x, weight, bias, stride, padding, output_padding, groups, dilation, nd: int, name: str
+) -> Tensor:
+    if x.ndim != nd + 2 or weight.ndim != nd + 2:
+        raise ValueError(
+            f"{name}: input must have {nd + 2} dims and weight (in, out / groups, *kernel) "
+            f"{nd + 2}, got {x.shape} and {weight.shape}"
+        )
+    n, c = x.shape[:2]
+    if not isinstance(groups, (int, np.integer)) or groups <= 0 or c % groups:
+        raise ValueError(f"{name}: groups={groups!r} must divide the input channels ({c})")
+    if weight.shape[0] != c:
+        raise ValueError(f"{name}: weight {weight.shape} expects {weight.shape[0]} input channels, "
+                         f"the input {x.shape} has {c}")  # fmt: skip
+    kernel = weight.shape[2:]
+    stride = _tuple(stride, nd, f"{name}: stride")
+    dilation = _tuple(dilation, nd, f"{name}: dilation")
+    pad = _tuple(padding, nd, f"{name}: padding")
+    extra = _tuple(output_padding, nd, f"{name}: output_padding")
+    if any(v <= 0 for v in stride + dilation) or any(v < 0 for v in pad + extra):
+        raise ValueError(f"{name}: stride and dilation must be positive, padding and "
+                         f"output_padding not negative")  # fmt: skip
+    if any(e >= max(s, d) for e, s, d in zip(extra, stride, dilation)):
+        raise ValueError(
+            f"{name}: output_padding {extra} must be smaller than stride {stride} or dilation "
+            f"{dilation}"
+        )
+    # the gradient of a convolution: the input spread out by the stride (zeros
+    # between its elements), padded by the window's reach less ``padding``, then
+    # convolved with the kernel flipped and its channel dims swapped
+    if any(st > 1 for st in stride):
+        spread = x.reshape((n, c) + tuple(v for s in x.shape[2:] for v in (s, 1)))
+        gaps = tuple(p for st in stride for p in ((0, 0), (0, st - 1)))
+        spread = spread.pad(((0, 0), (0, 0)) + gaps)
+        spread = spread.reshape((n, c) + tuple(s * st for s, st in zip(x.shape[2:], stride)))
+        bounds = tuple((0, (s - 1) * st + 1) for s, st in zip(x.shape[2:], stride))
+        x = spread.shrink(((0, n), (0, c)) + bounds)
+    cg = c // groups
+    og = weight.shape[1]
+    w = weight.reshape((groups, cg, og) + kernel).transpose(1, 2)
+    w = w.flip(dims=tuple(range(3, 3 + nd))).reshape((groups * og, cg) + kernel)
+    pads = tuple(
+        ((k - 1) * d - p, (k - 1) * d - p + e) for k, d, p, e in zip(kernel, dilation, pad, extra)
+    )
+    return _conv_nd(x, w, bias, 1, pads, dilation, groups, nd, name)
+
+
+def conv_transpose2d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    groups: int = 1,
+    dilation=1,
+) -> Tensor:
+    """Transposed 2-d convolution (the gradient of ``conv2d`` with respect to its
+    input), weight (in, out / groups, kh, kw), as PyTorch:
+    ``F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1)``."""
+    return _conv_transpose_nd(
+        x, weight, bias, stride, padding, output_padding, groups, dilation, 2, "conv_transpose2d"
+    )
+
+
+def conv_transpose1d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    groups: int = 1,
+    dilation=1,
+) -> Tensor:
+    """Transposed 1-d convolution, weight (in, out / groups, k):
+    ``F.conv_transpose1d(x, w, stride=2)``."""
+    return _conv_transpose_nd(
+        x, weight, bias, stride, padding, output_padding, groups, dilation, 1, "conv_transpose1d"
+    )
 
 
 def conv1d(

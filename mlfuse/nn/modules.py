@@ -231,6 +231,55 @@ class Conv2d(Module):
         )
 
 
+class ConvTranspose2d(Module):
+    """Transposed 2-d convolution with weight (in, out / groups, kh, kw):
+    ``nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1)(x)`` doubles H and W."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation=1,
+    ) -> None:
+        _positive_int(in_channels, "ConvTranspose2d: in_channels")
+        _positive_int(out_channels, "ConvTranspose2d: out_channels")
+        _positive_int(groups, "ConvTranspose2d: groups")
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(
+                f"ConvTranspose2d: groups {groups} must divide in_channels {in_channels} and "
+                f"out_channels {out_channels}"
+            )
+        k = F._tuple(kernel_size, 2, "ConvTranspose2d: kernel_size")
+        self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, k
+        self.stride, self.padding, self.output_padding = stride, padding, output_padding
+        self.dilation, self.groups = dilation, groups
+        # PyTorch's initialization: fan-in from the weight's dim 1 (out / groups)
+        bound = 1 / math.sqrt(out_channels // groups * k[0] * k[1])
+        self.weight = _param(
+            Tensor.uniform(in_channels, out_channels // groups, *k, low=-bound, high=bound)
+        )
+        self.bias = _param(Tensor.uniform(out_channels, low=-bound, high=bound)) if bias else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``F.conv_transpose2d`` with the layer's settings."""
+        return F.conv_transpose2d(
+            x, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+            self.groups, self.dilation,
+        )  # fmt: skip
+
+    def _settings(self) -> str:
+        return (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}, padding={self.padding}"
+        )
+
+
 class LayerNorm(Module):
     """Normalize over the last dims, with a learnable scale and shift:
     ``nn.LayerNorm(64)(x)``."""
@@ -447,6 +496,7 @@ __all__ = [
     "AvgPool2d",
     "BatchNorm2d",
     "Conv2d",
+    "ConvTranspose2d",
     "Dropout",
     "Embedding",
     "Flatten",

@@ -545,3 +545,12 @@ def test_matches_torch_autograd(name):
         np.testing.assert_allclose(
             g.numpy(), t.grad.numpy(), rtol=1e-9, atol=1e-9, err_msg=f"input {k}"
         )
+
+
+def test_conv_transpose_gradients():
+    check(
+        lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1),
+        normal(1, 2, 3, 3),
+        normal(2, 3, 3, 2),
+        normal(3),
+    )

@@ -523,3 +523,121 @@ def test_module_building_blocks_and_errors():
         nn.Sequential(nn.ReLU(), 3)
     with pytest.raises(ValueError, match="GELU: approximate must be 'none' or 'tanh'"):
         nn.GELU("erf")
+
+
+# ---------------------------------------------------------------------------
+# transposed convolutions, and tinygrad's names for the nn functions
+# ---------------------------------------------------------------------------
+
+
+def conv_transpose2d_ref(x, w, b=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Each input element scatters its weighted kernel into the output."""
+    x, w = x.astype(F64), w.astype(F64)
+    pair = lambda v: (v, v) if isinstance(v, int) else tuple(v)  # noqa: E731
+    settings = (stride, padding, output_padding, dilation)
+    (sh, sw), (ph, pw), (oh_, ow_), (dh, dw) = map(pair, settings)
+    n, c, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    cg = c // groups
+    full = np.zeros((n, og * groups, (h - 1) * sh + dh * (kh - 1) + 1 + oh_,
+                     (wd - 1) * sw + dw * (kw - 1) + 1 + ow_))  # fmt: skip
+    for g in range(groups):
+        xs = x[:, g * cg : (g + 1) * cg]
+        for a in range(kh):
+            for bb in range(kw):
+                contrib = np.einsum("nchw,co->nohw", xs, w[g * cg : (g + 1) * cg, :, a, bb])
+                full[:, g * og : (g + 1) * og, a * dh : a * dh + (h - 1) * sh + 1 : sh,
+                     bb * dw : bb * dw + (wd - 1) * sw + 1 : sw] += contrib  # fmt: skip
+    hout = (h - 1) * sh - 2 * ph + dh * (kh - 1) + oh_ + 1
+    wout = (wd - 1) * sw - 2 * pw + dw * (kw - 1) + ow_ + 1
+    out = full[:, :, ph : ph + hout, pw : pw + wout]
+    return out + (b.astype(F64).reshape(1, -1, 1, 1) if b is not None else 0)
+
+
+CONV_T = [
+    {},
+    {"stride": 2, "padding": 1, "output_padding": 1},
+    {"stride": (2, 3), "padding": (1, 0), "dilation": (1, 2), "groups": 2},
+    {"stride": 3, "padding": 2, "output_padding": (2, 0)},
+]
+
+
+@pytest.mark.parametrize("kw", CONV_T, ids=[str(k) for k in CONV_T])
+def test_conv_transpose2d(kw):
+    x, w, b = r(2, 4, 5, 6), r(4, 3, 3, 3), r(3 * kw.get("groups", 1))
+    got = F.conv_transpose2d(Tensor(x), Tensor(w), Tensor(b), **kw)
+    close(got, conv_transpose2d_ref(x, w, b, **kw), rtol=1e-4, atol=1e-4)
+
+
+def test_conv_transpose_module_1d_and_errors():
+    layer = nn.ConvTranspose2d(4, 6, 4, stride=2, padding=1)
+    assert layer.weight.shape == (4, 6, 4, 4) and layer.weight.requires_grad
+    x = r(1, 4, 7, 7)
+    got = layer(Tensor(x))
+    assert got.shape == (1, 6, 14, 14)  # doubles H and W
+    ref = conv_transpose2d_ref(x, layer.weight.numpy(), layer.bias.numpy(), stride=2, padding=1)
+    close(got, ref, rtol=1e-4, atol=1e-4)
+    x1, w1 = r(2, 3, 10), r(3, 5, 3)
+    ref1 = conv_transpose2d_ref(x1[:, :, None], w1[:, :, None], stride=(1, 3), padding=(0, 1))
+    close(F.conv_transpose1d(Tensor(x1), Tensor(w1), stride=3, padding=1), ref1[:, :, 0])
+    with pytest.raises(ValueError, match="output_padding"):
+        F.conv_transpose2d(Tensor(x), Tensor(r(4, 2, 3, 3)), stride=2, output_padding=2)
+    with pytest.raises(ValueError, match="input channels"):
+        F.conv_transpose2d(Tensor(x), Tensor(r(5, 2, 3, 3)))
+
+
+@pytest.mark.parametrize("padding", [1, (2, 0), (1, 2, 0, 1), (0, -1, 1, 0)])
+def test_tinygrad_conv2d_method_paddings(padding):
+    x, w, b = r(2, 4, 9, 8), r(6, 2, 3, 3), r(6)
+    got = Tensor(x).conv2d(Tensor(w), Tensor(b), groups=2, stride=(1, 2), padding=padding)
+    if isinstance(padding, int):
+        pads = ((padding,) * 2,) * 2
+    elif len(padding) == 2:
+        pads = tuple((p, p) for p in padding)
+    else:  # left, right, top, bottom
+        pads = ((padding[2], padding[3]), (padding[0], padding[1]))
+    xp = np.pad(x, ((0, 0), (0, 0)) + tuple((max(a, 0), max(c, 0)) for a, c in pads))
+    crop = tuple(slice(max(-a, 0), xp.shape[2 + i] - max(-c, 0)) for i, (a, c) in enumerate(pads))
+    ref = conv2d_ref(xp[:, :, crop[0], crop[1]], w, b, stride=(1, 2), groups=2)
+    close(got, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_tinygrad_nn_method_names():
+    x = r(2, 3, 8, 6)
+    close(Tensor(x).max_pool2d(), pool_ref(x, 2, 2, 0, "max"))
+    close(Tensor(x).avg_pool2d((3, 3), stride=1, padding=1), pool_ref(x, 3, 1, 1, "mean"))
+    mean, inv, wt, bs = r(3), np.abs(r(3)) + 0.5, r(3), r(3)
+    shape = (1, 3, 1, 1)
+    ref = (x - mean.reshape(shape)) * wt.reshape(shape) * inv.reshape(shape) + bs.reshape(shape)
+    close(Tensor(x).batchnorm(Tensor(wt), Tensor(bs), Tensor(mean), Tensor(inv)), ref)
+    close(Tensor(x).sequential([Tensor.relu, lambda t: t * 2]), np.maximum(x, 0) * 2)
+    logits, labels = r(5, 7), np.array([1, 3, -1, 6, 0], np.int32)
+    logp = log_softmax_ref(logits, -1)
+    picked = np.array([logp[i, c] if c >= 0 else 0.0 for i, c in enumerate(labels)])
+    # tinygrad's default ignore_index=-1 ignores nothing: -1 adds 0 and counts
+    close(Tensor(logits).sparse_categorical_crossentropy(Tensor(labels)), -picked.mean())
+    keep = labels != 3
+    smooth = 0.9 * picked + 0.1 * logp.mean(-1)
+    close(
+        Tensor(logits).sparse_categorical_crossentropy(
+            Tensor(labels), ignore_index=3, label_smoothing=0.1
+        ),
+        -(smooth * keep).sum() / keep.sum(),
+    )
+    ok = np.array([1, 3, 2, 6, 0], np.int32)
+    close(Tensor(logits[0]).cross_entropy(Tensor(ok[:1])[0]), -logp[0, 1])
+    close(Tensor(logits).log_softmax().nll_loss(Tensor(ok)), -logp[np.arange(5), ok].mean())
+    with pytest.raises(ValueError, match="do not fit"):
+        Tensor(logits).sparse_categorical_crossentropy(Tensor(ok[:4]))
+
+
+def test_tinygrad_dropout_follows_tensor_training():
+    x = Tensor(np.ones(4000, np.float32))
+    assert Tensor.training is False
+    close(x.dropout(0.5), np.ones(4000))  # the identity outside training
+    with Tensor.train():
+        assert Tensor.training is True
+        d = x.dropout(0.25).numpy()
+    assert Tensor.training is False
+    np.testing.assert_allclose(np.unique(d), [0.0, 1 / 0.75], rtol=1e-6)
+    assert 0.2 < (d == 0).mean() < 0.3
