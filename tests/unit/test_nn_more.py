@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import mlfuse
+import mlfuse.nn as nn
 import mlfuse.nn.functional as F
 from mlfuse import Tensor
 
@@ -635,3 +636,282 @@ def test_loss_errors_and_gradients():
         lambda a, p, n: F.triplet_margin_loss(a, p, n, 2.0),
         *(RNG.standard_normal((2, 3)) for _ in range(3)),
     )
+
+
+# ---------------------------------------------------------------------------
+# modules
+# ---------------------------------------------------------------------------
+
+
+def test_module_names_are_exported_and_sorted():
+    names = nn.modules.__all__
+    assert names == sorted(names)
+    for n in [
+        "Identity",
+        "Conv1d",
+        "Conv3d",
+        "ConvTranspose1d",
+        "BatchNorm1d",
+        "BatchNorm3d",
+        "GroupNorm",
+        "InstanceNorm2d",
+        "RMSNorm",
+        "Upsample",
+        "PixelShuffle",
+        "ModuleList",
+        "ModuleDict",
+        "Parameter",
+        "CrossEntropyLoss",
+        "KLDivLoss",
+        "ReflectionPad2d",
+    ]:
+        assert hasattr(nn, n), n
+
+
+def test_conv_module_shapes_and_numerics():
+    mlfuse.manual_seed(0)
+    c1 = nn.Conv1d(4, 6, 3, stride=2, padding=1, groups=2)
+    assert c1.weight.shape == (6, 2, 3) and c1.bias.shape == (6,)
+    bound = 1 / math.sqrt(2 * 3)
+    assert np.abs(c1.weight.numpy()).max() <= bound
+    x = r(2, 4, 9)
+    close(c1(Tensor(x)), F.conv1d(Tensor(x), c1.weight, c1.bias, 2, 1, 1, 2).numpy())
+    c3 = nn.Conv3d(2, 3, (1, 2, 3), bias=False)
+    assert c3.weight.shape == (3, 2, 1, 2, 3) and c3.bias is None
+    assert set(c3.state_dict()) == {"weight"}
+    assert c3(Tensor(r(1, 2, 3, 4, 5))).shape == (1, 3, 3, 3, 3)
+    ct = nn.ConvTranspose1d(4, 6, 4, stride=2, padding=1, groups=2)
+    assert ct.weight.shape == (4, 3, 4) and ct(Tensor(r(1, 4, 5))).shape == (1, 6, 10)
+    reflect = nn.Conv1d(1, 1, 3, padding=2, padding_mode="reflect", bias=False)
+    xr = r(1, 1, 6)
+    xp = np.pad(xr, ((0, 0), (0, 0), (2, 2)), mode="reflect")
+    close(reflect(Tensor(xr)), F.conv1d(Tensor(xp), reflect.weight).numpy())
+    with pytest.raises(ValueError, match="Conv1d: groups 2 must divide in_channels 3"):
+        nn.Conv1d(3, 4, 3, groups=2)
+    with pytest.raises(ValueError, match="padding_mode must be one of"):
+        nn.Conv2d(3, 4, 3, padding_mode="mirror")
+
+
+def test_norm_modules():
+    x = r(4, 3, 5)
+    bn = nn.BatchNorm1d(3)
+    xf = x.astype(F64)
+    ref = (xf - xf.mean((0, 2), keepdims=True)) / np.sqrt(xf.var((0, 2), keepdims=True) + 1e-5)
+    close(bn(Tensor(x)), ref, 1e-4, 1e-4)
+    close(bn.running_mean, 0.1 * xf.mean((0, 2)), 1e-5, 1e-5)
+    assert set(bn.state_dict()) == {"weight", "bias", "running_mean", "running_var"}
+    bn2 = nn.BatchNorm1d(5, affine=False, track_running_stats=False).eval()
+    x2 = r(6, 5)
+    assert bn2.state_dict() == {}
+    close(bn2(Tensor(x2)), (x2 - x2.mean(0)) / np.sqrt(x2.var(0) + 1e-5), 1e-4, 1e-4)
+    with pytest.raises(ValueError, match=r"BatchNorm1d: input must be \(N, C\) or \(N, C, L\)"):
+        bn(Tensor(r(2, 3, 4, 5)))
+    with pytest.raises(ValueError, match=r"BatchNorm3d: input must be \(N, C, D, H, W\)"):
+        nn.BatchNorm3d(3)(Tensor(r(2, 3, 4, 5)))
+    gn = nn.GroupNorm(2, 4)
+    xg = r(2, 4, 3)
+    g = xg.astype(F64).reshape(2, 2, 6)
+    ref = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)).reshape(
+        2, 4, 3
+    )
+    close(gn(Tensor(xg)), ref, 1e-4, 1e-4)
+    assert gn.weight.shape == gn.bias.shape == (4,)
+    with pytest.raises(ValueError, match="GroupNorm: num_groups 3 must divide num_channels 4"):
+        nn.GroupNorm(3, 4)
+    inorm = nn.InstanceNorm2d(3)
+    assert inorm.parameters() == [] and inorm.state_dict() == {}
+    xi = r(3, 4, 5)  # unbatched
+    ref = (xi - xi.mean((1, 2), keepdims=True)) / np.sqrt(xi.var((1, 2), keepdims=True) + 1e-5)
+    close(inorm(Tensor(xi)), ref, 1e-4, 1e-4)
+    tracked = nn.InstanceNorm2d(3, affine=True, track_running_stats=True)
+    assert set(tracked.state_dict()) == {"weight", "bias", "running_mean", "running_var"}
+    rms = nn.RMSNorm([3, 5], eps=1e-6)
+    assert rms.weight.shape == (3, 5)
+    close(rms(Tensor(x)), xf / np.sqrt((xf**2).mean((1, 2), keepdims=True) + 1e-6), 1e-5, 1e-5)
+
+
+def test_layer_modules():
+    x = r(1, 8, 3, 4)
+    close(nn.Identity(54, unused=1)(Tensor(x)), x, 0, 0)
+    close(nn.PixelUnshuffle(2)(nn.PixelShuffle(2)(Tensor(x))), x, 0, 0)
+    up = nn.Upsample(scale_factor=1.5, mode="bilinear", align_corners=True)
+    close(up(Tensor(x)), interp_ref(x, (4, 6), "bilinear", True))
+    close(nn.AdaptiveAvgPool2d((2, 3))(Tensor(x)), adaptive_ref(x, (2, 3), "avg"))
+    close(nn.AdaptiveMaxPool2d(3)(Tensor(x)), adaptive_ref(x, (3, 3), "max"))
+    x1 = r(2, 3, 7)
+    close(nn.AdaptiveAvgPool1d(3)(Tensor(x1)), adaptive_ref(x1, (3,), "avg"))
+    close(nn.MaxPool1d(3, 2, 1)(Tensor(x1)), pool_ref(x1, 3, 2, 1))
+    close(nn.AvgPool1d(2, ceil_mode=True)(Tensor(x1)), pool_ref(x1, 2, 2, 0, ceil=True, kind="avg"))
+    close(nn.MaxPool2d(2, 1, 0, 1, False, True)(Tensor(x)), pool_ref(x, 2, 1, 0, ceil=True))
+    close(nn.Unflatten(1, (2, 4))(Tensor(x)), x.reshape(1, 2, 4, 3, 4), 0, 0)
+    close(nn.ZeroPad2d((1, 2, 0, 1))(Tensor(x)), np.pad(x, ((0, 0), (0, 0), (0, 1), (1, 2))), 0, 0)
+    close(
+        nn.ConstantPad1d(2, 3.5)(Tensor(x1)),
+        np.pad(x1, ((0, 0), (0, 0), (2, 2)), constant_values=3.5),
+        0,
+        0,
+    )
+    close(
+        nn.ConstantPad2d(1, -1.0)(Tensor(x)),
+        np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-1),
+        0,
+        0,
+    )
+    close(
+        nn.ReflectionPad2d(2)(Tensor(x)),
+        np.pad(x, ((0, 0), (0, 0), (2, 2), (2, 2)), mode="reflect"),
+        0,
+        0,
+    )
+    close(
+        nn.ReplicationPad2d((0, 1, 2, 0))(Tensor(x)),
+        np.pad(x, ((0, 0), (0, 0), (2, 0), (0, 1)), mode="edge"),
+        0,
+        0,
+    )
+    a, b = r(3, 4), r(3, 4)
+    cos = (
+        (a.astype(F64) * b).sum(1)
+        / np.linalg.norm(a.astype(F64), axis=1)
+        / np.linalg.norm(b.astype(F64), axis=1)
+    )
+    close(nn.CosineSimilarity()(Tensor(a), Tensor(b)), cos)
+    close(nn.PairwiseDistance(p=1)(Tensor(a), Tensor(b)), np.abs(a.astype(F64) - b + 1e-6).sum(-1))
+    with pytest.raises(ValueError, match=r"ZeroPad2d: padding must be an int or 4 ints"):
+        nn.ZeroPad2d((1, 2))
+    drop = nn.Dropout2d(0.5).eval()
+    assert drop(Tensor(x)).numpy().tolist() == x.tolist()
+    with pytest.raises(ValueError, match=r"Dropout1d: p must be in \[0, 1\]"):
+        nn.Dropout1d(2.0)
+
+
+def test_activation_modules():
+    x = np.linspace(-4, 4, 17).astype(np.float32)
+    xf = x.astype(F64)
+    sp = np.log1p(np.exp(xf))
+    cases = [
+        (nn.LeakyReLU(0.2, inplace=True), np.where(xf > 0, xf, 0.2 * xf)),
+        (nn.ELU(0.5), np.where(xf > 0, xf, 0.5 * np.expm1(xf))),
+        (nn.CELU(2.0), np.maximum(xf, 0) + np.minimum(0, 2 * np.expm1(xf / 2))),
+        (nn.Hardtanh(-2, 1), np.clip(xf, -2, 1)),
+        (nn.ReLU6(), np.clip(xf, 0, 6)),
+        (nn.Hardsigmoid(), np.clip(xf / 6 + 0.5, 0, 1)),
+        (nn.Hardswish(), xf * np.clip(xf / 6 + 0.5, 0, 1)),
+        (nn.Mish(), xf * np.tanh(sp)),
+        (nn.Softplus(), sp),
+        (nn.Softsign(), xf / (1 + np.abs(xf))),
+        (nn.LogSigmoid(), -np.log1p(np.exp(-xf))),
+        (nn.Tanhshrink(), xf - np.tanh(xf)),
+        (nn.Hardshrink(1.0), np.where(np.abs(xf) > 1, xf, 0)),
+        (nn.Softshrink(1.0), np.sign(xf) * np.maximum(np.abs(xf) - 1, 0)),
+        (nn.Threshold(1.0, -3.0), np.where(xf > 1, xf, -3)),
+        (nn.ReLU(inplace=True), np.maximum(xf, 0)),
+        (nn.LogSoftmax(dim=0), xf - np.log(np.exp(xf).sum())),
+        (nn.Softmin(dim=0), np.exp(-xf) / np.exp(-xf).sum()),
+    ]
+    for m, ref in cases:
+        close(m(Tensor(x)), ref, 1e-5, 1e-5)
+    selu = 1.0507009873554805 * np.where(xf > 0, xf, 1.6732632423543772 * np.expm1(xf))
+    close(nn.SELU()(Tensor(x)), selu, 1e-5, 1e-5)
+    g = r(2, 6)
+    close(nn.GLU()(Tensor(g)), g[:, :3] / (1 + np.exp(-g[:, 3:].astype(F64))), 1e-5, 1e-5)
+    pr = nn.PReLU(3, init=0.1)
+    assert pr.weight.shape == (3,) and np.allclose(pr.weight.numpy(), 0.1)
+    assert list(pr.state_dict()) == ["weight"]
+    xp = r(2, 3, 2)
+    close(pr(Tensor(xp)), np.where(xp > 0, xp, 0.1 * xp))
+
+
+def test_containers_and_parameter():
+    mlfuse.manual_seed(0)
+
+    class Net(nn.Module):
+        def __init__(self):
+            self.blocks = nn.ModuleList([nn.Linear(3, 3), nn.ReLU()])
+            self.blocks.append(nn.Linear(3, 2))
+            self.heads = nn.ModuleDict({"a": nn.Linear(2, 1), "b": nn.LayerNorm(2)})
+            self.scale = nn.Parameter(Tensor.ones(2))
+
+        def forward(self, x):
+            for m in self.blocks:
+                x = m(x)
+            return self.heads["a"](x * self.scale) + self.heads["b"](x).sum(-1, keepdim=True)
+
+    net = Net()
+    assert set(net.state_dict()) == {
+        "blocks.0.weight",
+        "blocks.0.bias",
+        "blocks.2.weight",
+        "blocks.2.bias",
+        "heads.a.weight",
+        "heads.a.bias",
+        "heads.b.weight",
+        "heads.b.bias",
+        "scale",
+    }
+    assert [p for p, _ in net.named_modules()][:5] == [
+        "",
+        "blocks.",
+        "blocks.0.",
+        "blocks.1.",
+        "blocks.2.",
+    ]
+    assert (
+        len(net.blocks) == 3 and len(net.blocks[1:]) == 2 and list(net.heads.keys()) == ["a", "b"]
+    )
+    assert isinstance(net.scale, nn.Parameter) and not isinstance(Tensor.ones(2), nn.Parameter)
+    net.eval()
+    assert not net.heads["b"].training and not net.blocks[0].training
+    out = net(Tensor(r(4, 3)))
+    out.sum().backward()
+    assert net.scale.grad is not None and net.blocks[0].weight.grad is not None
+    del net.heads["b"]
+    assert "b" not in net.heads and "heads.b.weight" not in net.state_dict()
+    with pytest.raises(TypeError, match="ModuleList: entry 0 is not a Module"):
+        nn.ModuleList([3])
+    with pytest.raises(KeyError, match="is the name of a ModuleDict attribute"):
+        nn.ModuleDict({"keys": nn.ReLU()})
+    with pytest.raises(TypeError, match="Parameter: data must be a Tensor"):
+        nn.Parameter(np.ones(3))
+    p = nn.Parameter(Tensor(np.arange(3.0)), requires_grad=False)
+    assert not p.requires_grad and p.numpy().tolist() == [0.0, 1.0, 2.0]
+
+
+def test_loss_modules():
+    logits, labels = r(4, 5), np.array([0, 3, 4, 1])
+    w = Tensor(np.abs(r(5)) + 0.5)
+    ce = nn.CrossEntropyLoss(weight=w, label_smoothing=0.1)
+    assert set(ce.state_dict()) == {"weight"} and ce.parameters() == []
+    ref = F.cross_entropy(Tensor(logits), Tensor(labels), w, label_smoothing=0.1).numpy()
+    close(ce(Tensor(logits), Tensor(labels)), ref)
+    logp = F.log_softmax(Tensor(logits), 1)
+    close(
+        nn.NLLLoss(reduction="sum")(logp, Tensor(labels)), -logp.numpy()[np.arange(4), labels].sum()
+    )
+    a, b = r(3, 2), r(3, 2)
+    d = a.astype(F64) - b
+    close(nn.MSELoss()(Tensor(a), Tensor(b)), (d**2).mean())
+    close(nn.L1Loss(reduction="none")(Tensor(a), Tensor(b)), np.abs(d))
+    close(
+        nn.SmoothL1Loss(beta=0.5)(Tensor(a), Tensor(b)),
+        np.where(np.abs(d) < 0.5, d**2, np.abs(d) - 0.25).mean(),
+    )
+    close(
+        nn.HuberLoss(delta=0.5)(Tensor(a), Tensor(b)),
+        np.where(np.abs(d) < 0.5, 0.5 * d**2, 0.5 * (np.abs(d) - 0.25)).mean(),
+    )
+    p = 1 / (1 + np.exp(-a.astype(F64)))
+    y = (b > 0).astype(np.float32)
+    bce = -(y * np.log(p) + (1 - y) * np.log(1 - p))
+    close(nn.BCELoss()(Tensor(p.astype(np.float32)), Tensor(y)), bce.mean(), 1e-5, 1e-5)
+    pw = Tensor(np.array([2.0, 0.5], np.float32))
+    bcel = -(np.array([2.0, 0.5]) * y * np.log(p) + (1 - y) * np.log(1 - p))
+    close(nn.BCEWithLogitsLoss(pos_weight=pw)(Tensor(a), Tensor(y)), bcel.mean(), 1e-5, 1e-5)
+    q = np.exp(r(3, 2)).astype(np.float32)
+    q /= q.sum(1, keepdims=True)
+    kl = (q * (np.log(q.astype(F64)) - a)).sum() / 3
+    close(nn.KLDivLoss(reduction="batchmean")(Tensor(a), Tensor(q)), kl, 1e-5, 1e-5)
+    with pytest.raises(ValueError, match="MSELoss: reduction must be one of"):
+        nn.MSELoss(reduction="batchmean")
+    with pytest.raises(ValueError, match="size_average and reduce are deprecated"):
+        nn.L1Loss(size_average=False)
