@@ -103,6 +103,9 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out + bias if bias is not None else out
 
 
+_SPATIAL = {1: "L", 2: "H, W", 3: "D, H, W"}  # the spatial dims' names in messages
+
+
 def _tuple(v, n: int, what: str) -> tuple[int, ...]:
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
         return (int(v),) * n
@@ -167,9 +170,7 @@ def _window_view(xp: Tensor, kernel, stride, dilation, out_size) -> Tensor:
 
 def _conv_nd(x, weight, bias, stride, padding, dilation, groups, nd: int, name: str) -> Tensor:
     if x.ndim != nd + 2:
-        raise ValueError(
-            f"{name}: input must be (N, C, {'L' if nd == 1 else 'H, W'}), got {x.shape}"
-        )
+        raise ValueError(f"{name}: input must be (N, C, {_SPATIAL[nd]}), got {x.shape}")
     if weight.ndim != nd + 2:
         raise ValueError(f"{name}: weight must have {nd + 2} dims, got {weight.shape}")
     n, c = x.shape[:2]
@@ -374,16 +375,37 @@ def conv1d(
     return _conv_nd(x, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
-def _pool_geometry(x: Tensor, kernel_size, stride, padding, dilation, ceil_mode, name):
-    if x.ndim not in (3, 4):
-        raise ValueError(f"{name}: input must be (N, C, H, W) or (C, H, W), got {x.shape}")
-    kernel = _tuple(kernel_size, 2, f"{name}: kernel_size")
-    stride = kernel if stride is None else _tuple(stride, 2, f"{name}: stride")
-    pad = _tuple(padding, 2, f"{name}: padding")
-    dilation = _tuple(dilation, 2, f"{name}: dilation")
+def conv3d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
+    """3-d convolution: input (N, C, D, H, W), weight (O, C/groups, KD, KH, KW):
+    ``F.conv3d(x, w, padding=1)``."""
+    return _conv_nd(x, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def _pool_geometry(x: Tensor, kernel_size, stride, padding, dilation, ceil_mode, name, nd=2):
+    if x.ndim not in (nd + 1, nd + 2):
+        raise ValueError(
+            f"{name}: input must be (N, C, {_SPATIAL[nd]}) or (C, {_SPATIAL[nd]}), got {x.shape}"
+        )
+    kernel = _tuple(kernel_size, nd, f"{name}: kernel_size")
+    stride = kernel if stride is None else _tuple(stride, nd, f"{name}: stride")
+    pad = _tuple(padding, nd, f"{name}: padding")
+    dilation = _tuple(dilation, nd, f"{name}: dilation")
+    if any(v <= 0 for v in kernel + stride + dilation) or any(p < 0 for p in pad):
+        raise ValueError(
+            f"{name}: kernel {kernel}, stride {stride} and dilation {dilation} must be positive "
+            f"and padding {pad} not negative"
+        )
     if any(2 * p > k for p, k in zip(pad, kernel)):
         raise ValueError(f"{name}: padding {pad} must be at most half the kernel {kernel}")
-    spatial = x.shape[-2:]
+    spatial = x.shape[-nd:]
     out = []
     for s, k, st, p, d in zip(spatial, kernel, stride, pad, dilation):
         span = s + 2 * p - d * (k - 1) - 1
@@ -401,22 +423,108 @@ def _pool_geometry(x: Tensor, kernel_size, stride, padding, dilation, ceil_mode,
     return kernel, stride, pad, dilation, tuple(out), extra
 
 
-def max_pool2d(
-    x: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False
-) -> Tensor:
-    """Max over each window (padding reads -inf): ``F.max_pool2d(x, 2)``."""
-    batched = x.ndim == 4
+def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, nd, name) -> Tensor:
+    batched = x.ndim == nd + 2
     kernel, stride, pad, dilation, out, extra = _pool_geometry(
-        x, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d"
+        x, kernel_size, stride, padding, dilation, ceil_mode, name, nd
     )
-    x4 = x if batched else x.unsqueeze(0)
+    xb = x if batched else x.unsqueeze(0)
     low = -math.inf if x.dtype.is_float else int(np.iinfo(x.dtype.np).min)
-    xp = x4.pad(((0, 0), (0, 0), (pad[0], pad[0] + extra[0]), (pad[1], pad[1] + extra[1])), low)
+    xp = xb.pad(((0, 0), (0, 0)) + tuple((p, p + e) for p, e in zip(pad, extra)), low)
     acc = None
     for _, win in _windows(xp, kernel, stride, dilation, out):
         acc = win if acc is None else acc.maximum(win)
     assert acc is not None
     return acc if batched else acc.squeeze(0)
+
+
+def _avg_pool(
+    x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd, name
+) -> Tensor:
+    batched = x.ndim == nd + 2
+    kernel, stride, pad, dilation, out, extra = _pool_geometry(
+        x, kernel_size, stride, padding, 1, ceil_mode, name, nd
+    )
+    xb = (x if batched else x.unsqueeze(0))._float()
+    xp = xb.pad(((0, 0), (0, 0)) + tuple((p, p + e) for p, e in zip(pad, extra)))
+    total = None
+    for _, win in _windows(xp, kernel, stride, dilation, out):
+        total = win if total is None else total + win
+    assert total is not None
+    if divisor_override is not None:
+        if isinstance(divisor_override, bool) or divisor_override == 0:
+            raise ValueError(f"{name}: divisor_override must be a non-zero number")
+        res = total * (1.0 / divisor_override)
+    elif count_include_pad and not any(extra):
+        res = total * (1.0 / math.prod(kernel))
+    else:
+        # count what each window covers: the input (and the zero padding when it counts)
+        ones = Tensor.ones(*xb.shape[2:], dtype=xb.dtype, device=xb.device)
+        if count_include_pad:
+            ones = ones.pad(tuple((p, p) for p in pad), 1.0)
+            cnt_src = ones.pad(tuple((0, e) for e in extra))
+        else:
+            cnt_src = ones.pad(tuple((p, p + e) for p, e in zip(pad, extra)))
+        cnt_src = cnt_src.reshape((1, 1) + cnt_src.shape)
+        count = None
+        for _, win in _windows(cnt_src, kernel, stride, dilation, out):
+            count = win if count is None else count + win
+        res = total / count
+    return res if batched else res.squeeze(0)
+
+
+def _no_indices(return_indices: bool, name: str) -> None:
+    if return_indices:
+        raise NotImplementedError(f"{name}: return_indices=True is not supported")
+
+
+def max_pool1d(
+    x: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor:
+    """Max over each window of (N, C, L) or (C, L): ``F.max_pool1d(x, 3, stride=2)``."""
+    _no_indices(return_indices, "max_pool1d")
+    return _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, 1, "max_pool1d")
+
+
+def max_pool2d(
+    x: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False
+) -> Tensor:
+    """Max over each window (padding reads -inf): ``F.max_pool2d(x, 2)``."""
+    return _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, 2, "max_pool2d")
+
+
+def max_pool3d(
+    x: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor:
+    """Max over each window of (N, C, D, H, W) or (C, D, H, W): ``F.max_pool3d(x, 2)``."""
+    _no_indices(return_indices, "max_pool3d")
+    return _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, 3, "max_pool3d")
+
+
+def avg_pool1d(
+    x: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """Mean over each window of (N, C, L) or (C, L): ``F.avg_pool1d(x, 3, stride=2)``."""
+    return _avg_pool(
+        x, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1, "avg_pool1d"
+    )
 
 
 def avg_pool2d(
@@ -430,41 +538,26 @@ def avg_pool2d(
 ) -> Tensor:
     """Mean over each window: ``F.avg_pool2d(x, 2)``; ``count_include_pad=False``
     divides by the number of input elements in the window."""
-    batched = x.ndim == 4
-    kernel, stride, pad, dilation, out, extra = _pool_geometry(
-        x, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d"
-    )
-    x4 = (x if batched else x.unsqueeze(0))._float()
-    pads = ((0, 0), (0, 0), (pad[0], pad[0] + extra[0]), (pad[1], pad[1] + extra[1]))
-    xp = x4.pad(pads)
-    total = None
-    for _, win in _windows(xp, kernel, stride, dilation, out):
-        total = win if total is None else total + win
-    assert total is not None
-    if divisor_override is not None:
-        res = total * (1.0 / divisor_override)
-    elif count_include_pad and not any(extra):
-        res = total * (1.0 / (kernel[0] * kernel[1]))
-    else:
-        # count what each window covers: the input (and the zero padding when it counts)
-        ones = Tensor.ones(*x4.shape[-2:], dtype=x4.dtype, device=x4.device)
-        if count_include_pad:
-            ones = ones.pad(((pad[0], pad[0]), (pad[1], pad[1])), 1.0)
-            lo = (0, 0)
-        else:
-            lo = pad
-        cnt_src = ones.pad(
-            (
-                (lo[0], extra[0] + (0 if count_include_pad else pad[0])),
-                (lo[1], extra[1] + (0 if count_include_pad else pad[1])),
-            )
-        )
-        cnt_src = cnt_src.reshape((1, 1) + cnt_src.shape)
-        count = None
-        for _, win in _windows(cnt_src, kernel, stride, dilation, out):
-            count = win if count is None else count + win
-        res = total / count
-    return res if batched else res.squeeze(0)
+    return _avg_pool(
+        x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2,
+        "avg_pool2d",
+    )  # fmt: skip
+
+
+def avg_pool3d(
+    x: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """Mean over each window of (N, C, D, H, W) or (C, D, H, W): ``F.avg_pool3d(x, 2)``."""
+    return _avg_pool(
+        x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3,
+        "avg_pool3d",
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------
@@ -930,3 +1023,731 @@ def kl_div(
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction, "kl_div")
+
+
+# ---------------------------------------------------------------------------
+# more pooling, resampling and rearranging
+# ---------------------------------------------------------------------------
+
+
+def adaptive_avg_pool1d(x: Tensor, output_size) -> Tensor:
+    """Average over PyTorch's adaptive windows of (N, C, L) or (C, L):
+    ``F.adaptive_avg_pool1d(x, 4)``."""
+    if x.ndim not in (2, 3):
+        raise ValueError(f"adaptive_avg_pool1d: input must be (N, C, L) or (C, L), got {x.shape}")
+    (o,) = _tuple(output_size, 1, "adaptive_avg_pool1d: output_size")
+    if o <= 0:
+        raise ValueError(f"adaptive_avg_pool1d: output_size must be positive, got {output_size!r}")
+    return adaptive_avg_pool2d(x.unsqueeze(-2), (1, o)).squeeze(-2)
+
+
+def _adaptive_sizes(x: Tensor, output_size, nd: int, name: str) -> tuple[int, ...]:
+    if x.ndim not in (nd + 1, nd + 2):
+        raise ValueError(
+            f"{name}: input must be (N, C, {_SPATIAL[nd]}) or (C, {_SPATIAL[nd]}), got {x.shape}"
+        )
+    spatial = x.shape[-nd:]
+    if isinstance(output_size, (tuple, list)) and len(output_size) == nd:
+        out = tuple(s if o is None else o for o, s in zip(output_size, spatial))
+    else:
+        out = _tuple(output_size, nd, f"{name}: output_size")
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 for v in out):
+        raise ValueError(f"{name}: output_size must be positive ints, got {output_size!r}")
+    return tuple(int(v) for v in out)
+
+
+def _adaptive_max_last(x: Tensor, out: int) -> Tensor:
+    """PyTorch's adaptive max windows along the last dim of ``x``."""
+    size = x.shape[-1]
+    if size % out == 0:
+        return x.reshape(x.shape[:-1] + (out, size // out)).max(-1)
+    m = np.zeros((out, size), bool)
+    for i in range(out):
+        m[i, (i * size) // out : -(-((i + 1) * size) // out)] = True
+    low = -math.inf if x.dtype.is_float else int(np.iinfo(x.dtype.np).min)
+    return Tensor(m, device=x.device).where(x.unsqueeze(-2), low).max(-1)
+
+
+def adaptive_max_pool1d(x: Tensor, output_size, return_indices: bool = False) -> Tensor:
+    """Max over PyTorch's adaptive windows of (N, C, L) or (C, L):
+    ``F.adaptive_max_pool1d(x, 4)``."""
+    _no_indices(return_indices, "adaptive_max_pool1d")
+    (o,) = _adaptive_sizes(x, output_size, 1, "adaptive_max_pool1d")
+    return _adaptive_max_last(x, o)
+
+
+def adaptive_max_pool2d(x: Tensor, output_size, return_indices: bool = False) -> Tensor:
+    """Max over PyTorch's adaptive windows (overlapping where the sizes do not
+    divide): ``F.adaptive_max_pool2d(x, (3, 3))``."""
+    _no_indices(return_indices, "adaptive_max_pool2d")
+    oh, ow = _adaptive_sizes(x, output_size, 2, "adaptive_max_pool2d")
+    y = _adaptive_max_last(x, ow)
+    return _adaptive_max_last(y.transpose(-1, -2), oh).transpose(-1, -2)
+
+
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def _source_scale(i: int, o: int, scale, align_corners: bool, ft):
+    """PyTorch's source-index step (``area_pixel_compute_scale``) in ``ft``."""
+    if align_corners:
+        return ft(i - 1) / ft(o - 1) if o > 1 else ft(0)
+    return ft(1.0 / scale) if scale is not None and scale > 0 else ft(i) / ft(o)
+
+
+def interpolate(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    size=None,
+    scale_factor=None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
+) -> Tensor:
+    """Resize the spatial dims of (N, C, *spatial) to ``size`` or by
+    ``scale_factor`` with PyTorch's index rules; ``mode`` ``"nearest"``,
+    ``"nearest-exact"``, ``"linear"`` (3-d), ``"bilinear"`` (4-d),
+    ``"trilinear"`` (5-d) or ``"area"``:
+    ``F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)``."""
+    x = input
+    modes = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "area")
+    if mode not in modes:
+        raise ValueError(f"interpolate: mode must be one of {modes}, got {mode!r}")
+    nd = x.ndim - 2
+    if not 1 <= nd <= 3:
+        raise ValueError(
+            f"interpolate: input must be (N, C, *spatial) with 1 to 3 spatial dims, got {x.shape}"
+        )
+    if mode in _INTERP_DIMS and _INTERP_DIMS[mode] != nd:
+        raise ValueError(
+            f"interpolate: mode {mode!r} needs a {_INTERP_DIMS[mode] + 2}-d input, got {x.shape}"
+        )
+    if align_corners is not None and mode not in _INTERP_DIMS:
+        raise ValueError(
+            "interpolate: align_corners can only be set with the modes 'linear', 'bilinear' "
+            f"and 'trilinear', not {mode!r}"
+        )
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: give exactly one of size and scale_factor")
+    spatial = x.shape[2:]
+    if size is not None:
+        out = _tuple(size, nd, "interpolate: size")
+        scales: tuple = (None,) * nd
+    else:
+        sf = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * nd
+        if len(sf) != nd or not all(
+            isinstance(f, (int, float)) and not isinstance(f, bool) and f > 0 for f in sf
+        ):
+            raise ValueError(
+                f"interpolate: scale_factor must be a positive number or {nd} of them, "
+                f"got {scale_factor!r}"
+            )
+        out = tuple(math.floor(float(s) * f) for s, f in zip(spatial, sf))
+        scales = (None,) * nd if recompute_scale_factor else tuple(float(f) for f in sf)
+    if any(o <= 0 for o in out):
+        raise ValueError(f"interpolate: the output size {out} of {x.shape} must be positive")
+    if mode == "area":
+        if nd == 1:
+            return adaptive_avg_pool1d(x, out)
+        if nd == 2:
+            return adaptive_avg_pool2d(x, out)
+        raise ValueError(f"interpolate: mode 'area' needs a 3-d or 4-d input, got {x.shape}")
+    if mode not in ("nearest", "nearest-exact"):
+        x = x._float()
+    # PyTorch computes the source positions in float (double for double inputs)
+    ft = np.float64 if x.dtype == dtypes.float64 else np.float32
+    for d, (i, o, sc) in enumerate(zip(spatial, out, scales)):
+        axis = 2 + d
+        dst = np.arange(o, dtype=ft)
+        if mode == "nearest":
+            if o == i:
+                continue
+            src = (
+                np.arange(o) // 2
+                if o == 2 * i
+                else np.floor(dst * _source_scale(i, o, sc, False, ft))
+            )
+            idx = np.minimum(src.astype(np.int64), i - 1)
+            x = x.index_select(axis, Tensor(idx, device=x.device))
+            continue
+        if mode == "nearest-exact":
+            src = np.floor((dst + ft(0.5)) * _source_scale(i, o, sc, False, ft))
+            idx = np.minimum(src.astype(np.int64), i - 1)
+            if o != i or (idx != np.arange(o)).any():
+                x = x.index_select(axis, Tensor(idx, device=x.device))
+            continue
+        scale = _source_scale(i, o, sc, bool(align_corners), ft)
+        if align_corners:
+            real = dst * scale
+        else:
+            real = np.maximum(scale * (dst + ft(0.5)) - ft(0.5), ft(0))
+        i0 = real.astype(np.int64)
+        i1 = i0 + (i0 < i - 1)
+        lam1 = np.clip(real - i0.astype(ft), 0, 1).astype(ft)
+        if o == i and (i0 == np.arange(o)).all() and not lam1.any():
+            continue
+        shape = (o,) + (1,) * (nd - d - 1)
+        l1 = Tensor(lam1.reshape(shape), dtype=x.dtype, device=x.device)
+        l0 = Tensor((1 - lam1).reshape(shape), dtype=x.dtype, device=x.device)
+        a = x.index_select(axis, Tensor(i0, device=x.device))
+        b = x.index_select(axis, Tensor(i1, device=x.device))
+        x = a * l0 + b * l1
+    return x
+
+
+def upsample(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    size=None,
+    scale_factor=None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """``interpolate`` under its older name: ``F.upsample(x, scale_factor=2)``."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:  # noqa: A002
+    """``interpolate(mode="nearest")``: ``F.upsample_nearest(x, scale_factor=2)``."""
+    return interpolate(input, size, scale_factor, "nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:  # noqa: A002
+    """``interpolate(mode="bilinear", align_corners=True)``, as PyTorch:
+    ``F.upsample_bilinear(x, scale_factor=2)``."""
+    return interpolate(input, size, scale_factor, "bilinear", align_corners=True)
+
+
+def pixel_shuffle(x: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C r^2, H, W) -> (*, C, H r, W r): ``F.pixel_shuffle(x, 2)``."""
+    r = upscale_factor
+    if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r <= 0:
+        raise ValueError(f"pixel_shuffle: upscale_factor must be a positive int, got {r!r}")
+    if x.ndim < 3 or x.shape[-3] % (r * r):
+        raise ValueError(
+            f"pixel_shuffle: input must be (*, C * {r * r}, H, W) (channels divisible by "
+            f"upscale_factor**2), got {x.shape}"
+        )
+    *lead, c, h, w = x.shape
+    lead, k = tuple(lead), len(lead)
+    y = x.reshape(lead + (c // (r * r), r, r, h, w))
+    y = y.permute(tuple(range(k)) + (k, k + 3, k + 1, k + 4, k + 2))
+    return y.reshape(lead + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(x: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H r, W r) -> (*, C r^2, H, W), the inverse of ``pixel_shuffle``:
+    ``F.pixel_unshuffle(x, 2)``."""
+    r = downscale_factor
+    if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r <= 0:
+        raise ValueError(f"pixel_unshuffle: downscale_factor must be a positive int, got {r!r}")
+    if x.ndim < 3 or x.shape[-2] % r or x.shape[-1] % r:
+        raise ValueError(
+            f"pixel_unshuffle: input must be (*, C, H, W) with H and W divisible by {r}, "
+            f"got {x.shape}"
+        )
+    *lead, c, h, w = x.shape
+    lead, k = tuple(lead), len(lead)
+    y = x.reshape(lead + (c, h // r, r, w // r, r))
+    y = y.permute(tuple(range(k)) + (k, k + 2, k + 4, k + 1, k + 3))
+    return y.reshape(lead + (c * r * r, h // r, w // r))
+
+
+def _unfold_geometry(x, kernel_size, dilation, padding, stride, name):
+    kernel = _tuple(kernel_size, 2, f"{name}: kernel_size")
+    dilation = _tuple(dilation, 2, f"{name}: dilation")
+    pad = _tuple(padding, 2, f"{name}: padding")
+    stride = _tuple(stride, 2, f"{name}: stride")
+    if any(v <= 0 for v in kernel + dilation + stride) or any(p < 0 for p in pad):
+        raise ValueError(
+            f"{name}: kernel_size {kernel}, dilation {dilation} and stride {stride} must be "
+            f"positive and padding {pad} not negative"
+        )
+    return kernel, dilation, pad, stride
+
+
+def unfold(x: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """The sliding windows of (N, C, H, W) as columns (N, C kh kw, L) (im2col):
+    ``F.unfold(x, 3, padding=1)``."""
+    if x.ndim not in (3, 4):
+        raise ValueError(f"unfold: input must be (N, C, H, W) or (C, H, W), got {x.shape}")
+    kernel, dilation, pad, stride = _unfold_geometry(
+        x, kernel_size, dilation, padding, stride, "unfold"
+    )
+    xb = x if x.ndim == 4 else x.unsqueeze(0)
+    n, c, h, w = xb.shape
+    out = tuple(
+        (s + 2 * p - d * (k - 1) - 1) // st + 1
+        for s, p, d, k, st in zip((h, w), pad, dilation, kernel, stride)
+    )
+    if any(o <= 0 for o in out):
+        raise ValueError(
+            f"unfold: the kernel {kernel} (dilation {dilation}) does not fit the padded input "
+            f"{(h + 2 * pad[0], w + 2 * pad[1])}"
+        )
+    xp = xb.pad(((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
+    cols = _window_view(xp, kernel, stride, dilation, out)
+    cols = cols.reshape(n, c * kernel[0] * kernel[1], out[0] * out[1])
+    return cols if x.ndim == 4 else cols.squeeze(0)
+
+
+def fold(x: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Sum columns (N, C kh kw, L) back into (N, C, H, W), the adjoint of
+    ``unfold`` (col2im): ``F.fold(cols, (4, 5), 2)``."""
+    if x.ndim not in (2, 3):
+        raise ValueError(
+            f"fold: input must be (N, C * kh * kw, L) or (C * kh * kw, L), got {x.shape}"
+        )
+    kernel, dilation, pad, stride = _unfold_geometry(
+        x, kernel_size, dilation, padding, stride, "fold"
+    )
+    size = _tuple(output_size, 2, "fold: output_size")
+    xb = x if x.ndim == 3 else x.unsqueeze(0)
+    n, ck, ln = xb.shape
+    kk = kernel[0] * kernel[1]
+    out = tuple(
+        (s + 2 * p - d * (k - 1) - 1) // st + 1
+        for s, p, d, k, st in zip(size, pad, dilation, kernel, stride)
+    )
+    if ck % kk or any(o <= 0 for o in out) or out[0] * out[1] != ln:
+        raise ValueError(
+            f"fold: input {x.shape} must have C * {kk} rows and {max(out[0], 0) * max(out[1], 0)} "
+            f"blocks for output_size {size}, kernel {kernel}, dilation {dilation}, padding "
+            f"{pad} and stride {stride}"
+        )
+    c = ck // kk
+    blocks = xb.reshape(n, c, kernel[0], kernel[1], out[0], out[1])
+    full = (size[0] + 2 * pad[0], size[1] + 2 * pad[1])
+    acc = None
+    for i, j in np.ndindex(*kernel):
+        t = blocks[:, :, i, j]
+        if any(st > 1 for st in stride):  # stride: zeros between the block's elements
+            t = t.reshape(n, c, out[0], 1, out[1], 1)
+            t = t.pad(((0, 0), (0, 0), (0, 0), (0, stride[0] - 1), (0, 0), (0, stride[1] - 1)))
+            t = t.reshape(n, c, out[0] * stride[0], out[1] * stride[1])
+            t = t.shrink(((0, n), (0, c), (0, (out[0] - 1) * stride[0] + 1),
+                          (0, (out[1] - 1) * stride[1] + 1)))  # fmt: skip
+        lo = (i * dilation[0], j * dilation[1])
+        t = t.pad(
+            ((0, 0), (0, 0)) + tuple((a, f - a - s) for a, f, s in zip(lo, full, t.shape[2:]))
+        )
+        acc = t if acc is None else acc + t
+    assert acc is not None
+    res = acc.shrink(((0, n), (0, c), (pad[0], pad[0] + size[0]), (pad[1], pad[1] + size[1])))
+    return res if x.ndim == 3 else res.squeeze(0)
+
+
+# ---------------------------------------------------------------------------
+# more normalization
+# ---------------------------------------------------------------------------
+
+
+def instance_norm(
+    x: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each channel of each sample over its spatial dims (the running
+    statistics, when given, are updated with the batch mean of the per-sample
+    ones): ``F.instance_norm(x, weight=w, bias=b)``."""
+    if x.ndim < 3:
+        raise ValueError(f"instance_norm: input must be (N, C, *spatial), got {x.shape}")
+    c = x.shape[1]
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    for t, what in ((running_mean, "running_mean"), (running_var, "running_var"),
+                    (weight, "weight"), (bias, "bias")):  # fmt: skip
+        if t is not None and t.shape != (c,):
+            raise ValueError(f"instance_norm: {what} must be ({c},), got {t.shape}")
+    xf = x._float()
+    axes = tuple(range(2, x.ndim))
+    if use_input_stats:
+        mean = xf.mean(axes, keepdim=True)
+        var = xf.var(axes, keepdim=True, correction=0)
+        n = math.prod(x.shape[2:])
+        with no_grad():  # running statistics are state, not part of the gradient
+            if running_mean is not None:
+                m = mean.detach().reshape(x.shape[:2]).mean(0)
+                running_mean.assign(running_mean * (1 - momentum) + m * momentum)
+            if running_var is not None:
+                v = var.detach().reshape(x.shape[:2]).mean(0) * (n / max(n - 1, 1))
+                running_var.assign(running_var * (1 - momentum) + v * momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError(
+                "instance_norm: use_input_stats=False needs running_mean and running_var"
+            )
+        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
+    out = (xf - mean) * (var + eps).rsqrt()
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def rms_norm(
+    x: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None
+) -> Tensor:
+    """``x / sqrt(mean(x^2) + eps)`` over the last dims ``normalized_shape``
+    (``eps`` None: the dtype's machine epsilon, as PyTorch):
+    ``F.rms_norm(x, (64,), w)``."""
+    ns = (
+        tuple(normalized_shape)
+        if isinstance(normalized_shape, (tuple, list))
+        else (normalized_shape,)
+    )
+    if x.shape[x.ndim - len(ns) :] != ns:
+        raise ValueError(f"rms_norm: normalized_shape {ns} is not the end of the input {x.shape}")
+    if weight is not None and weight.shape != ns:
+        raise ValueError(f"rms_norm: weight must be {ns}, got {weight.shape}")
+    xf = x._float()
+    if eps is None:
+        eps = float(np.finfo(np.float64 if xf.dtype == dtypes.float64 else np.float32).eps)
+    axes = tuple(range(x.ndim - len(ns), x.ndim))
+    out = xf * ((xf * xf).mean(axes, keepdim=True) + eps).rsqrt()
+    return out * weight if weight is not None else out
+
+
+def local_response_norm(
+    x: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """Divide by ``(k + alpha * mean of x^2 over size neighbouring channels)^beta``:
+    ``F.local_response_norm(x, 5)``."""
+    if x.ndim < 3:
+        raise ValueError(f"local_response_norm: input must be (N, C, *spatial), got {x.shape}")
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size <= 0:
+        raise ValueError(f"local_response_norm: size must be a positive int, got {size!r}")
+    xf = x._float()
+    c = x.shape[1]
+    sq = (xf * xf).pad(((0, 0), (size // 2, (size - 1) // 2)) + ((0, 0),) * (x.ndim - 2))
+    full = tuple((0, s) for s in x.shape)
+    total = None
+    for i in range(size):
+        win = sq.shrink(full[:1] + ((i, i + c),) + full[2:])
+        total = win if total is None else total + win
+    assert total is not None
+    return xf / (total * (alpha / size) + k) ** beta
+
+
+# ---------------------------------------------------------------------------
+# more activations and dropout
+# ---------------------------------------------------------------------------
+
+
+def threshold(x: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > threshold``, else ``value``: ``F.threshold(x, 0.1, 0.0)``."""
+    return (x > threshold).where(x, value)
+
+
+def prelu(x: Tensor, weight: Tensor) -> Tensor:
+    """``max(0, x) + weight * min(0, x)``, ``weight`` one slope or one per
+    channel (dim 1): ``F.prelu(x, a)``."""
+    if weight.ndim != 1:
+        raise ValueError(f"prelu: weight must be 1-d, got {weight.shape}")
+    c = x.shape[1] if x.ndim >= 2 else (x.shape[0] if x.ndim else 1)
+    if weight.shape[0] not in (1, c):
+        raise ValueError(
+            f"prelu: weight {weight.shape} must have 1 or {c} (the input {x.shape}'s channels) "
+            "entries"
+        )
+    if weight.shape[0] > 1 and x.ndim >= 2:
+        weight = weight.reshape((1, c) + (1,) * (x.ndim - 2))
+    elif weight.shape[0] == 1:
+        weight = weight.reshape(())
+    return (x > 0).where(x, x * weight)
+
+
+def hardshrink(x: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0: ``F.hardshrink(x)``."""
+    return (x.abs() > lambd).where(x, 0)
+
+
+def softshrink(x: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0:
+    ``F.softshrink(x)``."""
+    if lambd < 0:
+        raise ValueError(f"softshrink: lambd must be >= 0, got {lambd}")
+    return (x > lambd).where(x - lambd, (x < -lambd).where(x + lambd, 0))
+
+
+def tanhshrink(x: Tensor) -> Tensor:
+    """``x - tanh(x)``: ``F.tanhshrink(x)``."""
+    return x - x.tanh()
+
+
+def _channel_dropout(x: Tensor, p: float, training: bool, nd: int, name: str) -> Tensor:
+    if not 0 <= p <= 1:
+        raise ValueError(f"{name}: p must be in [0, 1], got {p}")
+    if x.ndim not in (nd + 1, nd + 2):
+        raise ValueError(
+            f"{name}: input must be (N, C, {_SPATIAL[nd]}) or (C, {_SPATIAL[nd]}), got {x.shape}"
+        )
+    if not training or p == 0:
+        return x
+    if p == 1:
+        return x * 0
+    lead = x.ndim - nd  # the batch and channel dims: one draw per channel
+    shape = x.shape[:lead] + (1,) * nd
+    keep = Tensor(_rng(None).random(shape) >= p, device=x.device)
+    return keep.where(x * (1 / (1 - p)), 0)
+
+
+def dropout1d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, L) or (C, L) with probability ``p``, scale
+    the rest by ``1 / (1 - p)``: ``F.dropout1d(x, 0.2)``."""
+    return _channel_dropout(x, p, training, 1, "dropout1d")
+
+
+def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, H, W) or (C, H, W) with probability ``p``,
+    scale the rest by ``1 / (1 - p)``: ``F.dropout2d(x, 0.2)``."""
+    return _channel_dropout(x, p, training, 2, "dropout2d")
+
+
+def dropout3d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W): ``F.dropout3d(x, 0.2)``."""
+    return _channel_dropout(x, p, training, 3, "dropout3d")
+
+
+def alpha_dropout(x: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False):
+    """Dropout that keeps SELU's zero mean and unit variance: dropped elements
+    become SELU's negative saturation, then all are scaled and shifted (the
+    identity unless ``training``, PyTorch's default False):
+    ``F.alpha_dropout(x, 0.1, training=True)``."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"alpha_dropout: p must be in [0, 1], got {p}")
+    if not training or p == 0:
+        return x
+    if p == 1:
+        return x * 0
+    alpha = 1.7580993408473766  # -selu's scale * alpha
+    a = 1 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    keep = Tensor(_rng(None).random(x.shape) >= p, device=x.device)
+    return keep.where(x * a, -alpha * a) + alpha * a * p
+
+
+# ---------------------------------------------------------------------------
+# distances and more losses
+# ---------------------------------------------------------------------------
+
+
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
+    """``||x1 - x2 + eps||_p`` along the last dim (inputs broadcast):
+    ``F.pairwise_distance(a, b)``."""
+    a, b = x1._float()._operands(x2)
+    if a.ndim == 0:
+        raise ValueError("pairwise_distance: inputs must have at least 1 dim")
+    return (a - b + eps).norm(p, dim=-1, keepdim=keepdim)
+
+
+def _same_shape(name: str, **ts: Tensor) -> None:
+    shapes = {k: t.shape for k, t in ts.items()}
+    if len(set(shapes.values())) > 1:
+        raise ValueError(
+            f"{name}: " + ", ".join(f"{k} {s}" for k, s in shapes.items()) + " must match"
+        )
+
+
+def margin_ranking_loss(
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
+) -> Tensor:
+    """``max(0, -target (input1 - input2) + margin)``, target in {1, -1}:
+    ``F.margin_ranking_loss(a, b, y, margin=0.5)``."""
+    _same_shape("margin_ranking_loss", input1=input1, input2=input2, target=target)
+    loss = (-target * (input1 - input2) + margin)._float().relu()
+    return _reduce(loss, reduction, "margin_ranking_loss")
+
+
+def hinge_embedding_loss(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    target: Tensor,
+    margin: float = 1.0,
+    reduction: str = "mean",
+) -> Tensor:
+    """``x`` where target is 1, ``max(0, margin - x)`` where it is -1:
+    ``F.hinge_embedding_loss(d, y)``."""
+    x = input._float()
+    zero = x * 0
+    loss = (target != 1).where((margin - x).relu(), zero) + (target != -1).where(x, zero)
+    return _reduce(loss, reduction, "hinge_embedding_loss")
+
+
+def _deprecated_reduction(name: str, size_average, reduce) -> None:
+    if size_average is not None or reduce is not None:
+        raise ValueError(f"{name}: size_average and reduce are deprecated, use reduction=")
+
+
+def poisson_nll_loss(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    size_average=None,
+    eps: float = 1e-8,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Poisson negative log-likelihood: ``exp(input) - target * input`` for log
+    rates, ``input - target * log(input + eps)`` for rates; ``full`` adds
+    Stirling's term where target > 1: ``F.poisson_nll_loss(log_rate, counts)``."""
+    _deprecated_reduction("poisson_nll_loss", size_average, reduce)
+    x, t = input._float(), target._float()
+    loss = x.exp() - t * x if log_input else x - t * (x + eps).log()
+    if full:
+        ts = t.maximum(1)  # the term is 0 where target <= 1; keep log's input positive
+        stirling = ts * ts.log() - ts + 0.5 * (2 * math.pi * ts).log()
+        loss = loss + (t > 1).where(stirling, 0)
+    return _reduce(loss, reduction, "poisson_nll_loss")
+
+
+def gaussian_nll_loss(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    target: Tensor,
+    var: Tensor,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """Gaussian negative log-likelihood ``0.5 (log var + (input - target)^2 / var)``
+    (var clamped at ``eps``, the clamp passing gradients through, as PyTorch;
+    ``var`` may omit or have size 1 in the last dim): ``F.gaussian_nll_loss(mu, y, var)``."""
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif not (input.shape[:-1] == var.shape[:-1] and var.shape[-1:] == (1,)):
+            raise ValueError(
+                f"gaussian_nll_loss: var {var.shape} must be the input's shape {input.shape}, "
+                "or it without (or with size 1 in) the last dim"
+            )
+    if eps < 0:
+        raise ValueError(f"gaussian_nll_loss: eps must be >= 0, got {eps}")
+    v = var._float()
+    v = v + (v.maximum(eps) - v).detach()  # clamped value, identity gradient
+    d = input._float() - target
+    loss = 0.5 * (v.log() + d * d / v)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction, "gaussian_nll_loss")
+
+
+def cosine_embedding_loss(
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
+) -> Tensor:
+    """``1 - cos(x1, x2)`` where target is 1, ``max(0, cos - margin)`` where it
+    is -1 (cosine along dim 1, or dim 0 of 1-d inputs):
+    ``F.cosine_embedding_loss(a, b, y)``."""
+    if input1.shape != input2.shape or input1.ndim not in (1, 2):
+        raise ValueError(
+            f"cosine_embedding_loss: inputs must be (N, D) or (D,) of one shape, got "
+            f"{input1.shape} and {input2.shape}"
+        )
+    if target.shape != input1.shape[:-1]:
+        raise ValueError(
+            f"cosine_embedding_loss: target must be {input1.shape[:-1]}, got {target.shape}"
+        )
+    a, b = input1._float(), input2._float()
+    eps = 1e-12  # PyTorch's: added to each squared magnitude
+    cos = (a * b).sum(-1) / (((a * a).sum(-1) + eps) * ((b * b).sum(-1) + eps)).sqrt()
+    zero = cos * 0
+    loss = (target == 1).where(1 - cos, zero) + (target == -1).where((cos - margin).relu(), zero)
+    return _reduce(loss, reduction, "cosine_embedding_loss")
+
+
+def soft_margin_loss(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    target: Tensor,
+    reduction: str = "mean",
+) -> Tensor:
+    """``log(1 + exp(-target * input))``, target in {1, -1}:
+    ``F.soft_margin_loss(x, y)``."""
+    _same_shape("soft_margin_loss", input=input, target=target)
+    return _reduce(-(target * input._float()).logsigmoid(), reduction, "soft_margin_loss")
+
+
+def multilabel_soft_margin_loss(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Per-class binary cross entropy of logits, averaged over the classes
+    (the last dim): ``F.multilabel_soft_margin_loss(logits, multi_hot)``."""
+    _same_shape("multilabel_soft_margin_loss", input=input, target=target)
+    x = input._float()
+    loss = -(target * x.logsigmoid() + (1 - target) * (-x).logsigmoid())
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(-1) * (1 / x.shape[-1])
+    return _reduce(loss, reduction, "multilabel_soft_margin_loss")
+
+
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2,
+    eps: float = 1e-6,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with ``pairwise_distance``;
+    ``swap`` uses the smaller of d(a, n) and d(p, n):
+    ``F.triplet_margin_loss(a, pos, neg)``."""
+    if not anchor.ndim == positive.ndim == negative.ndim or anchor.ndim not in (1, 2):
+        raise ValueError(
+            f"triplet_margin_loss: anchor {anchor.shape}, positive {positive.shape} and "
+            f"negative {negative.shape} must all be (N, D) or (D,)"
+        )
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_loss: margin must be > 0, got {margin}")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = d_neg.minimum(pairwise_distance(positive, negative, p, eps))
+    return _reduce((d_pos - d_neg + margin).relu(), reduction, "triplet_margin_loss")
+
+
+def multi_margin_loss(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Multi-class hinge loss: ``sum_{i != y} max(0, margin - x[y] + x[i])^p / C``
+    for scores (N, C) or (C,) and class indices ``y``:
+    ``F.multi_margin_loss(scores, labels)``."""
+    if p not in (1, 2):
+        raise ValueError(f"multi_margin_loss: p must be 1 or 2, got {p!r}")
+    if input.ndim not in (1, 2) or target.shape != input.shape[:-1]:
+        raise ValueError(
+            f"multi_margin_loss: input must be (N, C) or (C,) and target (N,) or (), got "
+            f"{input.shape} and {target.shape}"
+        )
+    if target.dtype.is_float:
+        raise TypeError(
+            f"multi_margin_loss: target must hold class indices, got {target.dtype.name}"
+        )
+    x = input._float()
+    c = x.shape[-1]
+    hit = target.unsqueeze(-1).cast(dtypes.int64) == Tensor.arange(c, device=x.device)
+    xy = hit.where(x, 0).sum(-1, keepdim=True)
+    h = (margin - xy + x).relu()
+    if p == 2:
+        h = h * h
+    if weight is not None:
+        if weight.shape != (c,):
+            raise ValueError(f"multi_margin_loss: weight must be ({c},), got {weight.shape}")
+        h = h * hit.where(weight, 0).sum(-1, keepdim=True)
+    loss = hit.where(0, h).sum(-1) * (1 / c)
+    return _reduce(loss, reduction, "multi_margin_loss")

@@ -185,9 +185,12 @@ class Linear(Module):
         )
 
 
-class Conv2d(Module):
-    """2-d convolution with weight (out, in / groups, kh, kw):
-    ``nn.Conv2d(3, 16, 3, padding=1)(x)``."""
+_PAD_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+class _ConvNd(Module):
+    _nd = 2
+    _transposed = False
 
     def __init__(
         self,
@@ -199,30 +202,37 @@ class Conv2d(Module):
         dilation=1,
         groups: int = 1,
         bias: bool = True,
+        padding_mode: str = "zeros",
+        output_padding=0,
     ) -> None:
-        _positive_int(in_channels, "Conv2d: in_channels")
-        _positive_int(out_channels, "Conv2d: out_channels")
-        _positive_int(groups, "Conv2d: groups")
+        name = type(self).__name__
+        _positive_int(in_channels, f"{name}: in_channels")
+        _positive_int(out_channels, f"{name}: out_channels")
+        _positive_int(groups, f"{name}: groups")
         if in_channels % groups or out_channels % groups:
             raise ValueError(
-                f"Conv2d: groups {groups} must divide in_channels {in_channels} and "
+                f"{name}: groups {groups} must divide in_channels {in_channels} and "
                 f"out_channels {out_channels}"
             )
-        k = F._tuple(kernel_size, 2, "Conv2d: kernel_size")
+        if padding_mode not in _PAD_MODES:
+            raise ValueError(
+                f"{name}: padding_mode must be one of {_PAD_MODES}, got {padding_mode!r}"
+            )
+        if padding_mode != "zeros" and (self._transposed or isinstance(padding, str)):
+            raise ValueError(f"{name}: padding_mode {padding_mode!r} needs int padding")
+        k = F._tuple(kernel_size, self._nd, f"{name}: kernel_size")
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, k
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
-        fan_in = in_channels // groups * k[0] * k[1]
-        bound = 1 / math.sqrt(fan_in)
-        self.weight = _param(
-            Tensor.uniform(out_channels, in_channels // groups, *k, low=-bound, high=bound)
-        )
+        self.padding_mode = padding_mode
+        if self._transposed:
+            self.output_padding = output_padding
+            # PyTorch's initialization: fan-in from the weight's dim 1 (out / groups)
+            shape = (in_channels, out_channels // groups) + k
+        else:
+            shape = (out_channels, in_channels // groups) + k
+        bound = 1 / math.sqrt(shape[1] * math.prod(k))
+        self.weight = _param(Tensor.uniform(*shape, low=-bound, high=bound))
         self.bias = _param(Tensor.uniform(out_channels, low=-bound, high=bound)) if bias else None
-
-    def forward(self, x: Tensor) -> Tensor:
-        """``F.conv2d`` with the layer's settings: ``conv.forward(x)``."""
-        return F.conv2d(
-            x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
-        )
 
     def _settings(self) -> str:
         return (
@@ -231,9 +241,40 @@ class Conv2d(Module):
         )
 
 
-class ConvTranspose2d(Module):
-    """Transposed 2-d convolution with weight (in, out / groups, kh, kw):
-    ``nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1)(x)`` doubles H and W."""
+class _Conv(_ConvNd):
+    def forward(self, x: Tensor) -> Tensor:
+        """The convolution with the layer's settings: ``conv.forward(x)``."""
+        padding = self.padding
+        if self.padding_mode != "zeros":
+            p = F._tuple(padding, self._nd, f"{type(self).__name__}: padding")
+            x = x.pad(tuple(v for q in reversed(p) for v in (q, q)), mode=self.padding_mode)
+            padding = 0
+        fn = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[self._nd]
+        return fn(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
+class Conv1d(_Conv):
+    """1-d convolution with weight (out, in / groups, k): ``nn.Conv1d(16, 32, 3, padding=1)(x)``."""
+
+    _nd = 1
+
+
+class Conv2d(_Conv):
+    """2-d convolution with weight (out, in / groups, kh, kw):
+    ``nn.Conv2d(3, 16, 3, padding=1)(x)``."""
+
+    _nd = 2
+
+
+class Conv3d(_Conv):
+    """3-d convolution with weight (out, in / groups, kd, kh, kw):
+    ``nn.Conv3d(3, 8, 3, padding=1)(x)``."""
+
+    _nd = 3
+
+
+class _ConvTranspose(_ConvNd):
+    _transposed = True
 
     def __init__(
         self,
@@ -246,38 +287,34 @@ class ConvTranspose2d(Module):
         groups: int = 1,
         bias: bool = True,
         dilation=1,
+        padding_mode: str = "zeros",
     ) -> None:
-        _positive_int(in_channels, "ConvTranspose2d: in_channels")
-        _positive_int(out_channels, "ConvTranspose2d: out_channels")
-        _positive_int(groups, "ConvTranspose2d: groups")
-        if in_channels % groups or out_channels % groups:
-            raise ValueError(
-                f"ConvTranspose2d: groups {groups} must divide in_channels {in_channels} and "
-                f"out_channels {out_channels}"
-            )
-        k = F._tuple(kernel_size, 2, "ConvTranspose2d: kernel_size")
-        self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, k
-        self.stride, self.padding, self.output_padding = stride, padding, output_padding
-        self.dilation, self.groups = dilation, groups
-        # PyTorch's initialization: fan-in from the weight's dim 1 (out / groups)
-        bound = 1 / math.sqrt(out_channels // groups * k[0] * k[1])
-        self.weight = _param(
-            Tensor.uniform(in_channels, out_channels // groups, *k, low=-bound, high=bound)
-        )
-        self.bias = _param(Tensor.uniform(out_channels, low=-bound, high=bound)) if bias else None
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+            padding_mode, output_padding,
+        )  # fmt: skip
 
     def forward(self, x: Tensor) -> Tensor:
-        """``F.conv_transpose2d`` with the layer's settings."""
-        return F.conv_transpose2d(
+        """The transposed convolution with the layer's settings: ``deconv.forward(x)``."""
+        fn = F.conv_transpose1d if self._nd == 1 else F.conv_transpose2d
+        return fn(
             x, self.weight, self.bias, self.stride, self.padding, self.output_padding,
             self.groups, self.dilation,
         )  # fmt: skip
 
-    def _settings(self) -> str:
-        return (
-            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-            f"stride={self.stride}, padding={self.padding}"
-        )
+
+class ConvTranspose1d(_ConvTranspose):
+    """Transposed 1-d convolution with weight (in, out / groups, k):
+    ``nn.ConvTranspose1d(16, 8, 4, stride=2, padding=1)(x)`` doubles L."""
+
+    _nd = 1
+
+
+class ConvTranspose2d(_ConvTranspose):
+    """Transposed 2-d convolution with weight (in, out / groups, kh, kw):
+    ``nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1)(x)`` doubles H and W."""
+
+    _nd = 2
 
 
 class LayerNorm(Module):
@@ -304,38 +341,69 @@ class LayerNorm(Module):
         return f"{self.normalized_shape}, eps={self.eps}"
 
 
-class BatchNorm2d(Module):
-    """Per-channel normalization of (N, C, H, W): batch statistics while
-    training (updating the running ones), running statistics in ``eval()``:
-    ``nn.BatchNorm2d(16)(x)``."""
-
+class _BatchNorm(Module):
     _buffers = ("running_mean", "running_var")
+    _ndims: tuple[int, ...] = (4,)
+    _layout = "(N, C, H, W)"
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1) -> None:
-        _positive_int(num_features, "BatchNorm2d: num_features")
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+    ) -> None:
+        name = type(self).__name__
+        _positive_int(num_features, f"{name}: num_features")
+        if momentum is None or not 0 <= momentum <= 1:
+            raise ValueError(f"{name}: momentum must be in [0, 1], got {momentum!r}")
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.weight = _param(Tensor.ones(num_features))
-        self.bias = _param(Tensor.zeros(num_features))
-        self.running_mean = Tensor.zeros(num_features).realize()
-        self.running_var = Tensor.ones(num_features).realize()
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self.weight = _param(Tensor.ones(num_features)) if affine else None
+        self.bias = _param(Tensor.zeros(num_features)) if affine else None
+        self.running_mean = Tensor.zeros(num_features).realize() if track_running_stats else None
+        self.running_var = Tensor.ones(num_features).realize() if track_running_stats else None
 
     def forward(self, x: Tensor) -> Tensor:
         """``F.batch_norm`` in the module's mode: ``bn.forward(x)``."""
-        if x.ndim != 4:
-            raise ValueError(f"BatchNorm2d: input must be (N, C, H, W), got {x.shape}")
+        if x.ndim not in self._ndims:
+            raise ValueError(f"{type(self).__name__}: input must be {self._layout}, got {x.shape}")
         return F.batch_norm(
             x,
             self.running_mean,
             self.running_var,
             self.weight,
             self.bias,
-            self.training,
+            self.training or self.running_mean is None,
             self.momentum,
             self.eps,
         )
 
     def _settings(self) -> str:
         return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}"
+
+
+class BatchNorm1d(_BatchNorm):
+    """Per-feature normalization of (N, C) or (N, C, L): batch statistics while
+    training (updating the running ones), running statistics in ``eval()``:
+    ``nn.BatchNorm1d(16)(x)``."""
+
+    _ndims = (2, 3)
+    _layout = "(N, C) or (N, C, L)"
+
+
+class BatchNorm2d(_BatchNorm):
+    """Per-channel normalization of (N, C, H, W): batch statistics while
+    training (updating the running ones), running statistics in ``eval()``:
+    ``nn.BatchNorm2d(16)(x)``."""
+
+
+class BatchNorm3d(_BatchNorm):
+    """Per-channel normalization of (N, C, D, H, W): ``nn.BatchNorm3d(8)(x)``."""
+
+    _ndims = (5,)
+    _layout = "(N, C, D, H, W)"
 
 
 class Embedding(Module):
@@ -384,9 +452,10 @@ class _Activation(Module):
 
 
 class ReLU(_Activation):
-    """``max(x, 0)``: ``nn.ReLU()(x)``."""
+    """``max(x, 0)`` (``inplace`` is accepted and makes no difference):
+    ``nn.ReLU()(x)``."""
 
-    def __init__(self) -> None:
+    def __init__(self, inplace: bool = False) -> None:
         super().__init__(F.relu, "relu")
 
 
@@ -439,34 +508,85 @@ class Flatten(Module):
         return x.flatten(self.start_dim, self.end_dim)
 
 
-class MaxPool2d(Module):
-    """``F.max_pool2d`` with fixed settings: ``nn.MaxPool2d(2)(x)``."""
+class _MaxPool(Module):
+    _fn = staticmethod(F.max_pool2d)
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    def __init__(
+        self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
+    ):
+        F._no_indices(return_indices, type(self).__name__)
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         self.dilation, self.ceil_mode = dilation, ceil_mode
 
     def forward(self, x: Tensor) -> Tensor:
         """The max over each window: ``pool.forward(x)``."""
-        return F.max_pool2d(
+        return self._fn(
             x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode
         )
 
+    def _settings(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
-class AvgPool2d(Module):
-    """``F.avg_pool2d`` with fixed settings: ``nn.AvgPool2d(2)(x)``."""
+
+class MaxPool1d(_MaxPool):
+    """``F.max_pool1d`` with fixed settings: ``nn.MaxPool1d(3, stride=2)(x)``."""
+
+    _fn = staticmethod(F.max_pool1d)
+
+
+class MaxPool2d(_MaxPool):
+    """``F.max_pool2d`` with fixed settings: ``nn.MaxPool2d(2)(x)``."""
+
+
+class MaxPool3d(_MaxPool):
+    """``F.max_pool3d`` with fixed settings: ``nn.MaxPool3d(2)(x)``."""
+
+    _fn = staticmethod(F.max_pool3d)
+
+
+class _AvgPool(Module):
+    _nd = 2
 
     def __init__(
-        self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode=False,
+        count_include_pad=True,
+        divisor_override=None,
     ):
+        if self._nd == 1 and divisor_override is not None:
+            raise TypeError("AvgPool1d: divisor_override is not an argument of the 1-d pool")
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+        self.divisor_override = divisor_override
 
     def forward(self, x: Tensor) -> Tensor:
         """The mean over each window: ``pool.forward(x)``."""
-        return F.avg_pool2d(
-            x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad
-        )
+        return F._avg_pool(
+            x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+            self.count_include_pad, self.divisor_override, self._nd, f"avg_pool{self._nd}d",
+        )  # fmt: skip
+
+    def _settings(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPool):
+    """``F.avg_pool1d`` with fixed settings: ``nn.AvgPool1d(3, stride=2)(x)``."""
+
+    _nd = 1
+
+
+class AvgPool2d(_AvgPool):
+    """``F.avg_pool2d`` with fixed settings: ``nn.AvgPool2d(2)(x)``."""
+
+
+class AvgPool3d(_AvgPool):
+    """``F.avg_pool3d`` with fixed settings: ``nn.AvgPool3d(2)(x)``."""
+
+    _nd = 3
 
 
 class Sequential(Module):
@@ -492,23 +612,981 @@ class Sequential(Module):
         return len(self._layers)
 
 
+# ---------------------------------------------------------------------------
+# parameters and containers
+# ---------------------------------------------------------------------------
+
+
+class _ParameterMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tensor) and obj.requires_grad and obj.is_leaf
+
+
+class Parameter(metaclass=_ParameterMeta):
+    """A copy of ``data`` as a leaf tensor that requires grad (a module attribute
+    holding one is a parameter); ``isinstance(t, nn.Parameter)`` tells leaves that
+    require grad: ``self.scale = nn.Parameter(Tensor.ones(8))``."""
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Tensor:  # type: ignore[misc]
+        if data is None:
+            data = Tensor.zeros(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Parameter: data must be a Tensor, got {type(data).__name__}")
+        return Tensor(data.numpy(), data.dtype, data.device, requires_grad=requires_grad)
+
+
+class Identity(Module):
+    """Returns its input (any constructor arguments are ignored, as PyTorch):
+    ``nn.Identity()(x)``."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        pass
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``x`` itself: ``ident.forward(x)``."""
+        return x
+
+
+class ModuleList(Module):
+    """A list of sub-modules, registered (named ``0``, ``1``...) so that
+    ``parameters()`` and ``state_dict()`` see them:
+    ``self.blocks = nn.ModuleList(nn.Linear(8, 8) for _ in range(4))``."""
+
+    def __init__(self, modules=None) -> None:
+        self._layers: list[Module] = []
+        if modules is not None:
+            self.extend(modules)
+
+    def _check(self, m, where) -> Module:
+        if not isinstance(m, Module):
+            raise TypeError(f"ModuleList: entry {where} is not a Module: {m!r}")
+        return m
+
+    def append(self, module: Module) -> ModuleList:
+        """Add ``module`` at the end: ``layers.append(nn.ReLU())``."""
+        self._layers.append(self._check(module, len(self._layers)))
+        return self
+
+    def extend(self, modules) -> ModuleList:
+        """Add each of ``modules`` at the end: ``layers.extend([a, b])``."""
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index: int, module: Module) -> None:
+        """Put ``module`` before position ``index``: ``layers.insert(0, m)``."""
+        self._layers.insert(index, self._check(module, index))
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return ModuleList(self._layers[i])
+        return self._layers[i]
+
+    def __setitem__(self, i: int, module: Module) -> None:
+        self._layers[i] = self._check(module, i)
+
+    def __delitem__(self, i) -> None:
+        del self._layers[i]
+
+    def __len__(self) -> int:
+        return len(self._layers)
+
+    def __iter__(self):
+        return iter(self._layers)
+
+    def __iadd__(self, modules) -> ModuleList:
+        return self.extend(modules)
+
+    def forward(self, *args, **kwargs) -> Tensor:
+        raise NotImplementedError("ModuleList has no forward: iterate over its modules")
+
+
+class ModuleDict(Module):
+    """Sub-modules by name, registered (named by their keys) so that
+    ``parameters()`` and ``state_dict()`` see them:
+    ``self.heads = nn.ModuleDict({"cls": nn.Linear(8, 3)})``."""
+
+    def __init__(self, modules=None) -> None:
+        self._keys: list[str] = []
+        if modules is not None:
+            self.update(modules)
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        if not isinstance(key, str) or not key or "." in key or key.startswith("_"):
+            raise KeyError(
+                f"ModuleDict: keys must be non-empty strings without '.' that do not start with "
+                f"'_', got {key!r}"
+            )
+        if hasattr(type(self), key) or key in ("training",):
+            raise KeyError(f"ModuleDict: key {key!r} is the name of a ModuleDict attribute")
+        if not isinstance(module, Module):
+            raise TypeError(f"ModuleDict: {key!r} is not a Module: {module!r}")
+        if key not in self._keys:
+            self._keys.append(key)
+        vars(self)[key] = module
+
+    def __getitem__(self, key: str) -> Module:
+        if key not in self._keys:
+            raise KeyError(key)
+        return vars(self)[key]
+
+    def __delitem__(self, key: str) -> None:
+        self.pop(key)
+
+    def pop(self, key: str) -> Module:
+        """Remove and return the module under ``key``: ``heads.pop("cls")``."""
+        m = self[key]
+        self._keys.remove(key)
+        del vars(self)[key]
+        return m
+
+    def update(self, modules) -> None:
+        """Add (or replace) the modules of a mapping or of ``(key, module)`` pairs."""
+        items = modules.items() if hasattr(modules, "items") else modules
+        for k, m in items:
+            self[k] = m
+
+    def keys(self) -> list[str]:
+        """The keys in insertion order: ``list(heads.keys())``."""
+        return list(self._keys)
+
+    def values(self) -> list[Module]:
+        """The modules in insertion order."""
+        return [vars(self)[k] for k in self._keys]
+
+    def items(self) -> list[tuple[str, Module]]:
+        """``(key, module)`` in insertion order: ``for name, m in heads.items()``."""
+        return [(k, vars(self)[k]) for k in self._keys]
+
+    def __contains__(self, key) -> bool:
+        return key in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(list(self._keys))
+
+    def forward(self, *args, **kwargs) -> Tensor:
+        raise NotImplementedError("ModuleDict has no forward: index it by key")
+
+
+# ---------------------------------------------------------------------------
+# normalization, resampling and reshaping layers
+# ---------------------------------------------------------------------------
+
+
+class GroupNorm(Module):
+    """Normalize groups of channels, with a per-channel scale and shift:
+    ``nn.GroupNorm(4, 32)(x)``."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True):
+        _positive_int(num_groups, "GroupNorm: num_groups")
+        _positive_int(num_channels, "GroupNorm: num_channels")
+        if num_channels % num_groups:
+            raise ValueError(
+                f"GroupNorm: num_groups {num_groups} must divide num_channels {num_channels}"
+            )
+        self.num_groups, self.num_channels, self.eps, self.affine = (
+            num_groups, num_channels, eps, affine,
+        )  # fmt: skip
+        self.weight = _param(Tensor.ones(num_channels)) if affine else None
+        self.bias = _param(Tensor.zeros(num_channels)) if affine else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``F.group_norm`` with the layer's parameters: ``gn.forward(x)``."""
+        if x.ndim < 2 or x.shape[1] != self.num_channels:
+            raise ValueError(
+                f"GroupNorm: input must be (N, {self.num_channels}, ...), got {x.shape}"
+            )
+        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def _settings(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class _InstanceNorm(Module):
+    _buffers = ("running_mean", "running_var")
+    _nd = 2
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+    ) -> None:
+        _positive_int(num_features, f"{type(self).__name__}: num_features")
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self.weight = _param(Tensor.ones(num_features)) if affine else None
+        self.bias = _param(Tensor.zeros(num_features)) if affine else None
+        self.running_mean = Tensor.zeros(num_features).realize() if track_running_stats else None
+        self.running_var = Tensor.ones(num_features).realize() if track_running_stats else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``F.instance_norm`` in the module's mode: ``norm.forward(x)``."""
+        nd, name = self._nd, type(self).__name__
+        if x.ndim not in (nd + 1, nd + 2):
+            sp = F._SPATIAL[nd]
+            raise ValueError(f"{name}: input must be (N, C, {sp}) or (C, {sp}), got {x.shape}")
+        batched = x.ndim == nd + 2
+        xb = x if batched else x.unsqueeze(0)
+        use_input_stats = self.training or not self.track_running_stats
+        out = F.instance_norm(
+            xb, self.running_mean, self.running_var, self.weight, self.bias, use_input_stats,
+            self.momentum, self.eps,
+        )  # fmt: skip
+        return out if batched else out.squeeze(0)
+
+    def _settings(self) -> str:
+        return f"{self.num_features}, eps={self.eps}, affine={self.affine}"
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Normalize each channel of each sample of (N, C, L) over L:
+    ``nn.InstanceNorm1d(16)(x)``."""
+
+    _nd = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Normalize each channel of each sample of (N, C, H, W) over H and W:
+    ``nn.InstanceNorm2d(16, affine=True)(x)``."""
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Normalize each channel of each sample of (N, C, D, H, W):
+    ``nn.InstanceNorm3d(8)(x)``."""
+
+    _nd = 3
+
+
+class RMSNorm(Module):
+    """``x / sqrt(mean(x^2) + eps)`` over the last dims, times a learnable scale:
+    ``nn.RMSNorm(64)(x)``."""
+
+    def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine=True):
+        ns = (
+            tuple(normalized_shape)
+            if isinstance(normalized_shape, (tuple, list))
+            else (normalized_shape,)
+        )
+        for s in ns:
+            _positive_int(s, "RMSNorm: normalized_shape entries")
+        self.normalized_shape, self.eps = ns, eps
+        self.weight = _param(Tensor.ones(ns)) if elementwise_affine else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``F.rms_norm`` with the layer's scale: ``norm.forward(x)``."""
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def _settings(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}"
+
+
+class LocalResponseNorm(Module):
+    """``F.local_response_norm`` with fixed settings: ``nn.LocalResponseNorm(5)(x)``."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
+        self.size = _positive_int(size, "LocalResponseNorm: size")
+        self.alpha, self.beta, self.k = alpha, beta, k
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Divide by the neighbouring channels' energy: ``lrn.forward(x)``."""
+        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+
+
+class Upsample(Module):
+    """``F.interpolate`` with fixed settings:
+    ``nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)(x)``."""
+
+    def __init__(
+        self,
+        size=None,
+        scale_factor=None,
+        mode: str = "nearest",
+        align_corners: bool | None = None,
+        recompute_scale_factor: bool | None = None,
+    ) -> None:
+        self.size, self.scale_factor, self.mode = size, scale_factor, mode
+        self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
+
+    def forward(self, x: Tensor) -> Tensor:
+        """The resized input: ``up.forward(x)``."""
+        return F.interpolate(
+            x, self.size, self.scale_factor, self.mode, self.align_corners,
+            self.recompute_scale_factor,
+        )  # fmt: skip
+
+    def _settings(self) -> str:
+        what = f"size={self.size}" if self.size is not None else f"scale_factor={self.scale_factor}"
+        return f"{what}, mode={self.mode!r}"
+
+
+class PixelShuffle(Module):
+    """(*, C r^2, H, W) -> (*, C, H r, W r): ``nn.PixelShuffle(2)(x)``."""
+
+    def __init__(self, upscale_factor: int) -> None:
+        self.upscale_factor = _positive_int(upscale_factor, "PixelShuffle: upscale_factor")
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``F.pixel_shuffle``: ``shuffle.forward(x)``."""
+        return F.pixel_shuffle(x, self.upscale_factor)
+
+    def _settings(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """(*, C, H r, W r) -> (*, C r^2, H, W): ``nn.PixelUnshuffle(2)(x)``."""
+
+    def __init__(self, downscale_factor: int) -> None:
+        self.downscale_factor = _positive_int(downscale_factor, "PixelUnshuffle: downscale_factor")
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``F.pixel_unshuffle``: ``unshuffle.forward(x)``."""
+        return F.pixel_unshuffle(x, self.downscale_factor)
+
+    def _settings(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class _Adaptive(Module):
+    _fn = staticmethod(F.adaptive_avg_pool2d)
+
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        F._no_indices(return_indices, type(self).__name__)
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        """The pool over PyTorch's adaptive windows: ``pool.forward(x)``."""
+        return self._fn(x, self.output_size)
+
+    def _settings(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_Adaptive):
+    """``F.adaptive_avg_pool1d``: ``nn.AdaptiveAvgPool1d(4)(x)``."""
+
+    _fn = staticmethod(F.adaptive_avg_pool1d)
+
+    def __init__(self, output_size) -> None:
+        super().__init__(output_size)
+
+
+class AdaptiveAvgPool2d(_Adaptive):
+    """``F.adaptive_avg_pool2d``: ``nn.AdaptiveAvgPool2d(1)(x)`` is the global average pool."""
+
+    def __init__(self, output_size) -> None:
+        super().__init__(output_size)
+
+
+class AdaptiveMaxPool1d(_Adaptive):
+    """``F.adaptive_max_pool1d``: ``nn.AdaptiveMaxPool1d(4)(x)``."""
+
+    _fn = staticmethod(F.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool2d(_Adaptive):
+    """``F.adaptive_max_pool2d``: ``nn.AdaptiveMaxPool2d((7, 7))(x)``."""
+
+    _fn = staticmethod(F.adaptive_max_pool2d)
+
+
+class _ChannelDropout(Module):
+    _fn = staticmethod(F.dropout2d)
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        if not 0 <= p <= 1:
+            raise ValueError(f"{type(self).__name__}: p must be in [0, 1], got {p}")
+        self.p = p
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Drop with probability ``p`` when training: ``drop.forward(x)``."""
+        return self._fn(x, self.p, self.training)
+
+    def _settings(self) -> str:
+        return f"p={self.p}"
+
+
+class Dropout1d(_ChannelDropout):
+    """``F.dropout1d`` while training (whole channels), the identity in ``eval()``:
+    ``nn.Dropout1d(0.1)(x)``."""
+
+    _fn = staticmethod(F.dropout1d)
+
+
+class Dropout2d(_ChannelDropout):
+    """``F.dropout2d`` while training (whole channels), the identity in ``eval()``:
+    ``nn.Dropout2d(0.1)(x)``."""
+
+
+class Dropout3d(_ChannelDropout):
+    """``F.dropout3d`` while training (whole channels), the identity in ``eval()``:
+    ``nn.Dropout3d(0.1)(x)``."""
+
+    _fn = staticmethod(F.dropout3d)
+
+
+class AlphaDropout(_ChannelDropout):
+    """``F.alpha_dropout`` while training, the identity in ``eval()``:
+    ``nn.AlphaDropout(0.1)(x)``."""
+
+    _fn = staticmethod(F.alpha_dropout)
+
+
+class Unflatten(Module):
+    """Split dim ``dim`` into ``unflattened_size``: ``nn.Unflatten(1, (4, 8))(x)``."""
+
+    def __init__(self, dim: int, unflattened_size) -> None:
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``x.unflatten(dim, sizes)``: ``unflat.forward(x)``."""
+        return x.unflatten(self.dim, self.unflattened_size)
+
+    def _settings(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class _Pad(Module):
+    _nd = 2
+    _mode = "constant"
+
+    def __init__(self, padding, value: float = 0.0) -> None:
+        n = 2 * self._nd
+        if isinstance(padding, (int,)) and not isinstance(padding, bool):
+            padding = (padding,) * n
+        self.padding = F._tuple(padding, n, f"{type(self).__name__}: padding")
+        self.value = value
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``F.pad`` with the layer's amounts (last dim first): ``pad.forward(x)``."""
+        if x.ndim < self._nd + 1:
+            raise ValueError(
+                f"{type(self).__name__}: input needs at least {self._nd + 1} dims, got {x.shape}"
+            )
+        return F.pad(x, self.padding, self._mode, self.value)
+
+    def _settings(self) -> str:
+        return f"{self.padding}" + (f", value={self.value}" if self._mode == "constant" else "")
+
+
+class ZeroPad1d(_Pad):
+    """Pad the last dim with zeros: ``nn.ZeroPad1d((1, 2))(x)``."""
+
+    _nd = 1
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding)
+
+
+class ZeroPad2d(_Pad):
+    """Pad the last two dims with zeros (left, right, top, bottom):
+    ``nn.ZeroPad2d(1)(x)``."""
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding)
+
+
+class ConstantPad1d(_Pad):
+    """Pad the last dim with ``value``: ``nn.ConstantPad1d(2, 3.5)(x)``."""
+
+    _nd = 1
+
+
+class ConstantPad2d(_Pad):
+    """Pad the last two dims with ``value``: ``nn.ConstantPad2d((1, 1, 2, 0), -1.0)(x)``."""
+
+
+class ConstantPad3d(_Pad):
+    """Pad the last three dims with ``value``: ``nn.ConstantPad3d(1, 0.0)(x)``."""
+
+    _nd = 3
+
+
+class ReflectionPad1d(_Pad):
+    """Pad the last dim with its reflection: ``nn.ReflectionPad1d(2)(x)``."""
+
+    _nd, _mode = 1, "reflect"
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding)
+
+
+class ReflectionPad2d(_Pad):
+    """Pad the last two dims with their reflection: ``nn.ReflectionPad2d(1)(x)``."""
+
+    _mode = "reflect"
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding)
+
+
+class ReplicationPad1d(_Pad):
+    """Pad the last dim with copies of its edge: ``nn.ReplicationPad1d(2)(x)``."""
+
+    _nd, _mode = 1, "replicate"
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding)
+
+
+class ReplicationPad2d(_Pad):
+    """Pad the last two dims with copies of their edges: ``nn.ReplicationPad2d(1)(x)``."""
+
+    _mode = "replicate"
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding)
+
+
+class CosineSimilarity(Module):
+    """``F.cosine_similarity`` along ``dim``: ``nn.CosineSimilarity(dim=1)(a, b)``."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        """The cosine of the angle between ``x1`` and ``x2``: ``cos.forward(a, b)``."""
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    """``F.pairwise_distance``: ``nn.PairwiseDistance(p=1)(a, b)``."""
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        """``||x1 - x2 + eps||_p`` along the last dim: ``dist.forward(a, b)``."""
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+# ---------------------------------------------------------------------------
+# more activations
+# ---------------------------------------------------------------------------
+
+
+class LeakyReLU(_Activation):
+    """``x`` or ``negative_slope * x``: ``nn.LeakyReLU(0.2)(x)``."""
+
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
+        super().__init__(F.leaky_relu, "leaky_relu", negative_slope=negative_slope)
+
+
+class ELU(_Activation):
+    """``x`` or ``alpha * (exp(x) - 1)``: ``nn.ELU()(x)``."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__(F.elu, "elu", alpha=alpha)
+
+
+class SELU(_Activation):
+    """Scaled elu with the self-normalizing constants: ``nn.SELU()(x)``."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(F.selu, "selu")
+
+
+class CELU(_Activation):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``: ``nn.CELU(0.5)(x)``."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        if alpha == 0:
+            raise ValueError("CELU: alpha must not be 0")
+        super().__init__(F.celu, "celu", alpha=alpha)
+
+
+class Hardswish(_Activation):
+    """``x * hardsigmoid(x)``: ``nn.Hardswish()(x)``."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(F.hardswish, "hardswish")
+
+
+class Hardsigmoid(_Activation):
+    """``clamp(x / 6 + 1/2, 0, 1)``: ``nn.Hardsigmoid()(x)``."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(F.hardsigmoid, "hardsigmoid")
+
+
+class Hardtanh(_Activation):
+    """Clamp to ``[min_val, max_val]``: ``nn.Hardtanh(-2, 2)(x)``."""
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+        if min_val > max_val:
+            raise ValueError(f"Hardtanh: min_val {min_val} is above max_val {max_val}")
+        super().__init__(F.hardtanh, "hardtanh", min_val=min_val, max_val=max_val)
+
+
+class ReLU6(_Activation):
+    """``min(max(x, 0), 6)``: ``nn.ReLU6()(x)``."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(F.relu6, "relu6")
+
+
+class Mish(_Activation):
+    """``x * tanh(softplus(x))``: ``nn.Mish()(x)``."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(F.mish, "mish")
+
+
+class Softplus(_Activation):
+    """``log(1 + exp(beta x)) / beta`` (linear above ``threshold``): ``nn.Softplus()(x)``."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__(F.softplus, "softplus", beta=beta, threshold=threshold)
+
+
+class Softsign(_Activation):
+    """``x / (1 + |x|)``: ``nn.Softsign()(x)``."""
+
+    def __init__(self) -> None:
+        super().__init__(F.softsign, "softsign")
+
+
+class LogSigmoid(_Activation):
+    """``log(sigmoid(x))``: ``nn.LogSigmoid()(x)``."""
+
+    def __init__(self) -> None:
+        super().__init__(F.logsigmoid, "logsigmoid")
+
+
+class Tanhshrink(_Activation):
+    """``x - tanh(x)``: ``nn.Tanhshrink()(x)``."""
+
+    def __init__(self) -> None:
+        super().__init__(F.tanhshrink, "tanhshrink")
+
+
+class Hardshrink(_Activation):
+    """``x`` where ``|x| > lambd``, else 0: ``nn.Hardshrink(0.5)(x)``."""
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__(F.hardshrink, "hardshrink", lambd=lambd)
+
+
+class Softshrink(_Activation):
+    """Shrink towards 0 by ``lambd``: ``nn.Softshrink(0.5)(x)``."""
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        if lambd < 0:
+            raise ValueError(f"Softshrink: lambd must be >= 0, got {lambd}")
+        super().__init__(F.softshrink, "softshrink", lambd=lambd)
+
+
+class Threshold(_Activation):
+    """``x`` where ``x > threshold``, else ``value``: ``nn.Threshold(0.1, 0.0)(x)``."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__(F.threshold, "threshold", threshold=threshold, value=value)
+
+
+class LogSoftmax(_Activation):
+    """Log-softmax along ``dim``: ``nn.LogSoftmax(dim=1)(x)``."""
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__(F.log_softmax, "log_softmax", dim=dim)
+
+
+class Softmin(_Activation):
+    """``softmax(-x)`` along ``dim``: ``nn.Softmin(dim=1)(x)``."""
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__(F.softmin, "softmin", dim=dim)
+
+
+class GLU(_Activation):
+    """Gated linear unit along ``dim``: ``nn.GLU()(x)``."""
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__(F.glu, "glu", dim=dim)
+
+
+class PReLU(Module):
+    """``max(0, x) + weight * min(0, x)`` with a learnable slope (one, or one per
+    channel), initialised to ``init``: ``nn.PReLU(16)(x)``."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25) -> None:
+        self.num_parameters = _positive_int(num_parameters, "PReLU: num_parameters")
+        self.weight = _param(Tensor.full((num_parameters,), init))
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``F.prelu(x, weight)``: ``act.forward(x)``."""
+        return F.prelu(x, self.weight)
+
+    def _settings(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+# ---------------------------------------------------------------------------
+# losses
+# ---------------------------------------------------------------------------
+
+
+class _Loss(Module):
+    _buffers = ("weight", "pos_weight")
+    _reductions = ("none", "mean", "sum")
+
+    def __init__(self, reduction: str = "mean", size_average=None, reduce=None) -> None:
+        name = type(self).__name__
+        if size_average is not None or reduce is not None:
+            raise ValueError(f"{name}: size_average and reduce are deprecated, use reduction=")
+        if reduction not in self._reductions:
+            raise ValueError(
+                f"{name}: reduction must be one of {self._reductions}, got {reduction!r}"
+            )
+        self.reduction = reduction
+
+    def _settings(self) -> str:
+        return f"reduction={self.reduction!r}"
+
+
+class CrossEntropyLoss(_Loss):
+    """``F.cross_entropy`` of logits against class indices or probabilities:
+    ``nn.CrossEntropyLoss(label_smoothing=0.1)(logits, labels)``."""
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average=None,
+        ignore_index: int = -100,
+        reduce=None,
+        reduction: str = "mean",
+        label_smoothing: float = 0.0,
+    ) -> None:
+        super().__init__(reduction, size_average, reduce)
+        if not 0 <= label_smoothing <= 1:
+            raise ValueError(
+                f"CrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing}"
+            )
+        self.weight, self.ignore_index, self.label_smoothing = weight, ignore_index, label_smoothing
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        """The loss: ``loss_fn.forward(logits, labels)``."""
+        return F.cross_entropy(
+            input, target, self.weight, self.ignore_index, self.reduction, self.label_smoothing
+        )
+
+
+class NLLLoss(_Loss):
+    """``F.nll_loss`` of log-probabilities against class indices:
+    ``nn.NLLLoss()(logp, labels)``."""
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average=None,
+        ignore_index: int = -100,
+        reduce=None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(reduction, size_average, reduce)
+        self.weight, self.ignore_index = weight, ignore_index
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        """The loss: ``loss_fn.forward(logp, labels)``."""
+        return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
+
+
+class MSELoss(_Loss):
+    """Mean squared error: ``nn.MSELoss()(pred, y)``."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(reduction, size_average, reduce)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        """The loss: ``loss_fn.forward(pred, y)``."""
+        return F.mse_loss(input, target, self.reduction)
+
+
+class L1Loss(_Loss):
+    """Mean absolute error: ``nn.L1Loss()(pred, y)``."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(reduction, size_average, reduce)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        """The loss: ``loss_fn.forward(pred, y)``."""
+        return F.l1_loss(input, target, self.reduction)
+
+
+class BCELoss(_Loss):
+    """Binary cross entropy of probabilities: ``nn.BCELoss()(p, y)``."""
+
+    def __init__(
+        self, weight: Tensor | None = None, size_average=None, reduce=None, reduction="mean"
+    ) -> None:
+        super().__init__(reduction, size_average, reduce)
+        self.weight = weight
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        """The loss: ``loss_fn.forward(p, y)``."""
+        return F.binary_cross_entropy(input, target, self.weight, self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """Binary cross entropy of logits, computed stably:
+    ``nn.BCEWithLogitsLoss(pos_weight=w)(z, y)``."""
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average=None,
+        reduce=None,
+        reduction: str = "mean",
+        pos_weight: Tensor | None = None,
+    ) -> None:
+        super().__init__(reduction, size_average, reduce)
+        self.weight, self.pos_weight = weight, pos_weight
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        """The loss: ``loss_fn.forward(z, y)``."""
+        return F.binary_cross_entropy_with_logits(
+            input, target, self.weight, self.reduction, self.pos_weight
+        )
+
+
+class SmoothL1Loss(_Loss):
+    """``F.smooth_l1_loss``: ``nn.SmoothL1Loss(beta=0.5)(pred, y)``."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", beta: float = 1.0):
+        super().__init__(reduction, size_average, reduce)
+        if beta < 0:
+            raise ValueError(f"SmoothL1Loss: beta must be >= 0, got {beta}")
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        """The loss: ``loss_fn.forward(pred, y)``."""
+        return F.smooth_l1_loss(input, target, self.reduction, self.beta)
+
+
+class HuberLoss(_Loss):
+    """``F.huber_loss``: ``nn.HuberLoss(delta=2.0)(pred, y)``."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction)
+        if delta <= 0:
+            raise ValueError(f"HuberLoss: delta must be > 0, got {delta}")
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        """The loss: ``loss_fn.forward(pred, y)``."""
+        return F.huber_loss(input, target, self.reduction, self.delta)
+
+
+class KLDivLoss(_Loss):
+    """``F.kl_div`` of log-probabilities ``input`` against ``target``:
+    ``nn.KLDivLoss(reduction="batchmean")(logq, p)``."""
+
+    _reductions = ("none", "mean", "sum", "batchmean")
+
+    def __init__(
+        self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False
+    ) -> None:
+        super().__init__(reduction, size_average, reduce)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        """The loss: ``loss_fn.forward(logq, p)``."""
+        return F.kl_div(input, target, self.reduction, self.log_target)
+
+
 __all__ = [
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AlphaDropout",
+    "AvgPool1d",
     "AvgPool2d",
+    "AvgPool3d",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "BatchNorm1d",
     "BatchNorm2d",
+    "BatchNorm3d",
+    "CELU",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
+    "Conv1d",
     "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
     "ConvTranspose2d",
+    "CosineSimilarity",
+    "CrossEntropyLoss",
     "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "ELU",
     "Embedding",
     "Flatten",
     "GELU",
+    "GLU",
+    "GroupNorm",
+    "Hardshrink",
+    "Hardsigmoid",
+    "Hardswish",
+    "Hardtanh",
+    "HuberLoss",
+    "Identity",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+    "KLDivLoss",
+    "L1Loss",
     "LayerNorm",
+    "LeakyReLU",
     "Linear",
+    "LocalResponseNorm",
+    "LogSigmoid",
+    "LogSoftmax",
+    "MSELoss",
+    "MaxPool1d",
     "MaxPool2d",
+    "MaxPool3d",
+    "Mish",
     "Module",
+    "ModuleDict",
+    "ModuleList",
+    "NLLLoss",
+    "PReLU",
+    "PairwiseDistance",
+    "Parameter",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "RMSNorm",
     "ReLU",
+    "ReLU6",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "SELU",
     "Sequential",
     "SiLU",
     "Sigmoid",
+    "SmoothL1Loss",
     "Softmax",
+    "Softmin",
+    "Softplus",
+    "Softshrink",
+    "Softsign",
     "Tanh",
+    "Tanhshrink",
+    "Threshold",
+    "Unflatten",
+    "Upsample",
+    "ZeroPad1d",
+    "ZeroPad2d",
 ]
