@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from mlfuse.nn import functional as F
 from mlfuse.tensor import Tensor
 
@@ -342,7 +344,7 @@ class LayerNorm(Module):
 
 
 class _BatchNorm(Module):
-    _buffers = ("running_mean", "running_var")
+    _buffers = ("running_mean", "running_var", "num_batches_tracked")
     _ndims: tuple[int, ...] = (4,)
     _layout = "(N, C, H, W)"
 
@@ -364,11 +366,14 @@ class _BatchNorm(Module):
         self.bias = _param(Tensor.zeros(num_features)) if affine else None
         self.running_mean = Tensor.zeros(num_features).realize() if track_running_stats else None
         self.running_var = Tensor.ones(num_features).realize() if track_running_stats else None
+        self.num_batches_tracked = Tensor(np.zeros((), np.int64)) if track_running_stats else None
 
     def forward(self, x: Tensor) -> Tensor:
         """``F.batch_norm`` in the module's mode: ``bn.forward(x)``."""
         if x.ndim not in self._ndims:
             raise ValueError(f"{type(self).__name__}: input must be {self._layout}, got {x.shape}")
+        if self.training and self.num_batches_tracked is not None:
+            self.num_batches_tracked.assign(self.num_batches_tracked + 1)
         return F.batch_norm(
             x,
             self.running_mean,
@@ -806,7 +811,7 @@ class GroupNorm(Module):
 
 
 class _InstanceNorm(Module):
-    _buffers = ("running_mean", "running_var")
+    _buffers = ("running_mean", "running_var", "num_batches_tracked")
     _nd = 2
 
     def __init__(
@@ -824,6 +829,7 @@ class _InstanceNorm(Module):
         self.bias = _param(Tensor.zeros(num_features)) if affine else None
         self.running_mean = Tensor.zeros(num_features).realize() if track_running_stats else None
         self.running_var = Tensor.ones(num_features).realize() if track_running_stats else None
+        self.num_batches_tracked = Tensor(np.zeros((), np.int64)) if track_running_stats else None
 
     def forward(self, x: Tensor) -> Tensor:
         """``F.instance_norm`` in the module's mode: ``norm.forward(x)``."""
@@ -834,6 +840,8 @@ class _InstanceNorm(Module):
         batched = x.ndim == nd + 2
         xb = x if batched else x.unsqueeze(0)
         use_input_stats = self.training or not self.track_running_stats
+        if self.training and self.num_batches_tracked is not None:
+            self.num_batches_tracked.assign(self.num_batches_tracked + 1)
         out = F.instance_norm(
             xb, self.running_mean, self.running_var, self.weight, self.bias, use_input_stats,
             self.momentum, self.eps,

@@ -699,7 +699,10 @@ def test_norm_modules():
     ref = (xf - xf.mean((0, 2), keepdims=True)) / np.sqrt(xf.var((0, 2), keepdims=True) + 1e-5)
     close(bn(Tensor(x)), ref, 1e-4, 1e-4)
     close(bn.running_mean, 0.1 * xf.mean((0, 2)), 1e-5, 1e-5)
-    assert set(bn.state_dict()) == {"weight", "bias", "running_mean", "running_var"}
+    assert set(bn.state_dict()) == {
+        "weight", "bias", "running_mean", "running_var", "num_batches_tracked"
+    }  # fmt: skip
+    assert bn.num_batches_tracked.item() == 1  # one training forward
     bn2 = nn.BatchNorm1d(5, affine=False, track_running_stats=False).eval()
     x2 = r(6, 5)
     assert bn2.state_dict() == {}
@@ -724,7 +727,9 @@ def test_norm_modules():
     ref = (xi - xi.mean((1, 2), keepdims=True)) / np.sqrt(xi.var((1, 2), keepdims=True) + 1e-5)
     close(inorm(Tensor(xi)), ref, 1e-4, 1e-4)
     tracked = nn.InstanceNorm2d(3, affine=True, track_running_stats=True)
-    assert set(tracked.state_dict()) == {"weight", "bias", "running_mean", "running_var"}
+    assert set(tracked.state_dict()) == {
+        "weight", "bias", "running_mean", "running_var", "num_batches_tracked"
+    }  # fmt: skip
     rms = nn.RMSNorm([3, 5], eps=1e-6)
     assert rms.weight.shape == (3, 5)
     close(rms(Tensor(x)), xf / np.sqrt((xf**2).mean((1, 2), keepdims=True) + 1e-6), 1e-5, 1e-5)

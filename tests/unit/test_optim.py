@@ -147,7 +147,7 @@ def test_module_parameters_and_state_dict():
     sd = model.state_dict()
     assert set(sd) == {
         "0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean", "1.running_var",
-        "2.weight", "2.bias",
+        "1.num_batches_tracked", "2.weight", "2.bias",
     }  # fmt: skip
     assert not sd["1.running_mean"].requires_grad
     copy = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm2d(3), nn.LayerNorm(3))
