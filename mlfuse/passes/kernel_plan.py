@@ -60,12 +60,14 @@ class Limits:
     ``factor_elements``: a factor of a contraction (a sum of products) that
     computes a transcendental function (exp, log, sin, ...) inside the reduction,
     and misses a dim the other factor varies along, is materialized when it has
-    at least this many elements (attention's ``softmax(s) @ v``, ``gelu(h) @ w``):
-    inside the product it is computed again for every block of the other
-    factor's dim (on a GPU, every column of threads) and one element at a time
-    (on a CPU the vectors run along that dim); materialized, it is computed once,
-    in vectors, and the product is a plain one. Smaller factors stay in the
-    product: one kernel costs less than the round trip through memory.
+    at least this many elements (attention's ``softmax(s) @ v``): inside the
+    product it is computed again for every block of the other factor's dim (on a
+    GPU, every column of threads) and one element at a time (on a CPU the vectors
+    run along that dim); materialized, it is computed once, in vectors, and the
+    product is a plain one. Smaller factors stay in the product: one kernel costs
+    less than the round trip through memory. A factor whose value is a broadcast
+    (push-views moved the expand under the exp: ``x.exp() @ v``) also stays, as
+    storing it would store the broadcast.
     """
 
     recompute: int | None = 3

@@ -109,6 +109,8 @@ def toolchain() -> str:
     from mlfuse.runtime import disk_cache
 
     machine = _machine() if disk_cache.enabled() else None
+    if machine is not None:  # (and the code that wrote the description)
+        machine = f"{disk_cache.code_version()}\n{machine}"
     if machine is not None:
         known = disk_cache.get("toolchain", machine)
         if known is not None:
