@@ -29,6 +29,8 @@ from mlfuse.targets import devices, get_default_device, set_default_device
 from mlfuse.tensor import (
     Tensor,
     cat,
+    dstack,
+    hstack,
     lazy_ir,
     manual_seed,
     maximum,
@@ -37,6 +39,7 @@ from mlfuse.tensor import (
     schedule,
     schedule_ir,
     stack,
+    vstack,
     where,
 )
 
@@ -52,6 +55,9 @@ __all__ = [
     "is_grad_enabled",
     "cat",
     "stack",
+    "hstack",
+    "vstack",
+    "dstack",
     "where",
     "maximum",
     "minimum",

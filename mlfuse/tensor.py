@@ -2955,6 +2955,798 @@ class Tensor:
         s = src if isinstance(src, Tensor) else Tensor(src, device=self.device)
         return self.assign(s.cast(self.dtype).to(self.device))
 
+    # -- PyTorch's creation and conversion methods ------------------------------------
+    @_traced
+    def clone(self) -> Tensor:
+        """A copy of its own (not a view; writing it leaves this tensor alone; the
+        gradient flows through): ``y = x.clone()``."""
+        return self.contiguous()
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """A tensor of ``size`` filled with ``fill_value``, of this dtype and device
+        unless given: ``x.new_full((2, 3), 7)``."""
+        size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+        return Tensor.full(
+            size, fill_value, dtype or self.dtype, device or self.device, requires_grad
+        )
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """Zeros of ``size`` with this dtype and device unless given: ``x.new_zeros(2, 3)``."""
+        return self.new_full(_shape_arg(size), 0, dtype, device, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """Ones of ``size`` with this dtype and device unless given: ``x.new_ones(2, 3)``."""
+        return self.new_full(_shape_arg(size), 1, dtype, device, requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """As :meth:`new_zeros` (mlfuse fills "empty" tensors with zeros):
+        ``x.new_empty(4)``."""
+        return self.new_full(_shape_arg(size), 0, dtype, device, requires_grad)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """``data`` as a new tensor of this dtype and device unless given (a tensor
+        is copied and detached): ``x.new_tensor([1, 2, 3])``."""
+        if isinstance(data, Tensor):
+            data = data.detach()
+            out = data.cast(dtype or self.dtype).to(device or self.device).clone()
+            return out.requires_grad_() if requires_grad else out
+        return Tensor(data, dtype or self.dtype, device or self.device, requires_grad)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        """Cast to ``other``'s dtype: ``x.type_as(y)``."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"type_as: other must be a Tensor, got {type(other).__name__}")
+        return self.cast(other.dtype)
+
+    def nelement(self) -> int:
+        """The number of elements (as :meth:`numel`): ``x.nelement()``."""
+        return self.numel()
+
+    # -- more splitting and joining -----------------------------------------------------
+    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+        """The slices along ``dim``, that dim removed (views): ``a, b = x.unbind(1)``."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        if self.ndim == 0:
+            raise ValueError("unbind: a 0-d tensor has no dim to unbind")
+        return tuple(self[(slice(None),) * d + (i,)] for i in range(self.shape[d]))
+
+    def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
+        """Views split along ``dim``: an int ``n`` gives ``n`` pieces, the first
+        ``size % n`` one longer; a list gives the split indices (clamped, as numpy's
+        array_split): ``x.tensor_split(3)``, ``x.tensor_split([1, 4], dim=1)``."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        n = self.shape[d]
+        if isinstance(indices_or_sections, Tensor):
+            indices_or_sections = indices_or_sections.tolist()
+        if isinstance(indices_or_sections, (int, np.integer)) and not isinstance(
+            indices_or_sections, bool
+        ):
+            k = int(indices_or_sections)
+            if k <= 0:
+                raise ValueError(f"tensor_split: sections must be a positive int, got {k}")
+            q, r = divmod(n, k)
+            sizes = [q + 1] * r + [q] * (k - r)
+        else:
+            idx = _ints(tuple(indices_or_sections), "tensor_split indices")
+            bounds = [0] + [min(max(i + n if i < 0 else i, 0), n) for i in idx] + [n]
+            sizes = [max(b - a, 0) for a, b in zip(bounds, bounds[1:])]
+            starts = [min(a, n) for a in bounds[:-1]]
+            return tuple(self.narrow(d, s, z) for s, z in zip(starts, sizes))
+        out, start = [], 0
+        for s in sizes:
+            out.append(self.narrow(d, start, s))
+            start += s
+        return tuple(out)
+
+    def _dsplit_like(self, what: str, d: int, need: int, sections) -> tuple[Tensor, ...]:
+        if self.ndim < need:
+            raise ValueError(f"{what} needs a tensor of at least {need} dims, got {self.shape}")
+        if isinstance(sections, (int, np.integer)) and not isinstance(sections, bool):
+            if sections <= 0 or self.shape[d] % int(sections):
+                raise ValueError(
+                    f"{what}: dim {d} of size {self.shape[d]} does not split into {sections} "
+                    "equal sections"
+                )
+        return self.tensor_split(sections, d)
+
+    def hsplit(self, sections) -> tuple[Tensor, ...]:
+        """Split along dim 1 (dim 0 of a 1-d tensor) into equal sections or at
+        indices: ``x.hsplit(2)``, ``x.hsplit([1, 3])``."""
+        return self._dsplit_like("hsplit", 0 if self.ndim == 1 else 1, 1, sections)
+
+    def vsplit(self, sections) -> tuple[Tensor, ...]:
+        """Split along dim 0 (at least 2 dims): ``x.vsplit(2)``."""
+        return self._dsplit_like("vsplit", 0, 2, sections)
+
+    def dsplit(self, sections) -> tuple[Tensor, ...]:
+        """Split along dim 2 (at least 3 dims): ``x.dsplit([1])``."""
+        return self._dsplit_like("dsplit", 2, 3, sections)
+
+    def hstack(self, *others: Tensor) -> Tensor:
+        """Join along dim 1 (dim 0 for 1-d tensors): ``a.hstack(b)``, ``mlfuse.hstack([a, b])``."""
+        return hstack([self, *others])
+
+    def vstack(self, *others: Tensor) -> Tensor:
+        """Join along dim 0, 1-d tensors as rows: ``a.vstack(b)``, ``mlfuse.vstack([a, b])``."""
+        return vstack([self, *others])
+
+    def dstack(self, *others: Tensor) -> Tensor:
+        """Join along dim 2 (inputs made at least 3-d): ``a.dstack(b)``."""
+        return dstack([self, *others])
+
+    @_traced
+    def diff(self, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+        """The ``n``-th forward difference along ``dim`` (bools: ``!=``), with
+        ``prepend``/``append`` joined first: ``x.diff()``, ``x.diff(2, dim=0)``."""
+        if not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"diff: n must be a non-negative int, got {n!r}")
+        if self.ndim == 0:
+            raise ValueError("diff needs a tensor of at least 1 dim")
+        d = _norm_axis(dim, self.ndim, "dim")
+        parts = []
+        for extra in (prepend, append):
+            if extra is None:
+                parts.append(None)
+                continue
+            e = extra if isinstance(extra, Tensor) else Tensor(extra, device=self.device)
+            if e.ndim == 0:
+                e = e.reshape((1,) * self.ndim)._broadcast_to(
+                    tuple(1 if i == d else s for i, s in enumerate(self.shape))
+                )
+            parts.append(e)
+        x = cat([p for p in (parts[0], self, parts[1]) if p is not None], d)
+        for _ in range(int(n)):
+            m = x.shape[d]
+            if m == 0:
+                break
+            a, b = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)
+            x = a != b if x.dtype.is_bool else a - b
+        return x
+
+    @_traced
+    def rot90(self, k: int = 1, dims=(0, 1)) -> Tensor:
+        """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first
+        dim toward the second (PyTorch's direction): ``x.rot90()``, ``x.rot90(2, (1, 2))``."""
+        dims = tuple(dims)
+        if len(dims) != 2:
+            raise ValueError(f"rot90: dims must be two dims, got {dims}")
+        if self.ndim < 2:
+            raise ValueError(f"rot90 needs a tensor of at least 2 dims, got {self.shape}")
+        a, b = (_norm_axis(x, self.ndim, "dim") for x in dims)
+        if a == b:
+            raise ValueError(f"rot90: dims must differ, got {dims}")
+        k = int(k) % 4
+        if k == 0:
+            return self.clone()
+        if k == 2:
+            return self.flip((a, b))
+        if k == 1:
+            return self.flip(b).transpose(a, b)
+        return self.flip(a).transpose(a, b)
+
+    # -- more products ------------------------------------------------------------
+    @_traced
+    def outer(self, vec2) -> Tensor:
+        """The outer product of two 1-d tensors: ``a.outer(b)[i, j] == a[i] * b[j]``."""
+        o = vec2 if isinstance(vec2, Tensor) else Tensor(vec2, device=self.device)
+        if self.ndim != 1 or o.ndim != 1:
+            raise ValueError(f"outer needs two 1-d tensors, got {self.shape} and {o.shape}")
+        return self.reshape(-1, 1) * o.reshape(1, -1)
+
+    def ger(self, vec2) -> Tensor:
+        """The old name of :meth:`outer`: ``a.ger(b)``."""
+        return self.outer(vec2)
+
+    @_traced
+    def inner(self, other) -> Tensor:
+        """Sums of products over the last dims (a scalar multiplies):
+        ``a.inner(b)`` has shape ``a.shape[:-1] + b.shape[:-1]``."""
+        o = other if isinstance(other, Tensor) else Tensor(other, device=self.device)
+        if self.ndim == 0 or o.ndim == 0:
+            return self * o
+        if self.shape[-1] != o.shape[-1]:
+            raise ValueError(f"inner: last dims differ: {self.shape} and {o.shape}")
+        k = self.shape[-1]
+        out = self.reshape(-1, k).matmul(o.reshape(-1, k).T)
+        return out.reshape(self.shape[:-1] + o.shape[:-1])
+
+    @_traced
+    def mv(self, vec) -> Tensor:
+        """Matrix times vector: ``m.mv(v)`` for a (n, m) matrix and a (m,) vector."""
+        v = vec if isinstance(vec, Tensor) else Tensor(vec, device=self.device)
+        if self.ndim != 2 or v.ndim != 1 or self.shape[1] != v.shape[0]:
+            raise ValueError(
+                f"mv needs a (n, m) matrix and a (m,) vector, got {self.shape} and {v.shape}"
+            )
+        return self.matmul(v)
+
+    @_traced
+    def mm(self, mat2) -> Tensor:
+        """Matrix product of two 2-d tensors (no broadcasting): ``a.mm(b)``."""
+        m = mat2 if isinstance(mat2, Tensor) else Tensor(mat2, device=self.device)
+        if self.ndim != 2 or m.ndim != 2 or self.shape[1] != m.shape[0]:
+            raise ValueError(f"mm needs (n, k) and (k, m) matrices, got {self.shape} and {m.shape}")
+        return self.matmul(m)
+
+    @_traced
+    def bmm(self, mat2) -> Tensor:
+        """Batched matrix product of (b, n, k) and (b, k, m) tensors (no broadcasting):
+        ``a.bmm(b)``."""
+        m = mat2 if isinstance(mat2, Tensor) else Tensor(mat2, device=self.device)
+        if (
+            self.ndim != 3
+            or m.ndim != 3
+            or self.shape[0] != m.shape[0]
+            or self.shape[2] != m.shape[1]
+        ):
+            raise ValueError(
+                f"bmm needs (b, n, k) and (b, k, m) tensors, got {self.shape} and {m.shape}"
+            )
+        return self.matmul(m)
+
+    def _scaled_sum(self, prod: Tensor, beta, alpha) -> Tensor:
+        """``beta * self + alpha * prod`` (beta 0: self is ignored, NaN included)."""
+        p = prod if alpha == 1 else prod * alpha
+        if beta == 0:
+            return p._broadcast_to(broadcast_shape(self.shape, p.shape))
+        s = self if beta == 1 else self * beta
+        out = s + p
+        if out.shape != p.shape:
+            raise ValueError(f"the input {self.shape} does not broadcast to the product {p.shape}")
+        return out
+
+    @_traced
+    def addmm(self, mat1, mat2, beta=1, alpha=1) -> Tensor:
+        """``beta * self + alpha * (mat1 @ mat2)``: ``bias.addmm(x, w)``."""
+        m1 = mat1 if isinstance(mat1, Tensor) else Tensor(mat1, device=self.device)
+        return self._scaled_sum(m1.mm(mat2), beta, alpha)
+
+    @_traced
+    def addmv(self, mat, vec, beta=1, alpha=1) -> Tensor:
+        """``beta * self + alpha * (mat @ vec)``: ``b.addmv(m, v)``."""
+        m = mat if isinstance(mat, Tensor) else Tensor(mat, device=self.device)
+        return self._scaled_sum(m.mv(vec), beta, alpha)
+
+    @_traced
+    def baddbmm(self, batch1, batch2, beta=1, alpha=1) -> Tensor:
+        """``beta * self + alpha * (batch1 @ batch2)`` (batched): ``c.baddbmm(a, b)``."""
+        b1 = batch1 if isinstance(batch1, Tensor) else Tensor(batch1, device=self.device)
+        return self._scaled_sum(b1.bmm(batch2), beta, alpha)
+
+    @_traced
+    def addcmul(self, tensor1, tensor2, value=1) -> Tensor:
+        """``self + value * tensor1 * tensor2``: ``x.addcmul(a, b, value=0.5)``."""
+        t1 = tensor1 if isinstance(tensor1, Tensor) else Tensor(tensor1, device=self.device)
+        return self + (t1 * tensor2) * value if value != 1 else self + t1 * tensor2
+
+    @_traced
+    def addcdiv(self, tensor1, tensor2, value=1) -> Tensor:
+        """``self + value * tensor1 / tensor2`` (true division): ``x.addcdiv(a, b, value=-0.1)``."""
+        t1 = tensor1 if isinstance(tensor1, Tensor) else Tensor(tensor1, device=self.device)
+        q = t1 / tensor2
+        if not self.dtype.is_float:
+            raise TypeError(
+                f"addcdiv: integer division is not supported for a {self.dtype.name} input; "
+                "use a float tensor"
+            )
+        return self + q * value if value != 1 else self + q
+
+    @_traced
+    def vdot(self, other) -> Tensor:
+        """The dot product of two 1-d tensors of one length: ``a.vdot(b)``."""
+        o = other if isinstance(other, Tensor) else Tensor(other, device=self.device)
+        if self.ndim != 1 or o.ndim != 1 or self.shape != o.shape:
+            raise ValueError(
+                f"vdot needs two 1-d tensors of one length, got {self.shape} and {o.shape}"
+            )
+        return (self * o).sum().cast(dtypes.promote(self.dtype, o.dtype))
+
+    @_traced
+    def kron(self, other) -> Tensor:
+        """The Kronecker product (block ``[i, j]`` is ``self[i, j] * other``):
+        ``a.kron(b)``; the operands' dims are aligned from the right."""
+        o = other if isinstance(other, Tensor) else Tensor(other, device=self.device)
+        nd = max(self.ndim, o.ndim)
+        a = self.reshape((1,) * (nd - self.ndim) + self.shape)
+        b = o.reshape((1,) * (nd - o.ndim) + o.shape)
+        inter_a = tuple(v for s in a.shape for v in (s, 1))
+        inter_b = tuple(v for s in b.shape for v in (1, s))
+        out = a.reshape(inter_a) * b.reshape(inter_b)
+        return out.reshape(tuple(s * t for s, t in zip(a.shape, b.shape)))
+
+    @_traced
+    def cross(self, other, dim=None) -> Tensor:
+        """The cross product of 3-vectors along ``dim`` (None: the first dim of size 3,
+        as ``torch.cross``); the operands broadcast: ``a.cross(b, dim=-1)``."""
+        a, b = self._operands(other)
+        if dim is None:
+            d = next((i for i, s in enumerate(a.shape) if s == 3), None)
+            if d is None:
+                raise ValueError(f"cross: no dim of size 3 in {a.shape}")
+        else:
+            d = _norm_axis(dim, a.ndim, "dim")
+        if a.shape[d] != 3:
+            raise ValueError(f"cross: dim {d} of {a.shape} must have size 3")
+        return a.roll(-1, d) * b.roll(-2, d) - a.roll(-2, d) * b.roll(-1, d)
+
+    @_traced
+    def diag(self, diagonal: int = 0) -> Tensor:
+        """A 1-d tensor as the ``diagonal``-th diagonal of a square matrix, or a 2-d
+        tensor's ``diagonal``-th diagonal (a copy): ``v.diag()``, ``m.diag(1)``."""
+        k = int(diagonal)
+        if self.ndim == 2:
+            return self.diagonal(k).clone()
+        if self.ndim != 1:
+            raise ValueError(f"diag needs a 1-d or 2-d tensor, got {self.shape}")
+        n = self.shape[0] + abs(k)
+        v = self.pad(((0, abs(k)),))
+        rows = Tensor.arange(n, device=self.device).reshape(n, 1)
+        cols = Tensor.arange(n, device=self.device).reshape(1, n)
+        vals = v.reshape(n, 1) if k >= 0 else v.reshape(1, n)
+        return (cols - rows == k).where(
+            vals._broadcast_to((n, n)), Tensor.full((), 0, self.dtype, self.device)
+        )
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        """The ``offset``-th diagonal of the planes of ``dim1`` and ``dim2`` as the last
+        dim (a view: writing it writes this tensor): ``m.diagonal()``,
+        ``x.diagonal(1, -2, -1)``."""
+        if self.ndim < 2:
+            raise ValueError(f"diagonal needs a tensor of at least 2 dims, got {self.shape}")
+        a, b = _norm_axis(dim1, self.ndim, "dim1"), _norm_axis(dim2, self.ndim, "dim2")
+        if a == b:
+            raise ValueError(f"diagonal: dim1 and dim2 must differ, got {dim1} and {dim2}")
+        x = self.movedim((a, b), (-2, -1))
+        n, m = x.shape[-2:]
+        off = int(offset)
+        r0, c0 = (0, off) if off >= 0 else (-off, 0)
+        length = max(0, min(n - r0, m - c0))
+        if length == 0:
+            r0 = c0 = 0
+        lead = x.shape[:-2]
+        x = x.shrink(tuple([None] * len(lead) + [(r0, r0 + length), (c0, c0 + length)]))
+        if length <= 1:
+            return x.reshape(lead + (length,))
+        return x.reshape(lead + (length * length,)).stride(*([1] * len(lead)), length + 1)
+
+    @_traced
+    def trace(self) -> Tensor:
+        """The sum of a matrix's main diagonal (integers sum in int64): ``m.trace()``."""
+        if self.ndim != 2:
+            raise ValueError(f"trace needs a 2-d tensor, got {self.shape}")
+        return self.diagonal().sum()
+
+    # -- more elementwise math ------------------------------------------------------
+    @_traced
+    def logaddexp(self, other) -> Tensor:
+        """``log(exp(self) + exp(other))`` without overflow: ``a.logaddexp(b)``."""
+        a, b = self._float()._operands(other)
+        a, b = a._float(), b._float()
+        m = a.maximum(b)
+        both_inf = (a == b) & a.isinf()  # inf + inf, -inf + -inf: no NaN from inf - inf
+        return both_inf.where(a, m + (-(a - b).abs()).exp().log1p())
+
+    @_traced
+    def logaddexp2(self, other) -> Tensor:
+        """``log2(2**self + 2**other)`` without overflow: ``a.logaddexp2(b)``."""
+        a, b = self._float()._operands(other)
+        a, b = a._float(), b._float()
+        m = a.maximum(b)
+        both_inf = (a == b) & a.isinf()
+        return both_inf.where(a, m + (-(a - b).abs()).exp2().log1p() * (1 / math.log(2)))
+
+    @_traced
+    def hypot(self, other) -> Tensor:
+        """``sqrt(self**2 + other**2)`` without overflow or underflow (inf wins over
+        NaN, as in C): ``a.hypot(b)``."""
+        a, b = self._float()._operands(other)
+        a, b = a._float().abs(), b._float().abs()
+        big, small = a.maximum(b), a.minimum(b)
+        safe = (big == 0).where(1.0, big)
+        r = small / safe
+        out = (big == 0).where(0.0, big * (r * r + 1).sqrt())
+        return (a.isinf() | b.isinf()).where(math.inf, out)
+
+    @_traced
+    def deg2rad(self) -> Tensor:
+        """Degrees to radians: ``x.deg2rad()``."""
+        return self._float() * (math.pi / 180)
+
+    @_traced
+    def rad2deg(self) -> Tensor:
+        """Radians to degrees: ``x.rad2deg()``."""
+        return self._float() * (180 / math.pi)
+
+    @_traced
+    def float_power(self, exponent) -> Tensor:
+        """``self ** exponent`` in float64: ``x.float_power(2)``."""
+        e = exponent.double() if isinstance(exponent, Tensor) else float(exponent)
+        return self.double() ** e
+
+    @_traced
+    def fmod(self, other) -> Tensor:
+        """C's remainder: the sign of the dividend (``Tensor([-7]).fmod(2)`` is -1):
+        ``x.fmod(3)``. 16- and 32-bit floats are computed in float64 (exact);
+        float64 loses the remainder once the quotient passes 2**53. Integer
+        division by zero is undefined."""
+        a, b = self._operands(other)
+        if a.dtype.is_bool:
+            raise TypeError("fmod is not defined for bool tensors")
+        if a.dtype.is_float:
+            if a.dtype != dtypes.float64:  # the quotient in float64: exact for these
+                return a.double().fmod(b.double()).cast(a.dtype)
+            return a - (a / b).trunc() * b
+        m = a._int_op("mod", b)  # the sign of the divisor: move it to the dividend's
+        fix = (m != 0) & ((m < 0) != (a < 0))
+        return fix.where(m - b, m)
+
+    @_traced
+    def remainder(self, other) -> Tensor:
+        """Python's remainder, with the sign of the divisor (as ``%``): ``x.remainder(3)``."""
+        return self % other
+
+    @_traced
+    def frac(self) -> Tensor:
+        """The fractional part, ``x - trunc(x)`` (sign of x): ``x.frac()``."""
+        if not self.dtype.is_float:
+            raise TypeError(f"frac is not defined for {self.dtype.name} tensors")
+        return self - self.trunc()
+
+    @_traced
+    def logit(self, eps: float | None = None) -> Tensor:
+        """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` when eps is given:
+        ``p.logit()``, ``p.logit(1e-6)``."""
+        x = self._float()
+        if eps is not None:
+            x = x.clip(eps, 1 - eps)
+        return (x / (1 - x)).log()
+
+    @_traced
+    def nan_to_num(
+        self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+    ):
+        """NaN to ``nan``, +-inf to ``posinf``/``neginf`` (default: the dtype's largest
+        and lowest finite values): ``x.nan_to_num()``, ``x.nan_to_num(0.0, 1e6, -1e6)``."""
+        if not self.dtype.is_float:
+            return self.clone()
+        big = _finite_max(self.dtype)
+        hi = big if posinf is None else posinf
+        lo = -big if neginf is None else neginf
+        out = self.isnan().where(Tensor.full((), nan, self.dtype, self.device), self)
+        out = (self == math.inf).where(Tensor.full((), hi, self.dtype, self.device), out)
+        return (self == -math.inf).where(Tensor.full((), lo, self.dtype, self.device), out)
+
+    # -- more reductions (NaN-skipping, paired) --------------------------------------
+    @_traced
+    def nansum(self, axis=None, keepdim=False) -> Tensor:
+        """Sum over ``axis`` treating NaN as 0: ``x.nansum(1)``."""
+        if not self.dtype.is_float:
+            return self.sum(axis, keepdim)
+        return (
+            self.isnan().where(Tensor.full((), 0, self.dtype, self.device), self).sum(axis, keepdim)
+        )
+
+    @_traced
+    def nanmean(self, axis=None, keepdim=False) -> Tensor:
+        """Mean over ``axis`` of the values that are not NaN (all NaN: NaN):
+        ``x.nanmean(0)``."""
+        if not self.dtype.is_float:
+            raise TypeError(f"nanmean needs a float tensor, got {self.dtype.name}")
+        count = self.isnan().logical_not().sum(axis, keepdim)
+        return self.nansum(axis, keepdim) / count.cast(self.dtype)
+
+    @_traced
+    def var_mean(self, axis=None, keepdim=False, correction=1) -> tuple[Tensor, Tensor]:
+        """``(var, mean)`` over ``axis`` in one call: ``v, m = x.var_mean(1)``."""
+        return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
+
+    @_traced
+    def std_mean(self, axis=None, keepdim=False, correction=1) -> tuple[Tensor, Tensor]:
+        """``(std, mean)`` over ``axis`` in one call: ``s, m = x.std_mean(1)``."""
+        return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
+
+    # -- comparisons returning bools -----------------------------------------------
+    @_traced
+    def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+        """Elementwise ``|self - other| <= atol + rtol * |other|`` (infinities equal
+        only to themselves; NaN equal to NaN when ``equal_nan``): ``a.isclose(b)``."""
+        a, b = self._operands(other)
+        if a.dtype.is_bool:
+            a, b = a.cast(dtypes.int32), b.cast(dtypes.int32)
+        if not a.dtype.is_float:
+            a, b = a.cast(dtypes.float64), b.cast(dtypes.float64)
+        close = (a - b).abs() <= (b.abs() * rtol + atol)
+        out = (a == b) | (close & a.isfinite() & b.isfinite())
+        if equal_nan:
+            out = out | (a.isnan() & b.isnan())
+        return out
+
+    def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+        """Whether every element is :meth:`isclose` (a Python bool; computes):
+        ``a.allclose(b)``."""
+        return bool(self.isclose(other, rtol, atol, equal_nan).all().item())
+
+    def equal(self, other) -> bool:
+        """Whether both tensors have one shape and equal elements (a Python bool;
+        computes): ``a.equal(b)``."""
+        o = other if isinstance(other, Tensor) else Tensor(other, device=self.device)
+        if self.shape != o.shape:
+            return False
+        return bool((self == o).all().item())
+
+    # -- more indexed writes ------------------------------------------------------------
+    @_traced
+    def renorm(self, p, dim: int, maxnorm) -> Tensor:
+        """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to
+        it: ``w.renorm(2, 0, 1.0)`` (rows of norm at most 1)."""
+        if not isinstance(p, (int, float)) or isinstance(p, bool) or p <= 0:
+            raise ValueError(f"renorm: p must be a positive number, got {p!r}")
+        if self.ndim == 0:
+            raise ValueError("renorm needs a tensor of at least 1 dim")
+        d = _norm_axis(dim, self.ndim, "dim")
+        x = self._float()
+        rest = tuple(i for i in range(self.ndim) if i != d)
+        norm = x.norm(p, dim=rest, keepdim=True) if rest else x.abs()
+        scale = (norm > maxnorm).where(maxnorm / (norm + 1e-7), 1.0)
+        return x * scale
+
+    def _index_along(self, what: str, dim: int, index, source: Tensor | None):
+        """``dim`` normalized, the 1-d int64 ``index`` checked and expanded to the
+        shape of ``source`` (or of this tensor with ``len(index)`` along ``dim``)."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        idx = _index_tensor(index, self.device)
+        if idx.ndim > 1:
+            raise ValueError(f"{what}: index must be 0-d or 1-d, got {idx.shape}")
+        idx = idx.reshape(-1)
+        n = self.shape[d] if self.ndim else 1
+        if source is not None:
+            want = tuple(idx.shape[0] if i == d else s for i, s in enumerate(self.shape))
+            if source.shape != want and not (self.ndim == 0 and source.numel() == idx.numel()):
+                raise ValueError(
+                    f"{what}: source {source.shape} must have shape {want} (the input "
+                    f"{self.shape} with len(index) = {idx.shape[0]} along dim {d})"
+                )
+        idx = _checked(idx, n, d, self.shape)
+        shape = tuple(idx.shape[0] if i == d else s for i, s in enumerate(self.shape))
+        full = idx.reshape(tuple(-1 if i == d else 1 for i in range(self.ndim)))
+        return d, full._broadcast_to(shape)
+
+    @_traced
+    def index_add(self, dim: int, index, source, alpha=1) -> Tensor:
+        """A copy with ``alpha * source[j]`` added at ``index[j]`` along ``dim``
+        (repeated indices add up): ``x.index_add(0, idx, rows)``."""
+        s = source if isinstance(source, Tensor) else Tensor(source, device=self.device)
+        if self.ndim == 0:
+            return self.reshape(1).index_add(0, index, s.reshape(-1), alpha).reshape(())
+        d, idx = self._index_along("index_add", dim, index, s)
+        return self.scatter(d, idx, s * alpha if alpha != 1 else s, reduce="add")
+
+    @_traced
+    def index_copy(self, dim: int, index, source) -> Tensor:
+        """A copy with ``source[j]`` written at ``index[j]`` along ``dim``:
+        ``x.index_copy(0, idx, rows)``."""
+        s = source if isinstance(source, Tensor) else Tensor(source, device=self.device)
+        if self.ndim == 0:
+            return self.reshape(1).index_copy(0, index, s.reshape(-1)).reshape(())
+        d, idx = self._index_along("index_copy", dim, index, s)
+        return self.scatter(d, idx, s)
+
+    @_traced
+    def index_fill(self, dim: int, index, value) -> Tensor:
+        """A copy with ``value`` at positions ``index`` along ``dim`` (one fused
+        select): ``x.index_fill(1, idx, 0.0)``."""
+        if self.ndim == 0:
+            return self.reshape(1).index_fill(0, index, value).reshape(())
+        d = _norm_axis(dim, self.ndim, "dim")
+        idx = _index_tensor(index, self.device)
+        if idx.ndim > 1:
+            raise ValueError(f"index_fill: index must be 0-d or 1-d, got {idx.shape}")
+        idx = _checked(idx.reshape(-1), self.shape[d], d, self.shape)
+        n = self.shape[d]
+        pos = Tensor.arange(n, device=self.device).reshape(n, 1)
+        hit = (pos == idx.reshape(1, -1)).any(1)
+        hit = hit.reshape(tuple(n if i == d else 1 for i in range(self.ndim)))
+        v = (
+            value.cast(self.dtype)
+            if isinstance(value, Tensor)
+            else Tensor.full((), value, self.dtype, self.device)
+        )
+        return hit.where(v, self)
+
+    @_traced
+    def scatter_reduce(self, dim: int, index, src, reduce: str, include_self: bool = True):
+        """PyTorch's scatter_reduce (a copy): ``src[i][j]`` is combined into
+        ``out[index[i][j]][j]`` for ``dim=0`` by ``reduce`` (``"sum"``, ``"prod"``,
+        ``"mean"``, ``"amax"``, ``"amin"``), with this tensor's value too when
+        ``include_self``; untouched elements keep it: ``x.scatter_reduce(0, idx, v, "amax")``.
+
+        The write positions are computed on the host; each element then reduces
+        the writes it receives (O(numel x most writes to one element) work)."""
+        kinds = {"sum": "add", "prod": "mul", "mean": "add", "amax": "max", "amin": "min"}
+        if reduce not in kinds:
+            raise ValueError(
+                "scatter_reduce: reduce must be one of 'sum', 'prod', 'mean', 'amax' or "
+                f"'amin', got {reduce!r}"
+            )
+        s = src if isinstance(src, Tensor) else Tensor(src, device=self.device)
+        idx = _index_tensor(index, self.device)
+        d = _norm_axis(dim, self.ndim, "dim")
+        if idx.ndim != self.ndim or s.ndim != self.ndim:
+            raise ValueError(
+                f"scatter_reduce: index {idx.shape} and src {s.shape} must have the rank of "
+                f"the input {self.shape}"
+            )
+        if any(i > t for i, t in zip(idx.shape, s.shape)) or any(
+            i > t for k, (i, t) in enumerate(zip(idx.shape, self.shape)) if k != d
+        ):
+            raise ValueError(
+                f"scatter_reduce: index {idx.shape} is larger than src {s.shape} or than the "
+                f"input {self.shape} off dim {d}"
+            )
+        idx = _checked(idx, self.shape[d], d, self.shape)
+        strides = [math.prod(self.shape[k + 1 :]) for k in range(self.ndim)]
+        pos = None
+        for k, (size, st) in enumerate(zip(idx.shape, strides)):
+            coord = (
+                idx
+                if k == d
+                else Tensor.arange(size, device=self.device).reshape(
+                    tuple(size if j == k else 1 for j in range(self.ndim))
+                )
+            )
+            term = coord * st
+            pos = term if pos is None else pos + term
+        assert pos is not None
+        v = s.shrink(tuple((0, i) for i in idx.shape)).cast(self.dtype)
+        return self._scatter_reduce_positions(pos._broadcast_to(idx.shape), v, reduce, include_self)
+
+    def _scatter_reduce_positions(self, pos: Tensor, v: Tensor, reduce: str, include_self: bool):
+        """This tensor with the writes ``v`` at row-major positions ``pos`` combined
+        by ``reduce`` (see :meth:`scatter_reduce`)."""
+        kind = {"sum": "add", "prod": "mul", "mean": "add", "amax": "max", "amin": "min"}[reduce]
+        k, n = pos.numel(), self.numel()
+        if k == 0:
+            return self
+        dev, dt = self.device, self.dtype
+        flat, v1 = self.reshape(-1), v.reshape(-1)
+        p = pos.numpy().reshape(-1).astype(np.int64)
+        it = np.int32 if max(n, k) < 2**31 else np.int64
+        order = np.argsort(p, kind="stable").astype(it)
+        count = np.bincount(p, minlength=n)
+        first = (np.cumsum(count) - count).astype(it)
+        m = int(count.max())
+        ordered = v1._gather(0, Tensor(order, device=dev))
+        j = Tensor.arange(m, device=dev).reshape(1, m)
+        at = (Tensor(first, device=dev).reshape(n, 1) + j).minimum(k - 1)
+        vals = ordered.reshape(1, k)._broadcast_to((n, k))._gather(1, at.cast(dtypes.int64))
+        x = vals.cast(dtypes.int32) if dt.is_bool else vals
+        ident = {"add": 0, "mul": 1, "max": _lowest(x.dtype), "min": _highest(x.dtype)}[kind]
+        cnt = Tensor(count.astype(it), device=dev)
+        live = j < cnt.reshape(n, 1)
+        x = live.where(x, Tensor.full((), ident, x.dtype, dev))
+        red = _reduce_kind(x, kind, 1)
+        base = flat.cast(red.dtype) if red.dtype != dt else flat
+        if include_self:
+            red = _combine(kind, red, base)
+        if reduce == "mean":
+            c = cnt.cast(red.dtype) + (1 if include_self else 0)
+            c = (c == 0).where(1, c)
+            red = red / c if red.dtype.is_float else red // c
+        out = (cnt > 0).where(red.cast(dt), flat)
+        return out.reshape(self.shape)
+
+    @_traced
+    def put(self, index, source, accumulate: bool = False) -> Tensor:
+        """A copy with ``source`` written at the flat (row-major) positions ``index``
+        (added when ``accumulate``): ``x.put(Tensor([0, 5]), Tensor([1.0, 2.0]))``."""
+        idx = _index_tensor(index, self.device)
+        s = source if isinstance(source, Tensor) else Tensor(source, device=self.device)
+        if s.numel() != idx.numel():
+            raise ValueError(
+                f"put: source has {s.numel()} elements, index {idx.numel()} (they must match)"
+            )
+        pos = _checked(idx.reshape(-1), self.numel(), 0, self.shape)
+        return self._scatter_positions(pos, s.reshape(-1).cast(self.dtype), accumulate)
+
+    # -- strided views ----------------------------------------------------------------
+    def unfold(self, dimension: int, size: int, step: int) -> Tensor:
+        """Every window of ``size`` along ``dimension``, ``step`` apart, as a new last
+        dim (a view built from reshapes, pads and shrinks):
+        ``Tensor.arange(7).unfold(0, 3, 2)`` is ``[[0, 1, 2], [2, 3, 4], [4, 5, 6]]``."""
+        d = _norm_axis(dimension, self.ndim, "dimension")
+        x = self.reshape(1) if self.ndim == 0 else self
+        n = x.shape[d]
+        if not isinstance(size, (int, np.integer)) or not 1 <= size <= n:
+            raise ValueError(
+                f"unfold: size must be in 1..{n} (dim {d} of {self.shape}), got {size!r}"
+            )
+        if not isinstance(step, (int, np.integer)) or step <= 0:
+            raise ValueError(f"unfold: step must be a positive int, got {step!r}")
+        size, step = int(size), int(step)
+        o = (n - size) // step + 1
+        x = x.movedim(d, -1)
+        lead = x.shape[:-1]
+        keep = [None] * len(lead)
+        if step >= size:  # windows do not overlap: pad to o * step, split, keep size of each
+            x = x.pad(tuple([(0, 0)] * len(lead) + [(0, max(o * step - n, 0))]))
+            x = x.shrink(tuple(keep + [(0, o * step)])).reshape(lead + (o, step))
+            x = x.shrink(tuple(keep + [None, (0, size)]))
+        else:  # overlapping: size copies of the row, each shifted by one (tinygrad's pool)
+            e = -(-size * (n + 1) // n)
+            x = x.reshape(lead + (1, n)).expand(lead + (e, n)).reshape(lead + (e * n,))
+            x = x.shrink(tuple(keep + [(0, size * (n + 1))])).reshape(lead + (size, n + 1))
+            x = x.shrink(tuple(keep + [None, (0, o * step)])).reshape(lead + (size, o, step))
+            x = x.shrink(tuple(keep + [None, None, (0, 1)])).reshape(lead + (size, o))
+            x = x.transpose(-1, -2)
+        x = x.movedim(-2, d)
+        return x.reshape(o, size) if self.ndim == 0 else x
+
+    def as_strided(self, size, stride, storage_offset: int = 0) -> Tensor:
+        """A view reading element ``storage_offset + sum(i[k] * stride[k])`` of this
+        tensor's row-major order at index ``i``: ``x.as_strided((2, 2), (1, 2))``.
+
+        Strides count elements of the contiguous layout (the same as PyTorch for a
+        contiguous tensor). Views where each dim's stride is 0 (broadcast) or a
+        multiple of the next finer stride times its size are built from movement
+        ops; overlapping windows (use :meth:`unfold`) raise ValueError."""
+        size = _shape_arg(tuple(size))
+        stride = _ints(tuple(stride), "as_strided strides")
+        off = int(storage_offset)
+        if len(size) != len(stride):
+            raise ValueError(f"as_strided: {len(size)} sizes but {len(stride)} strides")
+        if off < 0 or any(s < 0 for s in stride):
+            raise ValueError(f"as_strided: negative stride or offset ({stride}, {off})")
+        n = self.numel()
+        if math.prod(size) == 0:
+            return Tensor.zeros(size, dtype=self.dtype, device=self.device)
+        last = off + sum((z - 1) * s for z, s in zip(size, stride))
+        if last >= n:
+            raise ValueError(
+                f"as_strided: size {size}, stride {stride} and offset {off} reach element "
+                f"{last} of a tensor of {n} elements"
+            )
+        live = sorted(
+            (k for k in range(len(size)) if stride[k] and size[k] > 1),
+            key=lambda k: -stride[k],
+        )
+        for a, b in zip(live, live[1:]):  # coarse to fine: each must hold the next whole
+            if stride[a] % stride[b] or stride[a] < stride[b] * size[b]:
+                raise ValueError(
+                    f"as_strided: size {size} with stride {stride} is not expressible as a "
+                    "view here (overlapping or interleaved dims); use unfold or gather"
+                )
+        x = self.reshape(-1)
+        span = stride[live[0]] * size[live[0]] if live else 1
+        if off + span > n:  # the last window's tail past the end is never read
+            x = x.pad(((0, off + span - n),))
+        x = x.shrink(((off, off + span),))
+        shape: tuple[int, ...] = ()
+        for k in live:  # coarse to fine: split the innermost run into (size, stride)
+            x = x.shrink(tuple([None] * len(shape) + [(0, stride[k] * size[k])]))
+            x = x.reshape(shape + (size[k], stride[k]))
+            shape += (size[k],)
+        x = x.shrink(tuple([None] * len(shape) + [(0, 1)])).reshape(shape)
+        # the live dims are in stride order; the others are size 1 or broadcast
+        order = live + [k for k in range(len(size)) if k not in live]
+        x = x.reshape(shape + (1,) * (len(size) - len(live)))
+        x = x.permute(tuple(int(i) for i in np.argsort(order)))
+        return x.expand(size) if x.shape != size else x
+
+    @_traced
+    def cdist(self, x2, p: float = 2.0) -> Tensor:
+        """The ``p``-norm distance between each row of ``self`` (..., P, M) and each
+        row of ``x2`` (..., R, M), shape (..., P, R); batch dims broadcast:
+        ``a.cdist(b)``, ``a.cdist(b, p=1)``."""
+        b = x2 if isinstance(x2, Tensor) else Tensor(x2, device=self.device)
+        if self.ndim < 2 or b.ndim < 2 or self.shape[-1] != b.shape[-1]:
+            raise ValueError(
+                f"cdist needs (..., P, M) and (..., R, M) tensors, got {self.shape} and {b.shape}"
+            )
+        if not isinstance(p, (int, float)) or isinstance(p, bool) or p < 0:
+            raise ValueError(f"cdist: p must be a non-negative number, got {p!r}")
+        d = self._float().unsqueeze(-2) - b._float().unsqueeze(-3)
+        return d.norm(p, dim=-1)
+
 
 def _is_advanced(i) -> bool:
     return isinstance(i, (Tensor, list, np.ndarray))
@@ -3013,6 +3805,13 @@ def _checked(idx: Tensor, size: int, dim: int, shape: Shape) -> Tensor:
 
 _SCAN_BLOCK = 32
 """Block length of the front end's scans (see ``Tensor._scan``)."""
+
+
+def _finite_max(dt: DType) -> float:
+    """The largest finite value of float dtype ``dt``."""
+    if dt == dtypes.bfloat16:
+        return 3.3895313892515355e38
+    return float(np.finfo(dt.np).max)
 
 
 def _lowest(dt: DType):
@@ -3146,7 +3945,8 @@ def _torch_spellings(fn):
 for _name in (
     "sum", "prod", "max", "min", "mean", "var", "std", "softmax", "log_softmax",
     "logsumexp", "argmax", "argmin", "any", "all", "amax", "amin", "count_nonzero",
-    "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
+    "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "nansum", "nanmean",
+    "var_mean", "std_mean",
 ):  # fmt: skip
     setattr(Tensor, _name, _torch_spellings(getattr(Tensor, _name)))
 
@@ -3213,6 +4013,46 @@ def stack(tensors, dim: int = 0) -> Tensor:
             )
     d = _norm_axis(dim, ts[0].ndim + 1, "dim")
     return cat([t.unsqueeze(d) for t in ts], d)
+
+
+def _atleast(t: Tensor, nd: int) -> Tensor:
+    """numpy's atleast_1d/2d/3d: a 0-d tensor becomes (1,)*nd, a 1-d (n,) becomes
+    (1, n) or (1, n, 1), a 2-d (m, n) becomes (m, n, 1)."""
+    if t.ndim >= nd:
+        return t
+    if t.ndim == 0:
+        return t.reshape((1,) * nd)
+    if t.ndim == 1:
+        return t.reshape((1, t.shape[0]) + (1,) * (nd - 2))
+    return t.reshape(t.shape + (1,))
+
+
+def _tensor_list(tensors, what: str) -> list[Tensor]:
+    ts = list(tensors)
+    if not ts:
+        raise ValueError(f"{what} needs at least one tensor")
+    for t in ts:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{what}: expected Tensors, got {type(t).__name__}")
+    return ts
+
+
+def hstack(tensors) -> Tensor:
+    """Join along dim 1, or dim 0 when the tensors are 1-d (0-d ones count as
+    1-d): ``mlfuse.hstack([a, b])``."""
+    ts = [_atleast(t, 1) for t in _tensor_list(tensors, "hstack")]
+    return cat(ts, 0 if ts[0].ndim == 1 else 1)
+
+
+def vstack(tensors) -> Tensor:
+    """Join along dim 0, 1-d tensors as rows: ``mlfuse.vstack([a, b])``."""
+    return cat([_atleast(t, 2) for t in _tensor_list(tensors, "vstack")], 0)
+
+
+def dstack(tensors) -> Tensor:
+    """Join along dim 2 (inputs made at least 3-d as numpy's atleast_3d):
+    ``mlfuse.dstack([a, b])``."""
+    return cat([_atleast(t, 3) for t in _tensor_list(tensors, "dstack")], 2)
 
 
 def where(condition, input, other) -> Tensor:  # noqa: A002 - PyTorch's names
