@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -3747,6 +3747,359 @@ class Tensor:
         d = self._float().unsqueeze(-2) - b._float().unsqueeze(-3)
         return d.norm(p, dim=-1)
 
+    # -- sorting and searching: static shapes from comparisons ---------------------------
+    def _sort_key(self) -> Tensor:
+        """The values compared by the sorting family (bools as int32)."""
+        if self.dtype.is_bool:
+            return self.cast(dtypes.int32)
+        return self
+
+    def _ranks(self, descending: bool) -> Tensor:
+        """Each element's position in the stable order along the last dim (int64):
+        the elements sorting before it plus the equal ones at lower indices. NaN
+        sorts after every number (before, when ``descending``), as in PyTorch.
+        O(n^2) comparisons per row, one fused reduction."""
+        x = self._sort_key()
+        n = x.shape[-1]
+        xi, xj = x.unsqueeze(-1), x.unsqueeze(-2)  # [.., i, j]: element i against j
+        first = xj > xi if descending else xj < xi
+        tie = xj == xi
+        if x.dtype.is_float:
+            ni, nj = xi.isnan(), xj.isnan()
+            first = first | ((nj if descending else ni) & (ni != nj))
+            tie = tie | (ni & nj)
+        pos = Tensor.arange(n, device=self.device)
+        lower = pos.reshape(1, n) < pos.reshape(n, 1)  # j < i
+        return (first | (tie & lower)).sum(-1)
+
+    @staticmethod
+    def _at_ranks(ranks: Tensor, want: Tensor) -> Tensor:
+        """The index (along the last dim) of the element whose rank is each of
+        ``want`` (1-d, or of the rows' shape with a last dim): a compare-and-sum."""
+        n = ranks.shape[-1]
+        pos = Tensor.arange(n, device=ranks.device)
+        hit = ranks.unsqueeze(-2) == want.unsqueeze(-1)  # [.., r, i]
+        return hit.where(pos, 0).sum(-1)
+
+    def _sorted_part(self, dim, descending: bool, count: int | None, what: str):
+        """(values, indices) of the first ``count`` (None: all) elements in sorted
+        order along ``dim``."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        x = self.reshape(1) if self.ndim == 0 else self
+        x = x.movedim(d, -1)
+        n = x.shape[-1]
+        k = n if count is None else count
+        ranks = x._ranks(descending)
+        idx = Tensor._at_ranks(ranks, Tensor.arange(k, device=self.device))
+        vals = x._gather(x.ndim - 1, idx)
+        if self.ndim == 0:
+            return vals.reshape(()), idx.reshape(())
+        return vals.movedim(-1, d), idx.movedim(-1, d)
+
+    @_traced
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False):
+        """``(values, indices)`` sorted along ``dim`` (``.values``/``.indices`` too):
+        ``v, i = x.sort()``, ``x.sort(0, descending=True)``.
+
+        Always stable (equal elements keep their order; ``stable`` is accepted
+        for PyTorch's signature); NaN sorts as the largest value. Built from
+        comparisons so it fuses and stays lazy: each element's rank counts the
+        elements before it, O(n^2) work and memory traffic per row of length n
+        (fine for rows up to a few thousand)."""
+        del stable
+        v, i = self._sorted_part(dim, bool(descending), None, "sort")
+        return SortResult(v, i)
+
+    @_traced
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False):
+        """The indices that sort along ``dim`` (stable; O(n^2) per row, see
+        :meth:`sort`): ``x.argsort(-1, descending=True)``."""
+        return self.sort(dim, descending, stable).indices
+
+    @_traced
+    def msort(self) -> Tensor:
+        """The values sorted along dim 0: ``x.msort()``."""
+        return self.sort(0).values
+
+    @_traced
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
+        """``(values, indices)`` of the ``k`` largest (smallest when ``largest`` is
+        False) along ``dim``, in sorted order; ties go to the lower index, NaN
+        counts as the largest: ``v, i = x.topk(3)``. O(n^2) work per row (see
+        :meth:`sort`)."""
+        del sorted
+        d = _norm_axis(dim, self.ndim, "dim")
+        n = self.shape[d] if self.ndim else 1
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= n:
+            raise ValueError(
+                f"topk: k must be an int in 0..{n} (dim {d} of {self.shape}), got {k!r}"
+            )
+        v, i = self._sorted_part(d, bool(largest), int(k), "topk")
+        return SortResult(v, i)
+
+    @_traced
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False):
+        """``(values, indices)`` of the ``k``-th smallest element (1-based) along
+        ``dim``: ``x.kthvalue(2, 0)``. O(n^2) work per row (see :meth:`sort`)."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        n = self.shape[d] if self.ndim else 1
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= n:
+            raise ValueError(
+                f"kthvalue: k must be an int in 1..{n} (dim {d} of {self.shape}), got {k!r}"
+            )
+        x = self.reshape(1) if self.ndim == 0 else self
+        x = x.movedim(d, -1)
+        ranks = x._ranks(False)
+        idx = Tensor._at_ranks(ranks, Tensor.full((1,), int(k) - 1, device=self.device))
+        vals = x._gather(x.ndim - 1, idx)
+        return SortResult(*(self._place_reduced(t, d, keepdim) for t in (vals, idx)))
+
+    def _place_reduced(self, t: Tensor, d: int, keepdim: bool) -> Tensor:
+        """A (..., 1) result of a row-wise selection back in place of dim ``d``."""
+        if self.ndim == 0:
+            return t.reshape(())
+        t = t.movedim(-1, d)
+        return t if keepdim else t.squeeze(d)
+
+    @_traced
+    def median(self, dim=None, keepdim: bool = False):
+        """The lower median (the ``(n - 1) // 2``-th smallest; NaN if the row holds
+        NaN): of all elements without ``dim`` (a value), else ``(values, indices)``
+        along it: ``x.median()``, ``v, i = x.median(1)``. O(n^2) work per row."""
+        return self._median(dim, keepdim, skip_nan=False)
+
+    @_traced
+    def nanmedian(self, dim=None, keepdim: bool = False):
+        """:meth:`median` of the values that are not NaN (NaN for a row of NaN):
+        ``x.nanmedian()``, ``v, i = x.nanmedian(0)``."""
+        return self._median(dim, keepdim, skip_nan=True)
+
+    def _median(self, dim, keepdim: bool, skip_nan: bool):
+        if dim is None:
+            if self.numel() == 0:
+                raise ValueError("median of an empty tensor has no value")
+            return self.reshape(-1)._median(0, False, skip_nan)[0]
+        d = _norm_axis(dim, self.ndim, "dim")
+        x = self.reshape(1) if self.ndim == 0 else self
+        x = x.movedim(d, -1)
+        n = x.shape[-1]
+        if n == 0:
+            raise ValueError(f"median of an empty dim (dim {d} of {self.shape}) has no value")
+        ranks = x._ranks(False)
+        nan = x.isnan()
+        if skip_nan:  # NaN sorts last: the median of the first count values
+            count = nan.logical_not().sum(-1, keepdim=True)
+            want = ((count - 1) // 2).maximum(0)
+        else:
+            want = Tensor.full((1,), (n - 1) // 2, device=self.device)
+        idx = Tensor._at_ranks(ranks, want)
+        vals = x._gather(x.ndim - 1, idx)
+        if x.dtype.is_float and not skip_nan:
+            has_nan = nan.any(-1, keepdim=True)
+            vals = has_nan.where(math.nan, vals)
+            idx = has_nan.where(nan.argmax(-1, keepdim=True), idx)
+        return SortResult(*(self._place_reduced(t, d, keepdim) for t in (vals, idx)))
+
+    @_traced
+    def quantile(self, q, dim=None, keepdim: bool = False, interpolation: str = "linear"):
+        """The ``q``-th quantiles (q in [0, 1]: a number, or a 1-d list/tensor whose
+        values become a new first dim) of all elements or along ``dim``; between
+        two values ``interpolation`` is ``"linear"``, ``"lower"``, ``"higher"``,
+        ``"midpoint"`` or ``"nearest"``; NaN in a row gives NaN:
+        ``x.quantile(0.5)``, ``x.quantile([0.1, 0.9], dim=1)``. O(n^2) per row."""
+        if not self.dtype.is_float:
+            raise TypeError(f"quantile needs a float tensor, got {self.dtype.name}")
+        modes = ("linear", "lower", "higher", "midpoint", "nearest")
+        if interpolation not in modes:
+            raise ValueError(
+                f"quantile: interpolation must be one of {', '.join(modes)}, got {interpolation!r}"
+            )
+        qs = np.asarray(q.numpy() if isinstance(q, Tensor) else q, dtype=np.float64)
+        if qs.ndim > 1:
+            raise ValueError(f"quantile: q must be a number or 1-d, got shape {qs.shape}")
+        if qs.size and (np.isnan(qs).any() or qs.min() < 0 or qs.max() > 1):
+            raise ValueError(f"quantile: q must be in [0, 1], got {qs.tolist()}")
+        if dim is None:
+            x, d = self.reshape(-1), 0
+        else:
+            d = _norm_axis(dim, self.ndim, "dim")
+            x = self.reshape(1) if self.ndim == 0 else self
+        xm = x.movedim(d, -1)
+        n = xm.shape[-1]
+        if n == 0:
+            raise ValueError("quantile of an empty dim has no value")
+        pos = qs.reshape(-1) * (n - 1)
+        lo, hi = np.floor(pos), np.ceil(pos)
+        w = pos - lo
+        if interpolation == "lower":
+            hi, w = lo, w * 0
+        elif interpolation == "higher":
+            lo, w = hi, w * 0
+        elif interpolation == "nearest":
+            lo = hi = np.round(pos)
+            w = w * 0
+        elif interpolation == "midpoint":
+            w = np.where(hi > lo, 0.5, 0.0)
+        ranks = xm._ranks(False)
+        dev = self.device
+        both = Tensor(np.concatenate([lo, hi]).astype(np.int64), device=dev)
+        vals = xm._gather(xm.ndim - 1, Tensor._at_ranks(ranks, both))
+        nq = pos.size
+        vlo, vhi = vals[..., :nq], vals[..., nq:]
+        out = vlo.lerp(vhi, Tensor(w, dtype=xm.dtype, device=dev))
+        out = xm.isnan().any(-1, keepdim=True).where(math.nan, out)  # (..., nq)
+        out = out.movedim(-1, 0)  # (nq, ...)
+        if keepdim:
+            out = out.reshape((nq,) + (1,) * self.ndim) if dim is None else out.unsqueeze(d + 1)
+        return out.reshape(out.shape[1:]) if qs.ndim == 0 else out
+
+    @_traced
+    def searchsorted(
+        self, values, out_int32: bool = False, right: bool = False, side=None, sorter=None
+    ):
+        """Where ``values`` would be inserted into this sorted (last dim) sequence to
+        keep it sorted: the count of elements below each value (``<=`` with
+        ``right=True`` or ``side="right"``); leading dims of an N-d sequence match
+        those of ``values``: ``edges.searchsorted(x)``. O(len * values) compares."""
+        if side is not None:
+            if side not in ("left", "right"):
+                raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+            if right and side == "left":
+                raise ValueError("searchsorted: right=True and side='left' contradict")
+            right = side == "right"
+        if self.ndim == 0:
+            raise ValueError("searchsorted: the sorted sequence must have at least 1 dim")
+        seq = self
+        if sorter is not None:
+            seq = seq.gather(-1, sorter)
+        v = values if isinstance(values, Tensor) else Tensor(values, device=self.device)
+        scalar = v.ndim == 0
+        if seq.ndim > 1:
+            if v.ndim != seq.ndim or v.shape[:-1] != seq.shape[:-1]:
+                raise ValueError(
+                    f"searchsorted: the leading dims of the sequence {seq.shape} and the values "
+                    f"{v.shape} must match"
+                )
+            s = seq.unsqueeze(-2)  # (..., 1, n)
+        else:
+            s = seq
+        a, b = s._sort_key()._operands(v._sort_key().unsqueeze(-1))  # a: sequence, b: values
+        if right:  # the elements at or below each value (NaN sorts last)
+            below = a <= b
+            if a.dtype.is_float:
+                below = below | (b.isnan() & a.isnan().logical_not()) | (a.isnan() & b.isnan())
+        else:  # the elements below each value
+            below = a < b
+            if a.dtype.is_float:
+                below = below | (b.isnan() & a.isnan().logical_not())
+        out = below.sum(-1)
+        out = out.cast(dtypes.int32) if out_int32 else out
+        return out.reshape(()) if scalar else out
+
+    @_traced
+    def bucketize(self, boundaries, out_int32: bool = False, right: bool = False) -> Tensor:
+        """The bucket of each element among the sorted 1-d ``boundaries``: ``i`` with
+        ``boundaries[i-1] < x <= boundaries[i]`` (``<= x <`` when ``right``):
+        ``x.bucketize(edges)``."""
+        b = boundaries if isinstance(boundaries, Tensor) else Tensor(boundaries, device=self.device)
+        if b.ndim != 1:
+            raise ValueError(f"bucketize: boundaries must be 1-d, got {b.shape}")
+        return b.searchsorted(self, out_int32=out_int32, right=right)
+
+    @_traced
+    def bincount(self, weights=None, minlength: int = 0) -> Tensor:
+        """How often each value 0..max occurs in this 1-d non-negative integer
+        tensor (summing ``weights`` instead when given), at least ``minlength``
+        long: ``Tensor([0, 2, 2]).bincount()`` is ``[1, 0, 2]``. The length
+        depends on the data (the tensor is computed); the counts are one fused
+        compare-and-sum."""
+        if self.ndim != 1 or self.dtype.is_float or self.dtype.is_bool:
+            raise ValueError(
+                f"bincount needs a 1-d integer tensor, got {self.dtype.name} {self.shape}"
+            )
+        if not isinstance(minlength, (int, np.integer)) or minlength < 0:
+            raise ValueError(f"bincount: minlength must be a non-negative int, got {minlength!r}")
+        vals = self.numpy()
+        if vals.size and vals.min() < 0:
+            raise ValueError(f"bincount: values must be non-negative, got {int(vals.min())}")
+        length = max(int(vals.max()) + 1 if vals.size else 0, int(minlength))
+        hit = self.unsqueeze(1) == Tensor.arange(length, device=self.device).cast(self.dtype)
+        if weights is None:
+            return hit.sum(0)
+        w = weights if isinstance(weights, Tensor) else Tensor(weights, device=self.device)
+        if w.shape != self.shape:
+            raise ValueError(
+                f"bincount: weights {w.shape} must have the input's shape {self.shape}"
+            )
+        w = w.cast(dtypes.float32 if w.dtype == dtypes.float32 else dtypes.float64)
+        return hit.where(w.unsqueeze(1), 0.0).sum(0)
+
+    @_traced
+    def histc(self, bins: int = 100, min=0, max=0) -> Tensor:  # noqa: A002 - PyTorch's names
+        """A histogram of ``bins`` equal bins over ``[min, max]`` (both 0: the data's
+        range, which computes the tensor); elements outside and NaN are left out,
+        ``max`` falls in the last bin: ``x.histc(10, 0.0, 1.0)``."""
+        if not self.dtype.is_float:
+            raise TypeError(f"histc needs a float tensor, got {self.dtype.name}")
+        if not isinstance(bins, (int, np.integer)) or bins <= 0:
+            raise ValueError(f"histc: bins must be a positive int, got {bins!r}")
+        lo, hi = float(min), float(max)
+        if lo == hi and self.numel():
+            vals = self.numpy().astype(np.float64)
+            lo, hi = float(vals.min()), float(vals.max())
+        if lo == hi:
+            lo, hi = lo - 1, hi + 1
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise ValueError(f"histc: range of [{lo}, {hi}] is not finite")
+        if lo > hi:
+            raise ValueError(f"histc: max ({hi}) must be larger than min ({lo})")
+        x = self.double().reshape(-1)
+        b = ((x - lo) * (bins / (hi - lo))).floor().minimum(bins - 1)
+        inside = (x >= lo) & (x <= hi)
+        b = inside.where(b, -1.0).cast(dtypes.int64)
+        hit = b.unsqueeze(1) == Tensor.arange(int(bins), device=self.device)
+        return hit.sum(0).cast(self.dtype)
+
+    @_traced
+    def erfinv(self) -> Tensor:
+        """The inverse of :meth:`erf` on (-1, 1) (+-inf at +-1, NaN beyond): Giles'
+        single-precision approximation refined by Halley steps (Newton's with the
+        curvature term; two, three for float64) on erf, or on erfc near +-1, in
+        float64 and rounded once (float32: within 2 ulp): ``x.erfinv()``. The
+        gradient is the closed form (first derivatives only)."""
+
+        steps = 3 if self.dtype == dtypes.float64 else 2  # the tail start is off by ~4%
+
+        def f(xg: Tensor) -> Tensor:
+            x = xg.detach()  # the value; its gradient is attached at the end
+            a = x.abs()
+            w = -((1 - a) * (1 + a)).log()
+            s = w - 2.5
+            p = Tensor.full((), 2.81022636e-08, x.dtype, x.device)
+            for c in _ERFINV_CENTRAL:
+                p = p * s + c
+            t = w.maximum(5).sqrt() - 3
+            pt = Tensor.full((), -0.000200214257, x.dtype, x.device)
+            for c in _ERFINV_TAIL:
+                pt = pt * t + c
+            y = ((w < 5).where(p, pt) * a).contiguous()
+            tail = a > 0.5
+            for _ in range(steps):  # erf(y) - a, from erfc where 1 - a is the exact small part
+                resid = tail.where((1 - a) - y.erfc(), y.erf() - a)
+                slope = (-(y * y)).exp() * (2 / math.sqrt(math.pi))
+                # Halley's step (erf'' = -2y erf'); each step its own kernel: inlined
+                # into one, the uses of y would multiply the work step by step
+                y = (y - resid / (slope + y * resid)).contiguous()
+            y = (a == 1).where(math.inf, y)
+            v = (x < 0).where(-y, (a == 0).where(x, y))
+            # d erfinv / dx = sqrt(pi) / 2 * exp(v^2), attached to the value with
+            # a term that is exactly 0 (differentiating the steps costs far more)
+            c = (v * v).exp() * (math.sqrt(math.pi) / 2)
+            c = c.isfinite().where(c, 0.0)
+            return (v == 0).where(xg * c, v + (xg - x) * c)
+
+        return self._in_float64(f)
+
 
 def _is_advanced(i) -> bool:
     return isinstance(i, (Tensor, list, np.ndarray))
@@ -3801,6 +4154,26 @@ def _checked(idx: Tensor, size: int, dim: int, shape: Shape) -> Tensor:
             return idx.cast(dtypes.int64)
     i = idx.cast(dtypes.int64)
     return (i < 0).where(i + size, i)
+
+
+class SortResult(NamedTuple):
+    """``(values, indices)`` of :meth:`Tensor.sort`, ``topk``, ``kthvalue``,
+    ``median`` and ``mode``, as PyTorch's named tuples: ``x.sort().values``."""
+
+    values: Tensor
+    indices: Tensor
+
+
+_ERFINV_CENTRAL = (
+    3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+    -0.00417768164, 0.246640727, 1.50140941,
+)  # fmt: skip
+_ERFINV_TAIL = (
+    0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+    0.00943887047, 1.00167406, 2.83297682,
+)  # fmt: skip
+"""Giles' single-precision erfinv: polynomials in w - 2.5 (w < 5) and sqrt(w) - 3,
+w = -log(1 - x^2) (M. Giles, "Approximating the erfinv function", 2010)."""
 
 
 _SCAN_BLOCK = 32

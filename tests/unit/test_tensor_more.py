@@ -538,3 +538,203 @@ def test_cdist():
     with pytest.raises(ValueError, match=r"cdist needs \(..., P, M\)"):
         Tensor(a).cdist(Tensor(r(4, 2)))
     check_grad(lambda s, t: s.cdist(t), r(3, 2), r(2, 2))
+
+
+# ---------------------------------------------------------------------------
+# sorting and searching
+# ---------------------------------------------------------------------------
+
+
+def _np_sort(a, axis, descending):
+    """Stable sort with NaN largest; PyTorch's descending puts NaN first and keeps
+    equal elements in index order."""
+    moved = np.moveaxis(a, axis, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+
+    def key(row, j):
+        nan = bool(np.isnan(row[j])) if row.dtype.kind == "f" else False
+        if descending:
+            return (not nan, 0.0 if nan else -float(row[j]), j)
+        return (nan, 0.0 if nan else float(row[j]), j)
+
+    idx = [sorted(range(len(row)), key=lambda j, row=row: key(row, j)) for row in rows]
+    i = np.moveaxis(np.array(idx, dtype=np.int64).reshape(moved.shape), -1, axis)
+    return np.take_along_axis(a, i, axis), i
+
+
+def test_sort_argsort_stable_nan_descending():
+    a = np.array([[3, 1, 2, 1, np.nan, 0, 1], [5, 5, -1, 2, np.nan, 2, 7]], F32)
+    b = RNG.integers(0, 4, (3, 5, 6)).astype(F32)  # many ties
+    for arr in (a, b, r(7), RNG.integers(-3, 3, (4, 5)).astype(np.int32)):
+        for dim in range(-arr.ndim, arr.ndim):
+            for desc in (False, True):
+                v, i = Tensor(arr).sort(dim, descending=desc)
+                wv, wi = _np_sort(arr, dim, desc)
+                same(i, wi)
+                same(v, wv)
+                same(Tensor(arr).argsort(dim=dim, descending=desc), wi)
+    s = Tensor(a).sort(stable=True)
+    assert s.values.shape == s.indices.shape == (2, 7) and s.indices.dtype == mlfuse.int64
+    same(Tensor([True, False, True]).sort().values, [False, True, True])
+    same(Tensor(b[0]).msort(), np.sort(b[0], axis=0))
+    same(Tensor(5.0).sort().values, 5.0)
+    assert kernels(*Tensor(r(4, 16)).sort()) <= 3  # ranks, their inverse, the gathered values
+    check_grad(lambda x: x.sort(descending=True).values * Tensor([1.0, 2.0, 3.0]), [0.3, -1.0, 2.0])
+
+
+def test_topk_kthvalue():
+    a = np.array([[3, 1, 2, 1, np.nan, 0], [5, 5, -1, 2, 2, 7]], F32)
+    n = a.shape[1]
+    for k in (1, 3, n):
+        for largest in (True, False):
+            v, i = Tensor(a).topk(k, largest=largest)
+            wv, wi = _np_sort(a, 1, largest)
+            same(i, wi[:, :k])
+            same(v, wv[:, :k])
+    v, i = Tensor(a.T.copy()).topk(2, dim=0)
+    same(i, _np_sort(a.T.copy(), 0, True)[1][:2])
+    c = r(4, 7)
+    for k in (1, 4, 7):
+        v, i = Tensor(c).kthvalue(k, dim=1)
+        same(v, np.sort(c, 1)[:, k - 1])
+        same(i, np.argsort(c, 1, kind="stable")[:, k - 1])
+    v, i = Tensor(c).kthvalue(2, 0, keepdim=True)
+    same(v, np.sort(c, 0)[1:2])
+    with pytest.raises(ValueError, match=r"topk: k must be an int in 0..6"):
+        Tensor(a).topk(7)
+    with pytest.raises(ValueError, match=r"kthvalue: k must be an int in 1..7"):
+        Tensor(c).kthvalue(0)
+    check_grad(lambda x: x.topk(2).values * Tensor([1.0, 3.0]), [[0.5, -1.0, 2.0, 0.1]])
+
+
+def test_median_nanmedian():
+    c = r(5, 6)
+    v, i = Tensor(c).median(1)
+    lower = np.sort(c, 1)[:, (6 - 1) // 2]
+    same(v, lower)
+    same(Tensor(c).gather(1, i.unsqueeze(1)).squeeze(1), lower)
+    v, i = Tensor(c).median(dim=0, keepdim=True)
+    same(v, np.sort(c, 0)[2:3])
+    same(Tensor(c).median(), np.sort(c.reshape(-1))[(30 - 1) // 2])
+    a = np.array([[1, np.nan, 3, 0], [4, 2, 9, 1], [np.nan, np.nan, np.nan, np.nan]], F32)
+    v, i = Tensor(a).median(1)
+    same(v, [np.nan, 2, np.nan])
+    same(i, [1, 1, 0])
+    v, i = Tensor(a).nanmedian(1)
+    same(v, [1, 2, np.nan])
+    same(i[:2], [0, 1])
+    assert np.isnan(Tensor(a).median().item())
+    same(Tensor(a[:2]).nanmedian(), 2.0)
+    same(Tensor([3, 1, 2, 2], dtype=mlfuse.int32).median(), 2)
+
+
+def test_quantile():
+    c = r(4, 9).astype(F64)
+    for q in (0.0, 0.3, 0.5, 1.0, [0.1, 0.25, 0.9]):
+        for mode in ("linear", "lower", "higher", "midpoint", "nearest"):
+            close(
+                Tensor(c.astype(F32)).quantile(q, dim=1, interpolation=mode),
+                np.quantile(c.astype(F32), q, axis=1, method=mode),
+                rtol=1e-6,
+            )
+    close(Tensor(c).quantile(0.4), np.quantile(c, 0.4), rtol=1e-12)
+    close(
+        Tensor(c).quantile(Tensor([0.2, 0.8]), dim=0, keepdim=True),
+        np.quantile(c, [0.2, 0.8], axis=0, keepdims=True),
+        rtol=1e-12,
+    )
+    close(Tensor(c).quantile([0.5], keepdim=True), np.quantile(c, [0.5], keepdims=True))
+    c[1, 3] = np.nan
+    got = Tensor(c).quantile(0.5, dim=1).numpy()
+    assert np.isnan(got[1]) and not np.isnan(got[[0, 2, 3]]).any()
+    with pytest.raises(ValueError, match=r"q must be in \[0, 1\]"):
+        Tensor(c).quantile(1.5)
+    with pytest.raises(TypeError, match="quantile needs a float tensor"):
+        Tensor([1, 2]).quantile(0.5)
+    with pytest.raises(ValueError, match="interpolation must be one of"):
+        Tensor(c).quantile(0.5, interpolation="cubic")
+
+
+def test_searchsorted_bucketize():
+    seq = np.array([1.0, 2.0, 2.0, 3.0, 5.0], F32)
+    vals = np.array([[0.0, 2.0, 2.5], [5.0, 6.0, np.nan]], F32)
+    for side in ("left", "right"):
+        want = np.searchsorted(seq, vals, side=side)
+        same(Tensor(seq).searchsorted(Tensor(vals), side=side), want)
+        same(Tensor(seq).searchsorted(Tensor(vals), right=side == "right"), want)
+    same(Tensor(seq).searchsorted(2.0), 1)
+    same(Tensor(seq).searchsorted(Tensor([2.0]), out_int32=True), np.array([1], np.int32))
+    rows = np.sort(r(3, 6), 1)
+    v = r(3, 4)
+    want = np.stack([np.searchsorted(rows[k], v[k]) for k in range(3)])
+    same(Tensor(rows).searchsorted(Tensor(v)), want)
+    unsorted = np.array([3.0, 1.0, 2.0], F32)
+    order = np.argsort(unsorted)
+    same(Tensor(unsorted).searchsorted(Tensor([1.5, 2.5]), sorter=Tensor(order)), [1, 2])
+    x = r(10)
+    edges = np.array([-1.0, 0.0, 0.5, 1.0], F32)
+    same(Tensor(x).bucketize(Tensor(edges)), np.digitize(x, edges, right=True))
+    same(Tensor(x).bucketize(Tensor(edges), right=True), np.digitize(x, edges, right=False))
+    with pytest.raises(ValueError, match="leading dims of the sequence"):
+        Tensor(rows).searchsorted(Tensor(r(2, 4)))
+    with pytest.raises(ValueError, match="side must be 'left' or 'right'"):
+        Tensor(seq).searchsorted(Tensor(vals), side="middle")
+    with pytest.raises(ValueError, match="boundaries must be 1-d"):
+        Tensor(x).bucketize(Tensor(rows))
+
+
+def test_bincount_histc():
+    x = np.array([0, 3, 3, 1, 7, 3])
+    same(Tensor(x).bincount(), np.bincount(x))
+    same(Tensor(x).bincount(minlength=10), np.bincount(x, minlength=10))
+    w = r(6)
+    got = Tensor(x).bincount(Tensor(w))
+    assert got.dtype == mlfuse.float32
+    close(got, np.bincount(x, w.astype(F64)))
+    assert Tensor(x).bincount(Tensor(x)).dtype == mlfuse.float64
+    same(Tensor(np.zeros(0, np.int64)).bincount(), np.zeros(0, np.int64))
+    with pytest.raises(ValueError, match="values must be non-negative, got -2"):
+        Tensor([1, -2]).bincount()
+    with pytest.raises(ValueError, match="bincount needs a 1-d integer tensor"):
+        Tensor([1.0]).bincount()
+    d = np.array([0.05, 0.1, 0.35, 0.5, 0.99, 1.0, -0.2, 1.3, np.nan], F32)
+    same(Tensor(d).histc(4, 0, 1), np.array([2, 1, 1, 2], F32))
+    e = np.array([1.0, 2.0, 2.5, 4.0], F32)
+    same(Tensor(e).histc(3), np.histogram(e, 3)[0].astype(F32))
+    same(Tensor([2.0, 2.0]).histc(2), [0.0, 2.0])  # one value: the range [1, 3]
+    with pytest.raises(ValueError, match="bins must be a positive int"):
+        Tensor(e).histc(0)
+
+
+def _erfinv_ref(x: float) -> float:
+    if abs(x) == 1:
+        return math.copysign(math.inf, x)
+    lo, hi = -10.0, 10.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        below = (
+            (math.erf(mid) < x)
+            if abs(x) <= 0.5
+            else ((1 - x) < math.erfc(mid) if x > 0 else math.erfc(-mid) < 1 + x)
+        )
+        lo, hi = (mid, hi) if below else (lo, mid)
+    return (lo + hi) / 2
+
+
+def test_erfinv():
+    x = np.concatenate([np.linspace(-1, 1, 201), [1 - 1e-7, -(1 - 6e-8), 1e-30, 0.5, 0.5000001]])
+    x32 = np.concatenate([x, [1.5, np.nan, -0.0]]).astype(F32)
+    got = Tensor(x32).erfinv().numpy()  # one call: each builds a large graph
+    want = np.array([_erfinv_ref(float(v)) for v in x32[: x.size]])
+    ulp = np.spacing(np.abs(want).astype(F32))
+    finite = np.isfinite(want)
+    assert (np.abs(got[: x.size][finite] - want[finite]) <= 2 * ulp[finite]).all()
+    same(Tensor(got[[0, x.size - 6]]), [-np.inf, np.inf])
+    assert np.isnan(got[-3:-1]).all()
+    assert got[-1] == 0 and np.signbit(got[-1])
+    x64 = np.array([-0.9999999999, -0.3, 0.01, 0.7, 0.999999999999])
+    want = np.array([_erfinv_ref(float(v)) for v in x64])
+    np.testing.assert_allclose(Tensor(x64).erfinv().numpy(), want, rtol=1e-13)
+    # the gradient: 1 / erf'(erfinv(x))
+    (g,) = mlfuse.grad(lambda t: t.erfinv().sum())(Tensor(x64))
+    np.testing.assert_allclose(g.numpy(), math.sqrt(math.pi) / 2 * np.exp(want**2), rtol=1e-12)
