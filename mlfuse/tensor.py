@@ -4100,6 +4100,108 @@ class Tensor:
 
         return self._in_float64(f)
 
+    # -- data-dependent shapes: computed on the host, as x[mask] ----------------------
+    def nonzero(self, as_tuple: bool = False):
+        """The indices of the non-zero elements, one row per element in row-major
+        order (int64, shape (count, ndim)), or a tuple of one index tensor per
+        dim when ``as_tuple``: ``x.nonzero()``, ``x[x.nonzero(as_tuple=True)]``.
+        The count depends on the data: the tensor is computed."""
+        arr = np.asarray(self.numpy())
+        if as_tuple:
+            return tuple(
+                Tensor(i.astype(np.int64), dtypes.int64, self.device)
+                for i in np.nonzero(np.atleast_1d(arr))
+            )
+        return Tensor(np.argwhere(arr).astype(np.int64), dtypes.int64, self.device)
+
+    def argwhere(self) -> Tensor:
+        """As :meth:`nonzero`: ``x.argwhere()``."""
+        return self.nonzero()
+
+    @_traced
+    def masked_select(self, mask) -> Tensor:
+        """The elements where ``mask`` (broadcast with this tensor) is true, as a 1-d
+        tensor (the mask is computed; the gradient flows to the selected
+        elements): ``x.masked_select(x > 0)``."""
+        m = mask if isinstance(mask, Tensor) else Tensor(mask, device=self.device)
+        if not m.dtype.is_bool:
+            raise TypeError(f"masked_select: mask must be a bool tensor, got {m.dtype.name}")
+        shape = broadcast_shape(self.shape, m.shape)
+        x, m = self._broadcast_to(shape), m._broadcast_to(shape)
+        if not shape:
+            x, m = x.reshape(1), m.reshape(1)
+        return x.reshape(-1)[m.reshape(-1).contiguous()]
+
+    def unique(
+        self,
+        sorted: bool = True,  # noqa: A002 - PyTorch's names
+        return_inverse: bool = False,
+        return_counts: bool = False,
+        dim: int | None = None,
+    ):
+        """The distinct values (sorted), or the distinct slices along ``dim``, with
+        the index of each element's value (``return_inverse``, the input's shape;
+        along ``dim``: one per slice) and how often each occurs (``return_counts``):
+        ``x.unique()``, ``vals, inv = x.unique(return_inverse=True)``. The result's
+        length depends on the data: the tensor is computed on the host. NaN values
+        are each distinct, as in PyTorch."""
+        del sorted  # always sorted, as PyTorch on CPUs
+        arr = np.asarray(self.numpy())
+        axis = None if dim is None else _norm_axis(dim, self.ndim, "dim")
+        if axis is None:
+            vals, inv, cnt = np.unique(
+                arr.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False
+            )
+            inv = inv.reshape(self.shape)
+        else:
+            vals, inv, cnt = np.unique(arr, return_inverse=True, return_counts=True, axis=axis)
+            inv = inv.reshape(-1)
+        out = [Tensor(vals, self.dtype, self.device)]
+        if return_inverse:
+            out.append(Tensor(inv.astype(np.int64), dtypes.int64, self.device))
+        if return_counts:
+            out.append(Tensor(cnt.astype(np.int64), dtypes.int64, self.device))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def unique_consecutive(self, return_inverse: bool = False, return_counts: bool = False):
+        """The values with each run of equal neighbours (in row-major order) kept
+        once, optionally with each element's run (``return_inverse``) and the run
+        lengths (``return_counts``): ``Tensor([1, 1, 2, 1]).unique_consecutive()`` is
+        ``[1, 2, 1]``. Computed on the host (the length depends on the data)."""
+        arr = np.asarray(self.numpy()).reshape(-1)
+        start = np.ones(arr.size, dtype=bool)
+        start[1:] = arr[1:] != arr[:-1]
+        out = [Tensor(arr[start], self.dtype, self.device)]
+        if return_inverse:
+            inv = (np.cumsum(start) - 1).reshape(self.shape)
+            out.append(Tensor(inv.astype(np.int64), dtypes.int64, self.device))
+        if return_counts:
+            cnt = np.diff(np.append(np.flatnonzero(start), arr.size))
+            out.append(Tensor(cnt.astype(np.int64), dtypes.int64, self.device))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    @_traced
+    def mode(self, dim: int = -1, keepdim: bool = False):
+        """``(values, indices)``: the most frequent value along ``dim`` (the smallest
+        of equally frequent ones) and the last index where it occurs, as PyTorch on
+        CPUs: ``v, i = x.mode(1)``. Stays lazy: each element counts its equals,
+        O(n^2) comparisons per row in one fused reduction."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        x = self.reshape(1) if self.ndim == 0 else self
+        x = x.movedim(d, -1)
+        n = x.shape[-1]
+        if n == 0:
+            raise ValueError(f"mode of an empty dim (dim {d} of {self.shape}) has no value")
+        k = x._sort_key()
+        count = (k.unsqueeze(-1) == k.unsqueeze(-2)).sum(-1)  # [.., i]: equals of element i
+        best = count == count.max(-1, keepdim=True)
+        value = best.where(k, Tensor.full((), _highest(k.dtype), k.dtype, k.device))
+        value = value.min(-1, keepdim=True)
+        pos = Tensor.arange(n, device=self.device)
+        idx = (k == value).where(pos, -1).max(-1, keepdim=True)
+        vals = x._gather(x.ndim - 1, idx)
+        return SortResult(*(self._place_reduced(t, d, keepdim) for t in (vals, idx)))
+
 
 def _is_advanced(i) -> bool:
     return isinstance(i, (Tensor, list, np.ndarray))

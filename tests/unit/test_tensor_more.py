@@ -738,3 +738,63 @@ def test_erfinv():
     # the gradient: 1 / erf'(erfinv(x))
     (g,) = mlfuse.grad(lambda t: t.erfinv().sum())(Tensor(x64))
     np.testing.assert_allclose(g.numpy(), math.sqrt(math.pi) / 2 * np.exp(want**2), rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# data-dependent shapes (computed on the host)
+# ---------------------------------------------------------------------------
+
+
+def test_nonzero_argwhere_masked_select():
+    a = np.array([[0, 1.5, 0], [2, 0, -1]], F32)
+    same(Tensor(a).nonzero(), np.argwhere(a))
+    assert Tensor(a).nonzero().dtype == mlfuse.int64
+    for got, want in zip(Tensor(a).nonzero(as_tuple=True), np.nonzero(a)):
+        same(got, want)
+    same(Tensor(a).argwhere(), np.argwhere(a))
+    same(Tensor(np.zeros((2, 3))).nonzero(), np.zeros((0, 2), np.int64))
+    x = r(3, 4)
+    m = x > 0
+    same(Tensor(x).masked_select(Tensor(m)), x[m])
+    row = np.array([True, False, True, False])
+    same(Tensor(x).masked_select(Tensor(row)), x[:, row].reshape(-1))
+    with pytest.raises(TypeError, match="mask must be a bool tensor, got int64"):
+        Tensor(x).masked_select(Tensor([1, 0, 1, 0]))
+    with pytest.raises(ValueError, match="do not broadcast"):
+        Tensor(x).masked_select(Tensor([True, False]))
+    g = np.zeros_like(x, dtype=F64)
+    g[m] = 1.0
+    (got,) = mlfuse.grad(lambda t: t.masked_select(Tensor(m)).sum())(Tensor(x.astype(F64)))
+    same(got, g)
+
+
+def test_unique_and_unique_consecutive():
+    a = np.array([[3, 1, 2], [1, 3, 3]], np.int64)
+    same(Tensor(a).unique(), np.unique(a))
+    vals, inv, cnt = Tensor(a).unique(return_inverse=True, return_counts=True)
+    wv, wi, wc = np.unique(a, return_inverse=True, return_counts=True)
+    same(vals, wv)
+    same(inv, wi.reshape(a.shape))
+    same(cnt, wc)
+    rows = np.array([[1, 2], [0, 5], [1, 2]], F32)
+    v, i = Tensor(rows).unique(dim=0, return_inverse=True)
+    same(v, [[0, 5], [1, 2]])
+    same(i, [1, 0, 1])
+    f = Tensor([np.nan, 1.0, np.nan]).unique()
+    assert f.shape == (3,) and f.dtype == mlfuse.float32  # NaN are each distinct
+    c = Tensor([1, 1, 2, 2, 3, 1, 1, 2])
+    same(c.unique_consecutive(), [1, 2, 3, 1, 2])
+    v, i, n = c.unique_consecutive(return_inverse=True, return_counts=True)
+    same(i, [0, 0, 1, 1, 2, 3, 3, 4])
+    same(n, [2, 2, 1, 2, 1])
+
+
+def test_mode():
+    a = np.array([[1, 2, 2, 3, 3], [5, 4, 4, 5, 9], [7, 7, 7, 7, 7]], np.int32)
+    v, i = Tensor(a).mode()
+    same(v, [2, 4, 7])  # the smallest of the most frequent
+    same(i, [2, 2, 4])  # its last index
+    v, i = Tensor(a.T.copy().astype(F32)).mode(0, keepdim=True)
+    same(v, np.array([[2, 4, 7]], F32))
+    same(i, [[2, 2, 4]])
+    assert kernels(Tensor(a).mode().values) <= 3
