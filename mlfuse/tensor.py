@@ -4202,6 +4202,11 @@ class Tensor:
         vals = x._gather(x.ndim - 1, idx)
         return SortResult(*(self._place_reduced(t, d, keepdim) for t in (vals, idx)))
 
+    @staticmethod
+    def einsum(equation: str, *operands) -> Tensor:
+        """:func:`mlfuse.einsum` (tinygrad's spelling): ``Tensor.einsum("ij,jk->ik", a, b)``."""
+        return einsum(equation, *operands)
+
 
 def _is_advanced(i) -> bool:
     return isinstance(i, (Tensor, list, np.ndarray))
@@ -4528,6 +4533,130 @@ def dstack(tensors) -> Tensor:
     """Join along dim 2 (inputs made at least 3-d as numpy's atleast_3d):
     ``mlfuse.dstack([a, b])``."""
     return cat([_atleast(t, 3) for t in _tensor_list(tensors, "dstack")], 2)
+
+
+def _einsum_terms(equation: str, n_ops: int):
+    eq = equation.replace(" ", "")
+    if eq.count("->") > 1:
+        raise ValueError(f"einsum: more than one '->' in {equation!r}")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != n_ops:
+        raise ValueError(
+            f"einsum: the equation {equation!r} has {len(terms)} operand terms for {n_ops} operands"
+        )
+    for t in terms + ([rhs] if arrow else []):
+        rest = t.replace("...", "", 1)
+        if "." in rest or not all(c.isalpha() and c.isascii() for c in rest):
+            raise ValueError(
+                f"einsum: bad term {t!r} in {equation!r}: use letters and at most one '...'"
+            )
+    return terms, (rhs if arrow else None)
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """Einstein summation: ``mlfuse.einsum("bij,bjk->bik", a, b)``,
+    ``mlfuse.einsum("ii", m)`` (trace), ``mlfuse.einsum("...ij->...ji", x)``.
+
+    Letters name dims; a letter repeated in one operand takes that diagonal;
+    letters missing from the output are summed; ``...`` stands for broadcast
+    dims. Without ``->`` the output is ``...`` then the letters used once, in
+    alphabetical order (numpy's and PyTorch's rule). The operands are permuted,
+    reshaped and expanded against each other, multiplied and summed: one fused
+    contraction, differentiable."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not operands:
+        raise ValueError("einsum needs at least one operand")
+    for t in operands:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"einsum: expected Tensors, got {type(t).__name__}")
+    terms, out_term = _einsum_terms(equation, len(operands))
+    # the ellipsis dims, aligned from the right across operands
+    n_ell = 0
+    for t, x in zip(terms, operands):
+        named = len(t.replace("...", ""))
+        if ("..." not in t and named != x.ndim) or ("..." in t and named > x.ndim):
+            raise ValueError(
+                f"einsum: term {t!r} names {named} dims but operand has shape {x.shape}"
+            )
+        if "..." in t:
+            n_ell = max(n_ell, x.ndim - named)
+    ell = [f".{i}" for i in range(n_ell)]
+    ops: list[tuple[Tensor, list[str]]] = []
+    for t, x in zip(terms, operands):
+        if "..." in t:
+            before, _, after = t.partition("...")
+            e = x.ndim - len(before) - len(after)
+            labels = list(before) + ell[n_ell - e :] + list(after)
+            if e < n_ell:  # missing leading ellipsis dims broadcast
+                x = x.reshape(x.shape[: len(before)] + (1,) * (n_ell - e) + x.shape[len(before) :])
+                labels = list(before) + ell + list(after)
+        else:
+            labels = list(t)
+        # a label repeated in one operand: its diagonal (moved to the end)
+        while len(set(labels)) != len(labels):
+            lab = next(c for c in labels if labels.count(c) > 1)
+            i = labels.index(lab)
+            j = labels.index(lab, i + 1)
+            if x.shape[i] != x.shape[j]:
+                raise ValueError(
+                    f"einsum: label {lab!r} repeated in {t!r} over dims of sizes "
+                    f"{x.shape[i]} and {x.shape[j]}"
+                )
+            x = x.diagonal(0, i, j)
+            labels = [c for k, c in enumerate(labels) if k not in (i, j)] + [lab]
+        ops.append((x, labels))
+    seen = [c for _, labels in ops for c in labels]
+    if out_term is None:
+        written = "".join(terms).replace("...", "")
+        out = ell + sorted(c for c in set(written) if written.count(c) == 1)
+    else:
+        before, dots, after = out_term.partition("...")
+        if not dots and n_ell and any("..." in t for t in terms):
+            raise ValueError(f"einsum: the output of {equation!r} must keep '...'")
+        out = list(before) + (ell if dots else []) + list(after)
+        for c in out:
+            if out.count(c) > 1:
+                raise ValueError(f"einsum: output label {c!r} repeated in {equation!r}")
+            if c not in seen:
+                raise ValueError(f"einsum: output label {c!r} is in no input of {equation!r}")
+    sizes: dict[str, int] = {}
+    for x, labels in ops:
+        for c, s in zip(labels, x.shape):
+            if sizes.get(c, 1) not in (1, s) and s != 1:
+                raise ValueError(
+                    f"einsum: label {c!r} has sizes {sizes[c]} and {s} in {equation!r}"
+                )
+            if s != 1 or c not in sizes:
+                sizes[c] = s
+    # labels summed away that only one operand has are summed before multiplying
+    summed = [c for c in dict.fromkeys(seen) if c not in out]
+    shared = [c for c in summed if sum(c in labels for _, labels in ops) > 1]
+    order = out + shared
+    placed = []
+    for x, labels in ops:
+        alone = [i for i, c in enumerate(labels) if c in summed and c not in shared]
+        if alone:
+            x = x.sum(tuple(alone))
+            labels = [c for i, c in enumerate(labels) if i not in alone]
+        perm = sorted(range(len(labels)), key=lambda i: order.index(labels[i]))
+        x = x.permute(perm) if labels else x
+        labels = [labels[i] for i in perm]
+        x = x.reshape(tuple(x.shape[labels.index(c)] if c in labels else 1 for c in order))
+        placed.append(x)
+    prod = placed[0]
+    for x in placed[1:]:
+        prod = prod * x
+    full = tuple(sizes[c] for c in order)
+    prod = prod._broadcast_to(full) if prod.shape != full else prod
+    left = tuple(range(len(out), len(order)))
+    if left:
+        prod = prod.sum(left)
+    want = operands[0].dtype
+    for t in operands[1:]:
+        want = dtypes.promote(want, t.dtype)
+    return prod.cast(want) if prod.dtype != want and not want.is_bool else prod
 
 
 def where(condition, input, other) -> Tensor:  # noqa: A002 - PyTorch's names

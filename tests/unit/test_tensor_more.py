@@ -798,3 +798,58 @@ def test_mode():
     same(v, np.array([[2, 4, 7]], F32))
     same(i, [[2, 2, 4]])
     assert kernels(Tensor(a).mode().values) <= 3
+
+
+# ---------------------------------------------------------------------------
+# einsum
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "eq, shapes",
+    [
+        ("ij,jk->ik", [(3, 4), (4, 5)]),
+        ("ij,jk", [(3, 4), (4, 5)]),
+        ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+        ("ii", [(4, 4)]),
+        ("ii->i", [(4, 4)]),
+        ("ij->ji", [(3, 4)]),
+        ("ij->", [(3, 4)]),
+        ("i,i->", [(5,), (5,)]),
+        ("i,j->ij", [(3,), (4,)]),
+        ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
+        ("...ij->...ji", [(2, 3, 4)]),
+        ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),
+        ("iij->j", [(3, 3, 2)]),
+        ("ab,ab->a", [(1, 3), (4, 3)]),
+        ("i...->...", [(3, 2, 2)]),
+    ],
+)
+def test_einsum_against_numpy(eq, shapes):
+    arrs = [r(*s) for s in shapes]
+    want = np.einsum(eq, *[a.astype(F64) for a in arrs])
+    close(mlfuse.einsum(eq, *[Tensor(a) for a in arrs]), want, rtol=1e-5, atol=1e-5)
+
+
+def test_einsum_forms_errors_fusion_grad():
+    a, b = r(3, 4), r(4, 5)
+    close(Tensor.einsum("ij,jk->ik", [Tensor(a), Tensor(b)]), a.astype(F64) @ b, rtol=1e-5)
+    i = Tensor(np.arange(6).reshape(2, 3).astype(np.int32))
+    got = mlfuse.einsum("ij,kj->ik", i, i)
+    assert got.dtype == mlfuse.int32
+    same(got, np.einsum("ij,kj->ik", np.arange(6).reshape(2, 3), np.arange(6).reshape(2, 3)))
+    assert kernels(mlfuse.einsum("bij,bjk->bik", Tensor(r(2, 3, 4)), Tensor(r(2, 4, 5)))) == 1
+    with pytest.raises(ValueError, match="has 1 operand terms for 2 operands"):
+        mlfuse.einsum("ij", Tensor(a), Tensor(b))
+    with pytest.raises(ValueError, match=r"term 'ijk' names 3 dims but operand has shape \(3, 4\)"):
+        mlfuse.einsum("ijk,jk", Tensor(a), Tensor(b))
+    with pytest.raises(ValueError, match="label 'j' has sizes 4 and 5"):
+        mlfuse.einsum("ij,kj", Tensor(a), Tensor(b))
+    with pytest.raises(ValueError, match="output label 'z' is in no input"):
+        mlfuse.einsum("ij,jk->iz", Tensor(a), Tensor(b))
+    with pytest.raises(ValueError, match="bad term"):
+        mlfuse.einsum("i1,jk", Tensor(a), Tensor(b))
+    with pytest.raises(ValueError, match="einsum needs at least one operand"):
+        mlfuse.einsum("ij")
+    check_grad(lambda x, y: mlfuse.einsum("ij,jk->ki", x, y), r(2, 3), r(3, 2))
+    check_grad(lambda x: mlfuse.einsum("ii->", x), r(3, 3))
