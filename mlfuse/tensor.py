@@ -4207,6 +4207,119 @@ class Tensor:
         """:func:`mlfuse.einsum` (tinygrad's spelling): ``Tensor.einsum("ij,jk->ik", a, b)``."""
         return einsum(equation, *operands)
 
+    # -- PyTorch's method names for the operators ------------------------------------
+    def add(self, other, alpha=1) -> Tensor:
+        """``self + alpha * other``: ``x.add(y)``, ``x.add(y, alpha=-0.5)``."""
+        return self + (other * alpha if alpha != 1 else other)
+
+    def sub(self, other, alpha=1) -> Tensor:
+        """``self - alpha * other``: ``x.sub(y)``."""
+        return self - (other * alpha if alpha != 1 else other)
+
+    def mul(self, other) -> Tensor:
+        """``self * other``: ``x.mul(2)``."""
+        return self * other
+
+    def div(self, other, rounding_mode: str | None = None) -> Tensor:
+        """``self / other`` (true division), or rounded toward zero
+        (``rounding_mode="trunc"``) or down (``"floor"``) in the operands' dtype:
+        ``x.div(y)``, ``x.div(3, rounding_mode="floor")``."""
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode == "floor":
+            return self // other
+        if rounding_mode == "trunc":
+            a, b = self._operands(other)
+            if a.dtype.is_float:
+                return (a / b).trunc()
+            q = a // b
+            return ((q < 0) & (q * b != a)).where(q + 1, q)
+        raise ValueError(
+            f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
+        )
+
+    def true_divide(self, other) -> Tensor:
+        """``self / other`` in floats: ``x.true_divide(2)``."""
+        return self / other
+
+    def floor_divide(self, other) -> Tensor:
+        """``self // other``: ``x.floor_divide(2)``."""
+        return self // other
+
+    def eq(self, other) -> Tensor:
+        """``self == other`` elementwise: ``x.eq(0)``."""
+        return self == other
+
+    def ne(self, other) -> Tensor:
+        """``self != other`` elementwise: ``x.ne(0)``."""
+        return self != other
+
+    def lt(self, other) -> Tensor:
+        """``self < other`` elementwise: ``x.lt(y)``."""
+        return self < other
+
+    def le(self, other) -> Tensor:
+        """``self <= other`` elementwise: ``x.le(y)``."""
+        return self <= other
+
+    def gt(self, other) -> Tensor:
+        """``self > other`` elementwise: ``x.gt(y)``."""
+        return self > other
+
+    def ge(self, other) -> Tensor:
+        """``self >= other`` elementwise: ``x.ge(y)``."""
+        return self >= other
+
+    greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+    def absolute(self) -> Tensor:
+        """``|x|``: ``x.absolute()``."""
+        return self.abs()
+
+    def clamp_min(self, min) -> Tensor:  # noqa: A002 - PyTorch's names
+        """``max(x, min)``: ``x.clamp_min(0)``."""
+        return self.clip(min, None)
+
+    def clamp_max(self, max) -> Tensor:  # noqa: A002 - PyTorch's names
+        """``min(x, max)``: ``x.clamp_max(6)``."""
+        return self.clip(None, max)
+
+    @_traced
+    def log10(self) -> Tensor:
+        """Base-10 logarithm: ``x.log10()``."""
+        return self._float().log2() * (math.log(2) / math.log(10))
+
+    @_traced
+    def xlogy(self, other) -> Tensor:
+        """``self * log(other)``, 0 where self is 0 (NaN other stays NaN):
+        ``p.xlogy(q)``."""
+        a, b = self._float()._operands(other)
+        a, b = a._float(), b._float()
+        return ((a == 0) & b.isnan().logical_not()).where(0.0, a * b.log())
+
+    @_traced
+    def copysign(self, other) -> Tensor:
+        """``|self|`` with the sign of ``other`` (-0.0 counts as negative):
+        ``x.copysign(y)``."""
+        a, b = self._float()._operands(other)
+        a, b = a._float(), b._float()
+        return b.signbit().where(-a.abs(), a.abs())
+
+    @_traced
+    def signbit(self) -> Tensor:
+        """True where the sign bit is set (negative numbers, -0.0): ``x.signbit()``."""
+        if not self.dtype.is_float:
+            return self < 0 if not self.dtype.is_bool else self & False
+        return (self < 0) | ((self == 0) & (self.reciprocal() < 0))
+
+    def dim(self) -> int:
+        """The number of dims: ``x.dim()``."""
+        return self.ndim
+
+    def is_floating_point(self) -> bool:
+        """Whether the dtype is a float: ``x.is_floating_point()``."""
+        return self.dtype.is_float
+
 
 def _is_advanced(i) -> bool:
     return isinstance(i, (Tensor, list, np.ndarray))

@@ -853,3 +853,50 @@ def test_einsum_forms_errors_fusion_grad():
         mlfuse.einsum("ij")
     check_grad(lambda x, y: mlfuse.einsum("ij,jk->ki", x, y), r(2, 3), r(3, 2))
     check_grad(lambda x: mlfuse.einsum("ii->", x), r(3, 3))
+
+
+# ---------------------------------------------------------------------------
+# PyTorch's method names for the operators
+# ---------------------------------------------------------------------------
+
+
+def test_operator_method_names():
+    a, b = r(3, 4), r(3, 4) + 3
+    x, y = Tensor(a), Tensor(b)
+    a64, b64 = a.astype(F64), b.astype(F64)
+    close(x.add(y, alpha=2), a64 + 2 * b64)
+    close(x.sub(y), a64 - b64)
+    close(x.mul(y), a64 * b64)
+    close(x.div(y), a64 / b64)
+    close(x.true_divide(2), a64 / 2)
+    close(x.div(y, rounding_mode="floor"), np.floor(a64 / b64))
+    close(x.div(y, rounding_mode="trunc"), np.trunc(a64 / b64))
+    close(x.floor_divide(y), np.floor(a64 / b64))
+    ia, ib = np.array([-7, 7, -7, 7, 6, -6]), np.array([2, 2, -2, -2, 3, 4])
+    same(Tensor(ia).div(Tensor(ib), rounding_mode="trunc"), np.trunc(ia / ib).astype(np.int64))
+    for name, op in (
+        ("eq", np.equal),
+        ("ne", np.not_equal),
+        ("lt", np.less),
+        ("le", np.less_equal),
+        ("gt", np.greater),
+        ("ge", np.greater_equal),
+        ("greater", np.greater),
+        ("less_equal", np.less_equal),
+        ("not_equal", np.not_equal),
+    ):
+        same(getattr(x, name)(Tensor(a[:, :1])), op(a, a[:, :1]))
+    same(x.absolute(), np.abs(a))
+    same(x.clamp_min(0), np.maximum(a, 0))
+    same(x.clamp_max(0.5), np.minimum(a, F32(0.5)))
+    close(Tensor(np.abs(a) + 1e-3).log10(), np.log10(np.abs(a64) + 1e-3), rtol=1e-6)
+    p = np.array([0.0, 0.0, 2.0, 1.5], F32)
+    q = np.array([0.0, np.nan, 3.0, 0.5], F32)
+    close(Tensor(p).xlogy(Tensor(q)), [0.0, np.nan, 2 * np.log(3.0), 1.5 * np.log(0.5)], rtol=1e-6)
+    s = np.array([-0.0, 0.0, -1.0, 2.0, -np.inf], F32)
+    same(Tensor(s).signbit(), np.signbit(s))
+    same(Tensor(np.ones(5, F32)).copysign(Tensor(s)), np.copysign(np.ones(5, F32), s))
+    same(Tensor([-1, 0, 2]).signbit(), [True, False, False])
+    assert x.dim() == 2 and x.is_floating_point() and not Tensor([1]).is_floating_point()
+    with pytest.raises(ValueError, match="rounding_mode must be None, 'trunc' or 'floor'"):
+        x.div(y, rounding_mode="round")
