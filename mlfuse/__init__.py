@@ -29,6 +29,9 @@ from mlfuse.targets import devices, get_default_device, set_default_device
 from mlfuse.tensor import (
     Tensor,
     cat,
+    dstack,
+    einsum,
+    hstack,
     lazy_ir,
     manual_seed,
     maximum,
@@ -37,6 +40,7 @@ from mlfuse.tensor import (
     schedule,
     schedule_ir,
     stack,
+    vstack,
     where,
 )
 
@@ -52,6 +56,10 @@ __all__ = [
     "is_grad_enabled",
     "cat",
     "stack",
+    "hstack",
+    "vstack",
+    "dstack",
+    "einsum",
     "where",
     "maximum",
     "minimum",

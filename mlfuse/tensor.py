@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -2955,6 +2955,1371 @@ class Tensor:
         s = src if isinstance(src, Tensor) else Tensor(src, device=self.device)
         return self.assign(s.cast(self.dtype).to(self.device))
 
+    # -- PyTorch's creation and conversion methods ------------------------------------
+    @_traced
+    def clone(self) -> Tensor:
+        """A copy of its own (not a view; writing it leaves this tensor alone; the
+        gradient flows through): ``y = x.clone()``."""
+        return self.contiguous()
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """A tensor of ``size`` filled with ``fill_value``, of this dtype and device
+        unless given: ``x.new_full((2, 3), 7)``."""
+        size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+        return Tensor.full(
+            size, fill_value, dtype or self.dtype, device or self.device, requires_grad
+        )
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """Zeros of ``size`` with this dtype and device unless given: ``x.new_zeros(2, 3)``."""
+        return self.new_full(_shape_arg(size), 0, dtype, device, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """Ones of ``size`` with this dtype and device unless given: ``x.new_ones(2, 3)``."""
+        return self.new_full(_shape_arg(size), 1, dtype, device, requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """As :meth:`new_zeros` (mlfuse fills "empty" tensors with zeros):
+        ``x.new_empty(4)``."""
+        return self.new_full(_shape_arg(size), 0, dtype, device, requires_grad)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """``data`` as a new tensor of this dtype and device unless given (a tensor
+        is copied and detached): ``x.new_tensor([1, 2, 3])``."""
+        if isinstance(data, Tensor):
+            data = data.detach()
+            out = data.cast(dtype or self.dtype).to(device or self.device).clone()
+            return out.requires_grad_() if requires_grad else out
+        return Tensor(data, dtype or self.dtype, device or self.device, requires_grad)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        """Cast to ``other``'s dtype: ``x.type_as(y)``."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"type_as: other must be a Tensor, got {type(other).__name__}")
+        return self.cast(other.dtype)
+
+    def nelement(self) -> int:
+        """The number of elements (as :meth:`numel`): ``x.nelement()``."""
+        return self.numel()
+
+    # -- more splitting and joining -----------------------------------------------------
+    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+        """The slices along ``dim``, that dim removed (views): ``a, b = x.unbind(1)``."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        if self.ndim == 0:
+            raise ValueError("unbind: a 0-d tensor has no dim to unbind")
+        return tuple(self[(slice(None),) * d + (i,)] for i in range(self.shape[d]))
+
+    def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
+        """Views split along ``dim``: an int ``n`` gives ``n`` pieces, the first
+        ``size % n`` one longer; a list gives the split indices (clamped, as numpy's
+        array_split): ``x.tensor_split(3)``, ``x.tensor_split([1, 4], dim=1)``."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        n = self.shape[d]
+        if isinstance(indices_or_sections, Tensor):
+            indices_or_sections = indices_or_sections.tolist()
+        if isinstance(indices_or_sections, (int, np.integer)) and not isinstance(
+            indices_or_sections, bool
+        ):
+            k = int(indices_or_sections)
+            if k <= 0:
+                raise ValueError(f"tensor_split: sections must be a positive int, got {k}")
+            q, r = divmod(n, k)
+            sizes = [q + 1] * r + [q] * (k - r)
+        else:
+            idx = _ints(tuple(indices_or_sections), "tensor_split indices")
+            bounds = [0] + [min(max(i + n if i < 0 else i, 0), n) for i in idx] + [n]
+            sizes = [max(b - a, 0) for a, b in zip(bounds, bounds[1:])]
+            starts = [min(a, n) for a in bounds[:-1]]
+            return tuple(self.narrow(d, s, z) for s, z in zip(starts, sizes))
+        out, start = [], 0
+        for s in sizes:
+            out.append(self.narrow(d, start, s))
+            start += s
+        return tuple(out)
+
+    def _dsplit_like(self, what: str, d: int, need: int, sections) -> tuple[Tensor, ...]:
+        if self.ndim < need:
+            raise ValueError(f"{what} needs a tensor of at least {need} dims, got {self.shape}")
+        if isinstance(sections, (int, np.integer)) and not isinstance(sections, bool):
+            if sections <= 0 or self.shape[d] % int(sections):
+                raise ValueError(
+                    f"{what}: dim {d} of size {self.shape[d]} does not split into {sections} "
+                    "equal sections"
+                )
+        return self.tensor_split(sections, d)
+
+    def hsplit(self, sections) -> tuple[Tensor, ...]:
+        """Split along dim 1 (dim 0 of a 1-d tensor) into equal sections or at
+        indices: ``x.hsplit(2)``, ``x.hsplit([1, 3])``."""
+        return self._dsplit_like("hsplit", 0 if self.ndim == 1 else 1, 1, sections)
+
+    def vsplit(self, sections) -> tuple[Tensor, ...]:
+        """Split along dim 0 (at least 2 dims): ``x.vsplit(2)``."""
+        return self._dsplit_like("vsplit", 0, 2, sections)
+
+    def dsplit(self, sections) -> tuple[Tensor, ...]:
+        """Split along dim 2 (at least 3 dims): ``x.dsplit([1])``."""
+        return self._dsplit_like("dsplit", 2, 3, sections)
+
+    def hstack(self, *others: Tensor) -> Tensor:
+        """Join along dim 1 (dim 0 for 1-d tensors): ``a.hstack(b)``, ``mlfuse.hstack([a, b])``."""
+        return hstack([self, *others])
+
+    def vstack(self, *others: Tensor) -> Tensor:
+        """Join along dim 0, 1-d tensors as rows: ``a.vstack(b)``, ``mlfuse.vstack([a, b])``."""
+        return vstack([self, *others])
+
+    def dstack(self, *others: Tensor) -> Tensor:
+        """Join along dim 2 (inputs made at least 3-d): ``a.dstack(b)``."""
+        return dstack([self, *others])
+
+    @_traced
+    def diff(self, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+        """The ``n``-th forward difference along ``dim`` (bools: ``!=``), with
+        ``prepend``/``append`` joined first: ``x.diff()``, ``x.diff(2, dim=0)``."""
+        if not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"diff: n must be a non-negative int, got {n!r}")
+        if self.ndim == 0:
+            raise ValueError("diff needs a tensor of at least 1 dim")
+        d = _norm_axis(dim, self.ndim, "dim")
+        parts = []
+        for extra in (prepend, append):
+            if extra is None:
+                parts.append(None)
+                continue
+            e = extra if isinstance(extra, Tensor) else Tensor(extra, device=self.device)
+            if e.ndim == 0:
+                e = e.reshape((1,) * self.ndim)._broadcast_to(
+                    tuple(1 if i == d else s for i, s in enumerate(self.shape))
+                )
+            parts.append(e)
+        x = cat([p for p in (parts[0], self, parts[1]) if p is not None], d)
+        for _ in range(int(n)):
+            m = x.shape[d]
+            if m == 0:
+                break
+            a, b = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)
+            x = a != b if x.dtype.is_bool else a - b
+        return x
+
+    @_traced
+    def rot90(self, k: int = 1, dims=(0, 1)) -> Tensor:
+        """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first
+        dim toward the second (PyTorch's direction): ``x.rot90()``, ``x.rot90(2, (1, 2))``."""
+        dims = tuple(dims)
+        if len(dims) != 2:
+            raise ValueError(f"rot90: dims must be two dims, got {dims}")
+        if self.ndim < 2:
+            raise ValueError(f"rot90 needs a tensor of at least 2 dims, got {self.shape}")
+        a, b = (_norm_axis(x, self.ndim, "dim") for x in dims)
+        if a == b:
+            raise ValueError(f"rot90: dims must differ, got {dims}")
+        k = int(k) % 4
+        if k == 0:
+            return self.clone()
+        if k == 2:
+            return self.flip((a, b))
+        if k == 1:
+            return self.flip(b).transpose(a, b)
+        return self.flip(a).transpose(a, b)
+
+    # -- more products ------------------------------------------------------------
+    @_traced
+    def outer(self, vec2) -> Tensor:
+        """The outer product of two 1-d tensors: ``a.outer(b)[i, j] == a[i] * b[j]``."""
+        o = vec2 if isinstance(vec2, Tensor) else Tensor(vec2, device=self.device)
+        if self.ndim != 1 or o.ndim != 1:
+            raise ValueError(f"outer needs two 1-d tensors, got {self.shape} and {o.shape}")
+        return self.reshape(-1, 1) * o.reshape(1, -1)
+
+    def ger(self, vec2) -> Tensor:
+        """The old name of :meth:`outer`: ``a.ger(b)``."""
+        return self.outer(vec2)
+
+    @_traced
+    def inner(self, other) -> Tensor:
+        """Sums of products over the last dims (a scalar multiplies):
+        ``a.inner(b)`` has shape ``a.shape[:-1] + b.shape[:-1]``."""
+        o = other if isinstance(other, Tensor) else Tensor(other, device=self.device)
+        if self.ndim == 0 or o.ndim == 0:
+            return self * o
+        if self.shape[-1] != o.shape[-1]:
+            raise ValueError(f"inner: last dims differ: {self.shape} and {o.shape}")
+        k = self.shape[-1]
+        out = self.reshape(-1, k).matmul(o.reshape(-1, k).T)
+        return out.reshape(self.shape[:-1] + o.shape[:-1])
+
+    @_traced
+    def mv(self, vec) -> Tensor:
+        """Matrix times vector: ``m.mv(v)`` for a (n, m) matrix and a (m,) vector."""
+        v = vec if isinstance(vec, Tensor) else Tensor(vec, device=self.device)
+        if self.ndim != 2 or v.ndim != 1 or self.shape[1] != v.shape[0]:
+            raise ValueError(
+                f"mv needs a (n, m) matrix and a (m,) vector, got {self.shape} and {v.shape}"
+            )
+        return self.matmul(v)
+
+    @_traced
+    def mm(self, mat2) -> Tensor:
+        """Matrix product of two 2-d tensors (no broadcasting): ``a.mm(b)``."""
+        m = mat2 if isinstance(mat2, Tensor) else Tensor(mat2, device=self.device)
+        if self.ndim != 2 or m.ndim != 2 or self.shape[1] != m.shape[0]:
+            raise ValueError(f"mm needs (n, k) and (k, m) matrices, got {self.shape} and {m.shape}")
+        return self.matmul(m)
+
+    @_traced
+    def bmm(self, mat2) -> Tensor:
+        """Batched matrix product of (b, n, k) and (b, k, m) tensors (no broadcasting):
+        ``a.bmm(b)``."""
+        m = mat2 if isinstance(mat2, Tensor) else Tensor(mat2, device=self.device)
+        if (
+            self.ndim != 3
+            or m.ndim != 3
+            or self.shape[0] != m.shape[0]
+            or self.shape[2] != m.shape[1]
+        ):
+            raise ValueError(
+                f"bmm needs (b, n, k) and (b, k, m) tensors, got {self.shape} and {m.shape}"
+            )
+        return self.matmul(m)
+
+    def _scaled_sum(self, prod: Tensor, beta, alpha) -> Tensor:
+        """``beta * self + alpha * prod`` (beta 0: self is ignored, NaN included)."""
+        p = prod if alpha == 1 else prod * alpha
+        if beta == 0:
+            return p._broadcast_to(broadcast_shape(self.shape, p.shape))
+        s = self if beta == 1 else self * beta
+        out = s + p
+        if out.shape != p.shape:
+            raise ValueError(f"the input {self.shape} does not broadcast to the product {p.shape}")
+        return out
+
+    @_traced
+    def addmm(self, mat1, mat2, beta=1, alpha=1) -> Tensor:
+        """``beta * self + alpha * (mat1 @ mat2)``: ``bias.addmm(x, w)``."""
+        m1 = mat1 if isinstance(mat1, Tensor) else Tensor(mat1, device=self.device)
+        return self._scaled_sum(m1.mm(mat2), beta, alpha)
+
+    @_traced
+    def addmv(self, mat, vec, beta=1, alpha=1) -> Tensor:
+        """``beta * self + alpha * (mat @ vec)``: ``b.addmv(m, v)``."""
+        m = mat if isinstance(mat, Tensor) else Tensor(mat, device=self.device)
+        return self._scaled_sum(m.mv(vec), beta, alpha)
+
+    @_traced
+    def baddbmm(self, batch1, batch2, beta=1, alpha=1) -> Tensor:
+        """``beta * self + alpha * (batch1 @ batch2)`` (batched): ``c.baddbmm(a, b)``."""
+        b1 = batch1 if isinstance(batch1, Tensor) else Tensor(batch1, device=self.device)
+        return self._scaled_sum(b1.bmm(batch2), beta, alpha)
+
+    @_traced
+    def addcmul(self, tensor1, tensor2, value=1) -> Tensor:
+        """``self + value * tensor1 * tensor2``: ``x.addcmul(a, b, value=0.5)``."""
+        t1 = tensor1 if isinstance(tensor1, Tensor) else Tensor(tensor1, device=self.device)
+        return self + (t1 * tensor2) * value if value != 1 else self + t1 * tensor2
+
+    @_traced
+    def addcdiv(self, tensor1, tensor2, value=1) -> Tensor:
+        """``self + value * tensor1 / tensor2`` (true division): ``x.addcdiv(a, b, value=-0.1)``."""
+        t1 = tensor1 if isinstance(tensor1, Tensor) else Tensor(tensor1, device=self.device)
+        q = t1 / tensor2
+        if not self.dtype.is_float:
+            raise TypeError(
+                f"addcdiv: integer division is not supported for a {self.dtype.name} input; "
+                "use a float tensor"
+            )
+        return self + q * value if value != 1 else self + q
+
+    @_traced
+    def vdot(self, other) -> Tensor:
+        """The dot product of two 1-d tensors of one length: ``a.vdot(b)``."""
+        o = other if isinstance(other, Tensor) else Tensor(other, device=self.device)
+        if self.ndim != 1 or o.ndim != 1 or self.shape != o.shape:
+            raise ValueError(
+                f"vdot needs two 1-d tensors of one length, got {self.shape} and {o.shape}"
+            )
+        return (self * o).sum().cast(dtypes.promote(self.dtype, o.dtype))
+
+    @_traced
+    def kron(self, other) -> Tensor:
+        """The Kronecker product (block ``[i, j]`` is ``self[i, j] * other``):
+        ``a.kron(b)``; the operands' dims are aligned from the right."""
+        o = other if isinstance(other, Tensor) else Tensor(other, device=self.device)
+        nd = max(self.ndim, o.ndim)
+        a = self.reshape((1,) * (nd - self.ndim) + self.shape)
+        b = o.reshape((1,) * (nd - o.ndim) + o.shape)
+        inter_a = tuple(v for s in a.shape for v in (s, 1))
+        inter_b = tuple(v for s in b.shape for v in (1, s))
+        out = a.reshape(inter_a) * b.reshape(inter_b)
+        return out.reshape(tuple(s * t for s, t in zip(a.shape, b.shape)))
+
+    @_traced
+    def cross(self, other, dim=None) -> Tensor:
+        """The cross product of 3-vectors along ``dim`` (None: the first dim of size 3,
+        as ``torch.cross``); the operands broadcast: ``a.cross(b, dim=-1)``."""
+        a, b = self._operands(other)
+        if dim is None:
+            d = next((i for i, s in enumerate(a.shape) if s == 3), None)
+            if d is None:
+                raise ValueError(f"cross: no dim of size 3 in {a.shape}")
+        else:
+            d = _norm_axis(dim, a.ndim, "dim")
+        if a.shape[d] != 3:
+            raise ValueError(f"cross: dim {d} of {a.shape} must have size 3")
+        return a.roll(-1, d) * b.roll(-2, d) - a.roll(-2, d) * b.roll(-1, d)
+
+    @_traced
+    def diag(self, diagonal: int = 0) -> Tensor:
+        """A 1-d tensor as the ``diagonal``-th diagonal of a square matrix, or a 2-d
+        tensor's ``diagonal``-th diagonal (a copy): ``v.diag()``, ``m.diag(1)``."""
+        k = int(diagonal)
+        if self.ndim == 2:
+            return self.diagonal(k).clone()
+        if self.ndim != 1:
+            raise ValueError(f"diag needs a 1-d or 2-d tensor, got {self.shape}")
+        n = self.shape[0] + abs(k)
+        v = self.pad(((0, abs(k)),))
+        rows = Tensor.arange(n, device=self.device).reshape(n, 1)
+        cols = Tensor.arange(n, device=self.device).reshape(1, n)
+        vals = v.reshape(n, 1) if k >= 0 else v.reshape(1, n)
+        return (cols - rows == k).where(
+            vals._broadcast_to((n, n)), Tensor.full((), 0, self.dtype, self.device)
+        )
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        """The ``offset``-th diagonal of the planes of ``dim1`` and ``dim2`` as the last
+        dim (a view: writing it writes this tensor): ``m.diagonal()``,
+        ``x.diagonal(1, -2, -1)``."""
+        if self.ndim < 2:
+            raise ValueError(f"diagonal needs a tensor of at least 2 dims, got {self.shape}")
+        a, b = _norm_axis(dim1, self.ndim, "dim1"), _norm_axis(dim2, self.ndim, "dim2")
+        if a == b:
+            raise ValueError(f"diagonal: dim1 and dim2 must differ, got {dim1} and {dim2}")
+        x = self.movedim((a, b), (-2, -1))
+        n, m = x.shape[-2:]
+        off = int(offset)
+        r0, c0 = (0, off) if off >= 0 else (-off, 0)
+        length = max(0, min(n - r0, m - c0))
+        if length == 0:
+            r0 = c0 = 0
+        lead = x.shape[:-2]
+        x = x.shrink(tuple([None] * len(lead) + [(r0, r0 + length), (c0, c0 + length)]))
+        if length <= 1:
+            return x.reshape(lead + (length,))
+        return x.reshape(lead + (length * length,)).stride(*([1] * len(lead)), length + 1)
+
+    @_traced
+    def trace(self) -> Tensor:
+        """The sum of a matrix's main diagonal (integers sum in int64): ``m.trace()``."""
+        if self.ndim != 2:
+            raise ValueError(f"trace needs a 2-d tensor, got {self.shape}")
+        return self.diagonal().sum()
+
+    # -- more elementwise math ------------------------------------------------------
+    @_traced
+    def logaddexp(self, other) -> Tensor:
+        """``log(exp(self) + exp(other))`` without overflow: ``a.logaddexp(b)``."""
+        a, b = self._float()._operands(other)
+        a, b = a._float(), b._float()
+        m = a.maximum(b)
+        both_inf = (a == b) & a.isinf()  # inf + inf, -inf + -inf: no NaN from inf - inf
+        return both_inf.where(a, m + (-(a - b).abs()).exp().log1p())
+
+    @_traced
+    def logaddexp2(self, other) -> Tensor:
+        """``log2(2**self + 2**other)`` without overflow: ``a.logaddexp2(b)``."""
+        a, b = self._float()._operands(other)
+        a, b = a._float(), b._float()
+        m = a.maximum(b)
+        both_inf = (a == b) & a.isinf()
+        return both_inf.where(a, m + (-(a - b).abs()).exp2().log1p() * (1 / math.log(2)))
+
+    @_traced
+    def hypot(self, other) -> Tensor:
+        """``sqrt(self**2 + other**2)`` without overflow or underflow (inf wins over
+        NaN, as in C): ``a.hypot(b)``."""
+        a, b = self._float()._operands(other)
+        a, b = a._float().abs(), b._float().abs()
+        big, small = a.maximum(b), a.minimum(b)
+        safe = (big == 0).where(1.0, big)
+        r = small / safe
+        out = (big == 0).where(0.0, big * (r * r + 1).sqrt())
+        return (a.isinf() | b.isinf()).where(math.inf, out)
+
+    @_traced
+    def deg2rad(self) -> Tensor:
+        """Degrees to radians: ``x.deg2rad()``."""
+        return self._float() * (math.pi / 180)
+
+    @_traced
+    def rad2deg(self) -> Tensor:
+        """Radians to degrees: ``x.rad2deg()``."""
+        return self._float() * (180 / math.pi)
+
+    @_traced
+    def float_power(self, exponent) -> Tensor:
+        """``self ** exponent`` in float64: ``x.float_power(2)``."""
+        e = exponent.double() if isinstance(exponent, Tensor) else float(exponent)
+        return self.double() ** e
+
+    @_traced
+    def fmod(self, other) -> Tensor:
+        """C's remainder: the sign of the dividend (``Tensor([-7]).fmod(2)`` is -1):
+        ``x.fmod(3)``. 16- and 32-bit floats are computed in float64 (exact);
+        float64 loses the remainder once the quotient passes 2**53. Integer
+        division by zero is undefined."""
+        a, b = self._operands(other)
+        if a.dtype.is_bool:
+            raise TypeError("fmod is not defined for bool tensors")
+        if a.dtype.is_float:
+            if a.dtype != dtypes.float64:  # the quotient in float64: exact for these
+                return a.double().fmod(b.double()).cast(a.dtype)
+            return a - (a / b).trunc() * b
+        m = a._int_op("mod", b)  # the sign of the divisor: move it to the dividend's
+        fix = (m != 0) & ((m < 0) != (a < 0))
+        return fix.where(m - b, m)
+
+    @_traced
+    def remainder(self, other) -> Tensor:
+        """Python's remainder, with the sign of the divisor (as ``%``): ``x.remainder(3)``."""
+        return self % other
+
+    @_traced
+    def frac(self) -> Tensor:
+        """The fractional part, ``x - trunc(x)`` (sign of x): ``x.frac()``."""
+        if not self.dtype.is_float:
+            raise TypeError(f"frac is not defined for {self.dtype.name} tensors")
+        return self - self.trunc()
+
+    @_traced
+    def logit(self, eps: float | None = None) -> Tensor:
+        """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` when eps is given:
+        ``p.logit()``, ``p.logit(1e-6)``."""
+        x = self._float()
+        if eps is not None:
+            x = x.clip(eps, 1 - eps)
+        return (x / (1 - x)).log()
+
+    @_traced
+    def nan_to_num(
+        self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+    ):
+        """NaN to ``nan``, +-inf to ``posinf``/``neginf`` (default: the dtype's largest
+        and lowest finite values): ``x.nan_to_num()``, ``x.nan_to_num(0.0, 1e6, -1e6)``."""
+        if not self.dtype.is_float:
+            return self.clone()
+        big = _finite_max(self.dtype)
+        hi = big if posinf is None else posinf
+        lo = -big if neginf is None else neginf
+        out = self.isnan().where(Tensor.full((), nan, self.dtype, self.device), self)
+        out = (self == math.inf).where(Tensor.full((), hi, self.dtype, self.device), out)
+        return (self == -math.inf).where(Tensor.full((), lo, self.dtype, self.device), out)
+
+    # -- more reductions (NaN-skipping, paired) --------------------------------------
+    @_traced
+    def nansum(self, axis=None, keepdim=False) -> Tensor:
+        """Sum over ``axis`` treating NaN as 0: ``x.nansum(1)``."""
+        if not self.dtype.is_float:
+            return self.sum(axis, keepdim)
+        return (
+            self.isnan().where(Tensor.full((), 0, self.dtype, self.device), self).sum(axis, keepdim)
+        )
+
+    @_traced
+    def nanmean(self, axis=None, keepdim=False) -> Tensor:
+        """Mean over ``axis`` of the values that are not NaN (all NaN: NaN):
+        ``x.nanmean(0)``."""
+        if not self.dtype.is_float:
+            raise TypeError(f"nanmean needs a float tensor, got {self.dtype.name}")
+        count = self.isnan().logical_not().sum(axis, keepdim)
+        return self.nansum(axis, keepdim) / count.cast(self.dtype)
+
+    @_traced
+    def var_mean(self, axis=None, keepdim=False, correction=1) -> tuple[Tensor, Tensor]:
+        """``(var, mean)`` over ``axis`` in one call: ``v, m = x.var_mean(1)``."""
+        return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
+
+    @_traced
+    def std_mean(self, axis=None, keepdim=False, correction=1) -> tuple[Tensor, Tensor]:
+        """``(std, mean)`` over ``axis`` in one call: ``s, m = x.std_mean(1)``."""
+        return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
+
+    # -- comparisons returning bools -----------------------------------------------
+    @_traced
+    def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+        """Elementwise ``|self - other| <= atol + rtol * |other|`` (infinities equal
+        only to themselves; NaN equal to NaN when ``equal_nan``): ``a.isclose(b)``."""
+        a, b = self._operands(other)
+        if a.dtype.is_bool:
+            a, b = a.cast(dtypes.int32), b.cast(dtypes.int32)
+        if not a.dtype.is_float:
+            a, b = a.cast(dtypes.float64), b.cast(dtypes.float64)
+        close = (a - b).abs() <= (b.abs() * rtol + atol)
+        out = (a == b) | (close & a.isfinite() & b.isfinite())
+        if equal_nan:
+            out = out | (a.isnan() & b.isnan())
+        return out
+
+    def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+        """Whether every element is :meth:`isclose` (a Python bool; computes):
+        ``a.allclose(b)``."""
+        return bool(self.isclose(other, rtol, atol, equal_nan).all().item())
+
+    def equal(self, other) -> bool:
+        """Whether both tensors have one shape and equal elements (a Python bool;
+        computes): ``a.equal(b)``."""
+        o = other if isinstance(other, Tensor) else Tensor(other, device=self.device)
+        if self.shape != o.shape:
+            return False
+        return bool((self == o).all().item())
+
+    # -- more indexed writes ------------------------------------------------------------
+    @_traced
+    def renorm(self, p, dim: int, maxnorm) -> Tensor:
+        """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to
+        it: ``w.renorm(2, 0, 1.0)`` (rows of norm at most 1)."""
+        if not isinstance(p, (int, float)) or isinstance(p, bool) or p <= 0:
+            raise ValueError(f"renorm: p must be a positive number, got {p!r}")
+        if self.ndim == 0:
+            raise ValueError("renorm needs a tensor of at least 1 dim")
+        d = _norm_axis(dim, self.ndim, "dim")
+        x = self._float()
+        rest = tuple(i for i in range(self.ndim) if i != d)
+        norm = x.norm(p, dim=rest, keepdim=True) if rest else x.abs()
+        scale = (norm > maxnorm).where(maxnorm / (norm + 1e-7), 1.0)
+        return x * scale
+
+    def _index_along(self, what: str, dim: int, index, source: Tensor | None):
+        """``dim`` normalized, the 1-d int64 ``index`` checked and expanded to the
+        shape of ``source`` (or of this tensor with ``len(index)`` along ``dim``)."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        idx = _index_tensor(index, self.device)
+        if idx.ndim > 1:
+            raise ValueError(f"{what}: index must be 0-d or 1-d, got {idx.shape}")
+        idx = idx.reshape(-1)
+        n = self.shape[d] if self.ndim else 1
+        if source is not None:
+            want = tuple(idx.shape[0] if i == d else s for i, s in enumerate(self.shape))
+            if source.shape != want and not (self.ndim == 0 and source.numel() == idx.numel()):
+                raise ValueError(
+                    f"{what}: source {source.shape} must have shape {want} (the input "
+                    f"{self.shape} with len(index) = {idx.shape[0]} along dim {d})"
+                )
+        idx = _checked(idx, n, d, self.shape)
+        shape = tuple(idx.shape[0] if i == d else s for i, s in enumerate(self.shape))
+        full = idx.reshape(tuple(-1 if i == d else 1 for i in range(self.ndim)))
+        return d, full._broadcast_to(shape)
+
+    @_traced
+    def index_add(self, dim: int, index, source, alpha=1) -> Tensor:
+        """A copy with ``alpha * source[j]`` added at ``index[j]`` along ``dim``
+        (repeated indices add up): ``x.index_add(0, idx, rows)``."""
+        s = source if isinstance(source, Tensor) else Tensor(source, device=self.device)
+        if self.ndim == 0:
+            return self.reshape(1).index_add(0, index, s.reshape(-1), alpha).reshape(())
+        d, idx = self._index_along("index_add", dim, index, s)
+        return self.scatter(d, idx, s * alpha if alpha != 1 else s, reduce="add")
+
+    @_traced
+    def index_copy(self, dim: int, index, source) -> Tensor:
+        """A copy with ``source[j]`` written at ``index[j]`` along ``dim``:
+        ``x.index_copy(0, idx, rows)``."""
+        s = source if isinstance(source, Tensor) else Tensor(source, device=self.device)
+        if self.ndim == 0:
+            return self.reshape(1).index_copy(0, index, s.reshape(-1)).reshape(())
+        d, idx = self._index_along("index_copy", dim, index, s)
+        return self.scatter(d, idx, s)
+
+    @_traced
+    def index_fill(self, dim: int, index, value) -> Tensor:
+        """A copy with ``value`` at positions ``index`` along ``dim`` (one fused
+        select): ``x.index_fill(1, idx, 0.0)``."""
+        if self.ndim == 0:
+            return self.reshape(1).index_fill(0, index, value).reshape(())
+        d = _norm_axis(dim, self.ndim, "dim")
+        idx = _index_tensor(index, self.device)
+        if idx.ndim > 1:
+            raise ValueError(f"index_fill: index must be 0-d or 1-d, got {idx.shape}")
+        idx = _checked(idx.reshape(-1), self.shape[d], d, self.shape)
+        n = self.shape[d]
+        pos = Tensor.arange(n, device=self.device).reshape(n, 1)
+        hit = (pos == idx.reshape(1, -1)).any(1)
+        hit = hit.reshape(tuple(n if i == d else 1 for i in range(self.ndim)))
+        v = (
+            value.cast(self.dtype)
+            if isinstance(value, Tensor)
+            else Tensor.full((), value, self.dtype, self.device)
+        )
+        return hit.where(v, self)
+
+    @_traced
+    def scatter_reduce(self, dim: int, index, src, reduce: str, include_self: bool = True):
+        """PyTorch's scatter_reduce (a copy): ``src[i][j]`` is combined into
+        ``out[index[i][j]][j]`` for ``dim=0`` by ``reduce`` (``"sum"``, ``"prod"``,
+        ``"mean"``, ``"amax"``, ``"amin"``), with this tensor's value too when
+        ``include_self``; untouched elements keep it: ``x.scatter_reduce(0, idx, v, "amax")``.
+
+        The write positions are computed on the host; each element then reduces
+        the writes it receives (O(numel x most writes to one element) work)."""
+        kinds = {"sum": "add", "prod": "mul", "mean": "add", "amax": "max", "amin": "min"}
+        if reduce not in kinds:
+            raise ValueError(
+                "scatter_reduce: reduce must be one of 'sum', 'prod', 'mean', 'amax' or "
+                f"'amin', got {reduce!r}"
+            )
+        s = src if isinstance(src, Tensor) else Tensor(src, device=self.device)
+        idx = _index_tensor(index, self.device)
+        d = _norm_axis(dim, self.ndim, "dim")
+        if idx.ndim != self.ndim or s.ndim != self.ndim:
+            raise ValueError(
+                f"scatter_reduce: index {idx.shape} and src {s.shape} must have the rank of "
+                f"the input {self.shape}"
+            )
+        if any(i > t for i, t in zip(idx.shape, s.shape)) or any(
+            i > t for k, (i, t) in enumerate(zip(idx.shape, self.shape)) if k != d
+        ):
+            raise ValueError(
+                f"scatter_reduce: index {idx.shape} is larger than src {s.shape} or than the "
+                f"input {self.shape} off dim {d}"
+            )
+        idx = _checked(idx, self.shape[d], d, self.shape)
+        strides = [math.prod(self.shape[k + 1 :]) for k in range(self.ndim)]
+        pos = None
+        for k, (size, st) in enumerate(zip(idx.shape, strides)):
+            coord = (
+                idx
+                if k == d
+                else Tensor.arange(size, device=self.device).reshape(
+                    tuple(size if j == k else 1 for j in range(self.ndim))
+                )
+            )
+            term = coord * st
+            pos = term if pos is None else pos + term
+        assert pos is not None
+        v = s.shrink(tuple((0, i) for i in idx.shape)).cast(self.dtype)
+        return self._scatter_reduce_positions(pos._broadcast_to(idx.shape), v, reduce, include_self)
+
+    def _scatter_reduce_positions(self, pos: Tensor, v: Tensor, reduce: str, include_self: bool):
+        """This tensor with the writes ``v`` at row-major positions ``pos`` combined
+        by ``reduce`` (see :meth:`scatter_reduce`)."""
+        kind = {"sum": "add", "prod": "mul", "mean": "add", "amax": "max", "amin": "min"}[reduce]
+        k, n = pos.numel(), self.numel()
+        if k == 0:
+            return self
+        dev, dt = self.device, self.dtype
+        flat, v1 = self.reshape(-1), v.reshape(-1)
+        p = pos.numpy().reshape(-1).astype(np.int64)
+        it = np.int32 if max(n, k) < 2**31 else np.int64
+        order = np.argsort(p, kind="stable").astype(it)
+        count = np.bincount(p, minlength=n)
+        first = (np.cumsum(count) - count).astype(it)
+        m = int(count.max())
+        ordered = v1._gather(0, Tensor(order, device=dev))
+        j = Tensor.arange(m, device=dev).reshape(1, m)
+        at = (Tensor(first, device=dev).reshape(n, 1) + j).minimum(k - 1)
+        vals = ordered.reshape(1, k)._broadcast_to((n, k))._gather(1, at.cast(dtypes.int64))
+        x = vals.cast(dtypes.int32) if dt.is_bool else vals
+        ident = {"add": 0, "mul": 1, "max": _lowest(x.dtype), "min": _highest(x.dtype)}[kind]
+        cnt = Tensor(count.astype(it), device=dev)
+        live = j < cnt.reshape(n, 1)
+        x = live.where(x, Tensor.full((), ident, x.dtype, dev))
+        red = _reduce_kind(x, kind, 1)
+        base = flat.cast(red.dtype) if red.dtype != dt else flat
+        if include_self:
+            red = _combine(kind, red, base)
+        if reduce == "mean":
+            c = cnt.cast(red.dtype) + (1 if include_self else 0)
+            c = (c == 0).where(1, c)
+            red = red / c if red.dtype.is_float else red // c
+        out = (cnt > 0).where(red.cast(dt), flat)
+        return out.reshape(self.shape)
+
+    @_traced
+    def put(self, index, source, accumulate: bool = False) -> Tensor:
+        """A copy with ``source`` written at the flat (row-major) positions ``index``
+        (added when ``accumulate``): ``x.put(Tensor([0, 5]), Tensor([1.0, 2.0]))``."""
+        idx = _index_tensor(index, self.device)
+        s = source if isinstance(source, Tensor) else Tensor(source, device=self.device)
+        if s.numel() != idx.numel():
+            raise ValueError(
+                f"put: source has {s.numel()} elements, index {idx.numel()} (they must match)"
+            )
+        pos = _checked(idx.reshape(-1), self.numel(), 0, self.shape)
+        return self._scatter_positions(pos, s.reshape(-1).cast(self.dtype), accumulate)
+
+    # -- strided views ----------------------------------------------------------------
+    def unfold(self, dimension: int, size: int, step: int) -> Tensor:
+        """Every window of ``size`` along ``dimension``, ``step`` apart, as a new last
+        dim (a view built from reshapes, pads and shrinks):
+        ``Tensor.arange(7).unfold(0, 3, 2)`` is ``[[0, 1, 2], [2, 3, 4], [4, 5, 6]]``."""
+        d = _norm_axis(dimension, self.ndim, "dimension")
+        x = self.reshape(1) if self.ndim == 0 else self
+        n = x.shape[d]
+        if not isinstance(size, (int, np.integer)) or not 1 <= size <= n:
+            raise ValueError(
+                f"unfold: size must be in 1..{n} (dim {d} of {self.shape}), got {size!r}"
+            )
+        if not isinstance(step, (int, np.integer)) or step <= 0:
+            raise ValueError(f"unfold: step must be a positive int, got {step!r}")
+        size, step = int(size), int(step)
+        o = (n - size) // step + 1
+        x = x.movedim(d, -1)
+        lead = x.shape[:-1]
+        keep = [None] * len(lead)
+        if step >= size:  # windows do not overlap: pad to o * step, split, keep size of each
+            x = x.pad(tuple([(0, 0)] * len(lead) + [(0, max(o * step - n, 0))]))
+            x = x.shrink(tuple(keep + [(0, o * step)])).reshape(lead + (o, step))
+            x = x.shrink(tuple(keep + [None, (0, size)]))
+        else:  # overlapping: size copies of the row, each shifted by one (tinygrad's pool)
+            e = -(-size * (n + 1) // n)
+            x = x.reshape(lead + (1, n)).expand(lead + (e, n)).reshape(lead + (e * n,))
+            x = x.shrink(tuple(keep + [(0, size * (n + 1))])).reshape(lead + (size, n + 1))
+            x = x.shrink(tuple(keep + [None, (0, o * step)])).reshape(lead + (size, o, step))
+            x = x.shrink(tuple(keep + [None, None, (0, 1)])).reshape(lead + (size, o))
+            x = x.transpose(-1, -2)
+        x = x.movedim(-2, d)
+        return x.reshape(o, size) if self.ndim == 0 else x
+
+    def as_strided(self, size, stride, storage_offset: int = 0) -> Tensor:
+        """A view reading element ``storage_offset + sum(i[k] * stride[k])`` of this
+        tensor's row-major order at index ``i``: ``x.as_strided((2, 2), (1, 2))``.
+
+        Strides count elements of the contiguous layout (the same as PyTorch for a
+        contiguous tensor). Views where each dim's stride is 0 (broadcast) or a
+        multiple of the next finer stride times its size are built from movement
+        ops; overlapping windows (use :meth:`unfold`) raise ValueError."""
+        size = _shape_arg(tuple(size))
+        stride = _ints(tuple(stride), "as_strided strides")
+        off = int(storage_offset)
+        if len(size) != len(stride):
+            raise ValueError(f"as_strided: {len(size)} sizes but {len(stride)} strides")
+        if off < 0 or any(s < 0 for s in stride):
+            raise ValueError(f"as_strided: negative stride or offset ({stride}, {off})")
+        n = self.numel()
+        if math.prod(size) == 0:
+            return Tensor.zeros(size, dtype=self.dtype, device=self.device)
+        last = off + sum((z - 1) * s for z, s in zip(size, stride))
+        if last >= n:
+            raise ValueError(
+                f"as_strided: size {size}, stride {stride} and offset {off} reach element "
+                f"{last} of a tensor of {n} elements"
+            )
+        live = sorted(
+            (k for k in range(len(size)) if stride[k] and size[k] > 1),
+            key=lambda k: -stride[k],
+        )
+        for a, b in zip(live, live[1:]):  # coarse to fine: each must hold the next whole
+            if stride[a] % stride[b] or stride[a] < stride[b] * size[b]:
+                raise ValueError(
+                    f"as_strided: size {size} with stride {stride} is not expressible as a "
+                    "view here (overlapping or interleaved dims); use unfold or gather"
+                )
+        x = self.reshape(-1)
+        span = stride[live[0]] * size[live[0]] if live else 1
+        if off + span > n:  # the last window's tail past the end is never read
+            x = x.pad(((0, off + span - n),))
+        x = x.shrink(((off, off + span),))
+        shape: tuple[int, ...] = ()
+        for k in live:  # coarse to fine: split the innermost run into (size, stride)
+            x = x.shrink(tuple([None] * len(shape) + [(0, stride[k] * size[k])]))
+            x = x.reshape(shape + (size[k], stride[k]))
+            shape += (size[k],)
+        x = x.shrink(tuple([None] * len(shape) + [(0, 1)])).reshape(shape)
+        # the live dims are in stride order; the others are size 1 or broadcast
+        order = live + [k for k in range(len(size)) if k not in live]
+        x = x.reshape(shape + (1,) * (len(size) - len(live)))
+        x = x.permute(tuple(int(i) for i in np.argsort(order)))
+        return x.expand(size) if x.shape != size else x
+
+    @_traced
+    def cdist(self, x2, p: float = 2.0) -> Tensor:
+        """The ``p``-norm distance between each row of ``self`` (..., P, M) and each
+        row of ``x2`` (..., R, M), shape (..., P, R); batch dims broadcast:
+        ``a.cdist(b)``, ``a.cdist(b, p=1)``."""
+        b = x2 if isinstance(x2, Tensor) else Tensor(x2, device=self.device)
+        if self.ndim < 2 or b.ndim < 2 or self.shape[-1] != b.shape[-1]:
+            raise ValueError(
+                f"cdist needs (..., P, M) and (..., R, M) tensors, got {self.shape} and {b.shape}"
+            )
+        if not isinstance(p, (int, float)) or isinstance(p, bool) or p < 0:
+            raise ValueError(f"cdist: p must be a non-negative number, got {p!r}")
+        d = self._float().unsqueeze(-2) - b._float().unsqueeze(-3)
+        return d.norm(p, dim=-1)
+
+    # -- sorting and searching: static shapes from comparisons ---------------------------
+    def _sort_key(self) -> Tensor:
+        """The values compared by the sorting family (bools as int32)."""
+        if self.dtype.is_bool:
+            return self.cast(dtypes.int32)
+        return self
+
+    def _ranks(self, descending: bool) -> Tensor:
+        """Each element's position in the stable order along the last dim (int64):
+        the elements sorting before it plus the equal ones at lower indices. NaN
+        sorts after every number (before, when ``descending``), as in PyTorch.
+        O(n^2) comparisons per row, one fused reduction."""
+        x = self._sort_key()
+        n = x.shape[-1]
+        xi, xj = x.unsqueeze(-1), x.unsqueeze(-2)  # [.., i, j]: element i against j
+        first = xj > xi if descending else xj < xi
+        tie = xj == xi
+        if x.dtype.is_float:
+            ni, nj = xi.isnan(), xj.isnan()
+            first = first | ((nj if descending else ni) & (ni != nj))
+            tie = tie | (ni & nj)
+        pos = Tensor.arange(n, device=self.device)
+        lower = pos.reshape(1, n) < pos.reshape(n, 1)  # j < i
+        return (first | (tie & lower)).sum(-1)
+
+    @staticmethod
+    def _at_ranks(ranks: Tensor, want: Tensor) -> Tensor:
+        """The index (along the last dim) of the element whose rank is each of
+        ``want`` (1-d, or of the rows' shape with a last dim): a compare-and-sum."""
+        n = ranks.shape[-1]
+        pos = Tensor.arange(n, device=ranks.device)
+        hit = ranks.unsqueeze(-2) == want.unsqueeze(-1)  # [.., r, i]
+        return hit.where(pos, 0).sum(-1)
+
+    def _sorted_part(self, dim, descending: bool, count: int | None, what: str):
+        """(values, indices) of the first ``count`` (None: all) elements in sorted
+        order along ``dim``."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        x = self.reshape(1) if self.ndim == 0 else self
+        x = x.movedim(d, -1)
+        n = x.shape[-1]
+        k = n if count is None else count
+        ranks = x._ranks(descending)
+        idx = Tensor._at_ranks(ranks, Tensor.arange(k, device=self.device))
+        vals = x._gather(x.ndim - 1, idx)
+        if self.ndim == 0:
+            return vals.reshape(()), idx.reshape(())
+        return vals.movedim(-1, d), idx.movedim(-1, d)
+
+    @_traced
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False):
+        """``(values, indices)`` sorted along ``dim`` (``.values``/``.indices`` too):
+        ``v, i = x.sort()``, ``x.sort(0, descending=True)``.
+
+        Always stable (equal elements keep their order; ``stable`` is accepted
+        for PyTorch's signature); NaN sorts as the largest value. Built from
+        comparisons so it fuses and stays lazy: each element's rank counts the
+        elements before it, O(n^2) work and memory traffic per row of length n
+        (fine for rows up to a few thousand)."""
+        del stable
+        v, i = self._sorted_part(dim, bool(descending), None, "sort")
+        return SortResult(v, i)
+
+    @_traced
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False):
+        """The indices that sort along ``dim`` (stable; O(n^2) per row, see
+        :meth:`sort`): ``x.argsort(-1, descending=True)``."""
+        return self.sort(dim, descending, stable).indices
+
+    @_traced
+    def msort(self) -> Tensor:
+        """The values sorted along dim 0: ``x.msort()``."""
+        return self.sort(0).values
+
+    @_traced
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
+        """``(values, indices)`` of the ``k`` largest (smallest when ``largest`` is
+        False) along ``dim``, in sorted order; ties go to the lower index, NaN
+        counts as the largest: ``v, i = x.topk(3)``. O(n^2) work per row (see
+        :meth:`sort`)."""
+        del sorted
+        d = _norm_axis(dim, self.ndim, "dim")
+        n = self.shape[d] if self.ndim else 1
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= n:
+            raise ValueError(
+                f"topk: k must be an int in 0..{n} (dim {d} of {self.shape}), got {k!r}"
+            )
+        v, i = self._sorted_part(d, bool(largest), int(k), "topk")
+        return SortResult(v, i)
+
+    @_traced
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False):
+        """``(values, indices)`` of the ``k``-th smallest element (1-based) along
+        ``dim``: ``x.kthvalue(2, 0)``. O(n^2) work per row (see :meth:`sort`)."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        n = self.shape[d] if self.ndim else 1
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= n:
+            raise ValueError(
+                f"kthvalue: k must be an int in 1..{n} (dim {d} of {self.shape}), got {k!r}"
+            )
+        x = self.reshape(1) if self.ndim == 0 else self
+        x = x.movedim(d, -1)
+        ranks = x._ranks(False)
+        idx = Tensor._at_ranks(ranks, Tensor.full((1,), int(k) - 1, device=self.device))
+        vals = x._gather(x.ndim - 1, idx)
+        return SortResult(*(self._place_reduced(t, d, keepdim) for t in (vals, idx)))
+
+    def _place_reduced(self, t: Tensor, d: int, keepdim: bool) -> Tensor:
+        """A (..., 1) result of a row-wise selection back in place of dim ``d``."""
+        if self.ndim == 0:
+            return t.reshape(())
+        t = t.movedim(-1, d)
+        return t if keepdim else t.squeeze(d)
+
+    @_traced
+    def median(self, dim=None, keepdim: bool = False):
+        """The lower median (the ``(n - 1) // 2``-th smallest; NaN if the row holds
+        NaN): of all elements without ``dim`` (a value), else ``(values, indices)``
+        along it: ``x.median()``, ``v, i = x.median(1)``. O(n^2) work per row."""
+        return self._median(dim, keepdim, skip_nan=False)
+
+    @_traced
+    def nanmedian(self, dim=None, keepdim: bool = False):
+        """:meth:`median` of the values that are not NaN (NaN for a row of NaN):
+        ``x.nanmedian()``, ``v, i = x.nanmedian(0)``."""
+        return self._median(dim, keepdim, skip_nan=True)
+
+    def _median(self, dim, keepdim: bool, skip_nan: bool):
+        if dim is None:
+            if self.numel() == 0:
+                raise ValueError("median of an empty tensor has no value")
+            return self.reshape(-1)._median(0, False, skip_nan)[0]
+        d = _norm_axis(dim, self.ndim, "dim")
+        x = self.reshape(1) if self.ndim == 0 else self
+        x = x.movedim(d, -1)
+        n = x.shape[-1]
+        if n == 0:
+            raise ValueError(f"median of an empty dim (dim {d} of {self.shape}) has no value")
+        ranks = x._ranks(False)
+        nan = x.isnan()
+        if skip_nan:  # NaN sorts last: the median of the first count values
+            count = nan.logical_not().sum(-1, keepdim=True)
+            want = ((count - 1) // 2).maximum(0)
+        else:
+            want = Tensor.full((1,), (n - 1) // 2, device=self.device)
+        idx = Tensor._at_ranks(ranks, want)
+        vals = x._gather(x.ndim - 1, idx)
+        if x.dtype.is_float and not skip_nan:
+            has_nan = nan.any(-1, keepdim=True)
+            vals = has_nan.where(math.nan, vals)
+            idx = has_nan.where(nan.argmax(-1, keepdim=True), idx)
+        return SortResult(*(self._place_reduced(t, d, keepdim) for t in (vals, idx)))
+
+    @_traced
+    def quantile(self, q, dim=None, keepdim: bool = False, interpolation: str = "linear"):
+        """The ``q``-th quantiles (q in [0, 1]: a number, or a 1-d list/tensor whose
+        values become a new first dim) of all elements or along ``dim``; between
+        two values ``interpolation`` is ``"linear"``, ``"lower"``, ``"higher"``,
+        ``"midpoint"`` or ``"nearest"``; NaN in a row gives NaN:
+        ``x.quantile(0.5)``, ``x.quantile([0.1, 0.9], dim=1)``. O(n^2) per row."""
+        if not self.dtype.is_float:
+            raise TypeError(f"quantile needs a float tensor, got {self.dtype.name}")
+        modes = ("linear", "lower", "higher", "midpoint", "nearest")
+        if interpolation not in modes:
+            raise ValueError(
+                f"quantile: interpolation must be one of {', '.join(modes)}, got {interpolation!r}"
+            )
+        qs = np.asarray(q.numpy() if isinstance(q, Tensor) else q, dtype=np.float64)
+        if qs.ndim > 1:
+            raise ValueError(f"quantile: q must be a number or 1-d, got shape {qs.shape}")
+        if qs.size and (np.isnan(qs).any() or qs.min() < 0 or qs.max() > 1):
+            raise ValueError(f"quantile: q must be in [0, 1], got {qs.tolist()}")
+        if dim is None:
+            x, d = self.reshape(-1), 0
+        else:
+            d = _norm_axis(dim, self.ndim, "dim")
+            x = self.reshape(1) if self.ndim == 0 else self
+        xm = x.movedim(d, -1)
+        n = xm.shape[-1]
+        if n == 0:
+            raise ValueError("quantile of an empty dim has no value")
+        pos = qs.reshape(-1) * (n - 1)
+        lo, hi = np.floor(pos), np.ceil(pos)
+        w = pos - lo
+        if interpolation == "lower":
+            hi, w = lo, w * 0
+        elif interpolation == "higher":
+            lo, w = hi, w * 0
+        elif interpolation == "nearest":
+            lo = hi = np.round(pos)
+            w = w * 0
+        elif interpolation == "midpoint":
+            w = np.where(hi > lo, 0.5, 0.0)
+        ranks = xm._ranks(False)
+        dev = self.device
+        both = Tensor(np.concatenate([lo, hi]).astype(np.int64), device=dev)
+        vals = xm._gather(xm.ndim - 1, Tensor._at_ranks(ranks, both))
+        nq = pos.size
+        vlo, vhi = vals[..., :nq], vals[..., nq:]
+        out = vlo.lerp(vhi, Tensor(w, dtype=xm.dtype, device=dev))
+        out = xm.isnan().any(-1, keepdim=True).where(math.nan, out)  # (..., nq)
+        out = out.movedim(-1, 0)  # (nq, ...)
+        if keepdim:
+            out = out.reshape((nq,) + (1,) * self.ndim) if dim is None else out.unsqueeze(d + 1)
+        return out.reshape(out.shape[1:]) if qs.ndim == 0 else out
+
+    @_traced
+    def searchsorted(
+        self, values, out_int32: bool = False, right: bool = False, side=None, sorter=None
+    ):
+        """Where ``values`` would be inserted into this sorted (last dim) sequence to
+        keep it sorted: the count of elements below each value (``<=`` with
+        ``right=True`` or ``side="right"``); leading dims of an N-d sequence match
+        those of ``values``: ``edges.searchsorted(x)``. O(len * values) compares."""
+        if side is not None:
+            if side not in ("left", "right"):
+                raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+            if right and side == "left":
+                raise ValueError("searchsorted: right=True and side='left' contradict")
+            right = side == "right"
+        if self.ndim == 0:
+            raise ValueError("searchsorted: the sorted sequence must have at least 1 dim")
+        seq = self
+        if sorter is not None:
+            seq = seq.gather(-1, sorter)
+        v = values if isinstance(values, Tensor) else Tensor(values, device=self.device)
+        scalar = v.ndim == 0
+        if seq.ndim > 1:
+            if v.ndim != seq.ndim or v.shape[:-1] != seq.shape[:-1]:
+                raise ValueError(
+                    f"searchsorted: the leading dims of the sequence {seq.shape} and the values "
+                    f"{v.shape} must match"
+                )
+            s = seq.unsqueeze(-2)  # (..., 1, n)
+        else:
+            s = seq
+        a, b = s._sort_key()._operands(v._sort_key().unsqueeze(-1))  # a: sequence, b: values
+        if right:  # the elements at or below each value (NaN sorts last)
+            below = a <= b
+            if a.dtype.is_float:
+                below = below | (b.isnan() & a.isnan().logical_not()) | (a.isnan() & b.isnan())
+        else:  # the elements below each value
+            below = a < b
+            if a.dtype.is_float:
+                below = below | (b.isnan() & a.isnan().logical_not())
+        out = below.sum(-1)
+        out = out.cast(dtypes.int32) if out_int32 else out
+        return out.reshape(()) if scalar else out
+
+    @_traced
+    def bucketize(self, boundaries, out_int32: bool = False, right: bool = False) -> Tensor:
+        """The bucket of each element among the sorted 1-d ``boundaries``: ``i`` with
+        ``boundaries[i-1] < x <= boundaries[i]`` (``<= x <`` when ``right``):
+        ``x.bucketize(edges)``."""
+        b = boundaries if isinstance(boundaries, Tensor) else Tensor(boundaries, device=self.device)
+        if b.ndim != 1:
+            raise ValueError(f"bucketize: boundaries must be 1-d, got {b.shape}")
+        return b.searchsorted(self, out_int32=out_int32, right=right)
+
+    @_traced
+    def bincount(self, weights=None, minlength: int = 0) -> Tensor:
+        """How often each value 0..max occurs in this 1-d non-negative integer
+        tensor (summing ``weights`` instead when given), at least ``minlength``
+        long: ``Tensor([0, 2, 2]).bincount()`` is ``[1, 0, 2]``. The length
+        depends on the data (the tensor is computed); the counts are one fused
+        compare-and-sum."""
+        if self.ndim != 1 or self.dtype.is_float or self.dtype.is_bool:
+            raise ValueError(
+                f"bincount needs a 1-d integer tensor, got {self.dtype.name} {self.shape}"
+            )
+        if not isinstance(minlength, (int, np.integer)) or minlength < 0:
+            raise ValueError(f"bincount: minlength must be a non-negative int, got {minlength!r}")
+        vals = self.numpy()
+        if vals.size and vals.min() < 0:
+            raise ValueError(f"bincount: values must be non-negative, got {int(vals.min())}")
+        length = max(int(vals.max()) + 1 if vals.size else 0, int(minlength))
+        hit = self.unsqueeze(1) == Tensor.arange(length, device=self.device).cast(self.dtype)
+        if weights is None:
+            return hit.sum(0)
+        w = weights if isinstance(weights, Tensor) else Tensor(weights, device=self.device)
+        if w.shape != self.shape:
+            raise ValueError(
+                f"bincount: weights {w.shape} must have the input's shape {self.shape}"
+            )
+        w = w.cast(dtypes.float32 if w.dtype == dtypes.float32 else dtypes.float64)
+        return hit.where(w.unsqueeze(1), 0.0).sum(0)
+
+    @_traced
+    def histc(self, bins: int = 100, min=0, max=0) -> Tensor:  # noqa: A002 - PyTorch's names
+        """A histogram of ``bins`` equal bins over ``[min, max]`` (both 0: the data's
+        range, which computes the tensor); elements outside and NaN are left out,
+        ``max`` falls in the last bin: ``x.histc(10, 0.0, 1.0)``."""
+        if not self.dtype.is_float:
+            raise TypeError(f"histc needs a float tensor, got {self.dtype.name}")
+        if not isinstance(bins, (int, np.integer)) or bins <= 0:
+            raise ValueError(f"histc: bins must be a positive int, got {bins!r}")
+        lo, hi = float(min), float(max)
+        if lo == hi and self.numel():
+            vals = self.numpy().astype(np.float64)
+            lo, hi = float(vals.min()), float(vals.max())
+        if lo == hi:
+            lo, hi = lo - 1, hi + 1
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise ValueError(f"histc: range of [{lo}, {hi}] is not finite")
+        if lo > hi:
+            raise ValueError(f"histc: max ({hi}) must be larger than min ({lo})")
+        x = self.double().reshape(-1)
+        b = ((x - lo) * (bins / (hi - lo))).floor().minimum(bins - 1)
+        inside = (x >= lo) & (x <= hi)
+        b = inside.where(b, -1.0).cast(dtypes.int64)
+        hit = b.unsqueeze(1) == Tensor.arange(int(bins), device=self.device)
+        return hit.sum(0).cast(self.dtype)
+
+    @_traced
+    def erfinv(self) -> Tensor:
+        """The inverse of :meth:`erf` on (-1, 1) (+-inf at +-1, NaN beyond): Giles'
+        single-precision approximation refined by Halley steps (Newton's with the
+        curvature term; two, three for float64) on erf, or on erfc near +-1, in
+        float64 and rounded once (float32: within 2 ulp): ``x.erfinv()``. The
+        gradient is the closed form (first derivatives only)."""
+
+        steps = 3 if self.dtype == dtypes.float64 else 2  # the tail start is off by ~4%
+
+        def f(xg: Tensor) -> Tensor:
+            x = xg.detach()  # the value; its gradient is attached at the end
+            a = x.abs()
+            w = -((1 - a) * (1 + a)).log()
+            s = w - 2.5
+            p = Tensor.full((), 2.81022636e-08, x.dtype, x.device)
+            for c in _ERFINV_CENTRAL:
+                p = p * s + c
+            t = w.maximum(5).sqrt() - 3
+            pt = Tensor.full((), -0.000200214257, x.dtype, x.device)
+            for c in _ERFINV_TAIL:
+                pt = pt * t + c
+            y = ((w < 5).where(p, pt) * a).contiguous()
+            tail = a > 0.5
+            for _ in range(steps):  # erf(y) - a, from erfc where 1 - a is the exact small part
+                resid = tail.where((1 - a) - y.erfc(), y.erf() - a)
+                slope = (-(y * y)).exp() * (2 / math.sqrt(math.pi))
+                # Halley's step (erf'' = -2y erf'); each step its own kernel: inlined
+                # into one, the uses of y would multiply the work step by step
+                y = (y - resid / (slope + y * resid)).contiguous()
+            y = (a == 1).where(math.inf, y)
+            v = (x < 0).where(-y, (a == 0).where(x, y))
+            # d erfinv / dx = sqrt(pi) / 2 * exp(v^2), attached to the value with
+            # a term that is exactly 0 (differentiating the steps costs far more)
+            c = (v * v).exp() * (math.sqrt(math.pi) / 2)
+            c = c.isfinite().where(c, 0.0)
+            return (v == 0).where(xg * c, v + (xg - x) * c)
+
+        return self._in_float64(f)
+
+    # -- data-dependent shapes: computed on the host, as x[mask] ----------------------
+    def nonzero(self, as_tuple: bool = False):
+        """The indices of the non-zero elements, one row per element in row-major
+        order (int64, shape (count, ndim)), or a tuple of one index tensor per
+        dim when ``as_tuple``: ``x.nonzero()``, ``x[x.nonzero(as_tuple=True)]``.
+        The count depends on the data: the tensor is computed."""
+        arr = np.asarray(self.numpy())
+        if as_tuple:
+            return tuple(
+                Tensor(i.astype(np.int64), dtypes.int64, self.device)
+                for i in np.nonzero(np.atleast_1d(arr))
+            )
+        return Tensor(np.argwhere(arr).astype(np.int64), dtypes.int64, self.device)
+
+    def argwhere(self) -> Tensor:
+        """As :meth:`nonzero`: ``x.argwhere()``."""
+        return self.nonzero()
+
+    @_traced
+    def masked_select(self, mask) -> Tensor:
+        """The elements where ``mask`` (broadcast with this tensor) is true, as a 1-d
+        tensor (the mask is computed; the gradient flows to the selected
+        elements): ``x.masked_select(x > 0)``."""
+        m = mask if isinstance(mask, Tensor) else Tensor(mask, device=self.device)
+        if not m.dtype.is_bool:
+            raise TypeError(f"masked_select: mask must be a bool tensor, got {m.dtype.name}")
+        shape = broadcast_shape(self.shape, m.shape)
+        x, m = self._broadcast_to(shape), m._broadcast_to(shape)
+        if not shape:
+            x, m = x.reshape(1), m.reshape(1)
+        return x.reshape(-1)[m.reshape(-1).contiguous()]
+
+    def unique(
+        self,
+        sorted: bool = True,  # noqa: A002 - PyTorch's names
+        return_inverse: bool = False,
+        return_counts: bool = False,
+        dim: int | None = None,
+    ):
+        """The distinct values (sorted), or the distinct slices along ``dim``, with
+        the index of each element's value (``return_inverse``, the input's shape;
+        along ``dim``: one per slice) and how often each occurs (``return_counts``):
+        ``x.unique()``, ``vals, inv = x.unique(return_inverse=True)``. The result's
+        length depends on the data: the tensor is computed on the host. NaN values
+        are each distinct, as in PyTorch."""
+        del sorted  # always sorted, as PyTorch on CPUs
+        arr = np.asarray(self.numpy())
+        axis = None if dim is None else _norm_axis(dim, self.ndim, "dim")
+        if axis is None:
+            vals, inv, cnt = np.unique(
+                arr.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False
+            )
+            inv = inv.reshape(self.shape)
+        else:
+            vals, inv, cnt = np.unique(arr, return_inverse=True, return_counts=True, axis=axis)
+            inv = inv.reshape(-1)
+        out = [Tensor(vals, self.dtype, self.device)]
+        if return_inverse:
+            out.append(Tensor(inv.astype(np.int64), dtypes.int64, self.device))
+        if return_counts:
+            out.append(Tensor(cnt.astype(np.int64), dtypes.int64, self.device))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def unique_consecutive(self, return_inverse: bool = False, return_counts: bool = False):
+        """The values with each run of equal neighbours (in row-major order) kept
+        once, optionally with each element's run (``return_inverse``) and the run
+        lengths (``return_counts``): ``Tensor([1, 1, 2, 1]).unique_consecutive()`` is
+        ``[1, 2, 1]``. Computed on the host (the length depends on the data)."""
+        arr = np.asarray(self.numpy()).reshape(-1)
+        start = np.ones(arr.size, dtype=bool)
+        start[1:] = arr[1:] != arr[:-1]
+        out = [Tensor(arr[start], self.dtype, self.device)]
+        if return_inverse:
+            inv = (np.cumsum(start) - 1).reshape(self.shape)
+            out.append(Tensor(inv.astype(np.int64), dtypes.int64, self.device))
+        if return_counts:
+            cnt = np.diff(np.append(np.flatnonzero(start), arr.size))
+            out.append(Tensor(cnt.astype(np.int64), dtypes.int64, self.device))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    @_traced
+    def mode(self, dim: int = -1, keepdim: bool = False):
+        """``(values, indices)``: the most frequent value along ``dim`` (the smallest
+        of equally frequent ones) and the last index where it occurs, as PyTorch on
+        CPUs: ``v, i = x.mode(1)``. Stays lazy: each element counts its equals,
+        O(n^2) comparisons per row in one fused reduction."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        x = self.reshape(1) if self.ndim == 0 else self
+        x = x.movedim(d, -1)
+        n = x.shape[-1]
+        if n == 0:
+            raise ValueError(f"mode of an empty dim (dim {d} of {self.shape}) has no value")
+        k = x._sort_key()
+        count = (k.unsqueeze(-1) == k.unsqueeze(-2)).sum(-1)  # [.., i]: equals of element i
+        best = count == count.max(-1, keepdim=True)
+        value = best.where(k, Tensor.full((), _highest(k.dtype), k.dtype, k.device))
+        value = value.min(-1, keepdim=True)
+        pos = Tensor.arange(n, device=self.device)
+        idx = (k == value).where(pos, -1).max(-1, keepdim=True)
+        vals = x._gather(x.ndim - 1, idx)
+        return SortResult(*(self._place_reduced(t, d, keepdim) for t in (vals, idx)))
+
+    @staticmethod
+    def einsum(equation: str, *operands) -> Tensor:
+        """:func:`mlfuse.einsum` (tinygrad's spelling): ``Tensor.einsum("ij,jk->ik", a, b)``."""
+        return einsum(equation, *operands)
+
+    # -- PyTorch's method names for the operators ------------------------------------
+    def add(self, other, alpha=1) -> Tensor:
+        """``self + alpha * other``: ``x.add(y)``, ``x.add(y, alpha=-0.5)``."""
+        return self + (other * alpha if alpha != 1 else other)
+
+    def sub(self, other, alpha=1) -> Tensor:
+        """``self - alpha * other``: ``x.sub(y)``."""
+        return self - (other * alpha if alpha != 1 else other)
+
+    def mul(self, other) -> Tensor:
+        """``self * other``: ``x.mul(2)``."""
+        return self * other
+
+    def div(self, other, rounding_mode: str | None = None) -> Tensor:
+        """``self / other`` (true division), or rounded toward zero
+        (``rounding_mode="trunc"``) or down (``"floor"``) in the operands' dtype:
+        ``x.div(y)``, ``x.div(3, rounding_mode="floor")``."""
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode == "floor":
+            return self // other
+        if rounding_mode == "trunc":
+            a, b = self._operands(other)
+            if a.dtype.is_float:
+                return (a / b).trunc()
+            q = a // b
+            return ((q < 0) & (q * b != a)).where(q + 1, q)
+        raise ValueError(
+            f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
+        )
+
+    def true_divide(self, other) -> Tensor:
+        """``self / other`` in floats: ``x.true_divide(2)``."""
+        return self / other
+
+    def floor_divide(self, other) -> Tensor:
+        """``self // other``: ``x.floor_divide(2)``."""
+        return self // other
+
+    def eq(self, other) -> Tensor:
+        """``self == other`` elementwise: ``x.eq(0)``."""
+        return self == other
+
+    def ne(self, other) -> Tensor:
+        """``self != other`` elementwise: ``x.ne(0)``."""
+        return self != other
+
+    def lt(self, other) -> Tensor:
+        """``self < other`` elementwise: ``x.lt(y)``."""
+        return self < other
+
+    def le(self, other) -> Tensor:
+        """``self <= other`` elementwise: ``x.le(y)``."""
+        return self <= other
+
+    def gt(self, other) -> Tensor:
+        """``self > other`` elementwise: ``x.gt(y)``."""
+        return self > other
+
+    def ge(self, other) -> Tensor:
+        """``self >= other`` elementwise: ``x.ge(y)``."""
+        return self >= other
+
+    greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+    def absolute(self) -> Tensor:
+        """``|x|``: ``x.absolute()``."""
+        return self.abs()
+
+    def clamp_min(self, min) -> Tensor:  # noqa: A002 - PyTorch's names
+        """``max(x, min)``: ``x.clamp_min(0)``."""
+        return self.clip(min, None)
+
+    def clamp_max(self, max) -> Tensor:  # noqa: A002 - PyTorch's names
+        """``min(x, max)``: ``x.clamp_max(6)``."""
+        return self.clip(None, max)
+
+    @_traced
+    def log10(self) -> Tensor:
+        """Base-10 logarithm: ``x.log10()``."""
+        return self._float().log2() * (math.log(2) / math.log(10))
+
+    @_traced
+    def xlogy(self, other) -> Tensor:
+        """``self * log(other)``, 0 where self is 0 (NaN other stays NaN):
+        ``p.xlogy(q)``."""
+        a, b = self._float()._operands(other)
+        a, b = a._float(), b._float()
+        return ((a == 0) & b.isnan().logical_not()).where(0.0, a * b.log())
+
+    @_traced
+    def copysign(self, other) -> Tensor:
+        """``|self|`` with the sign of ``other`` (-0.0 counts as negative):
+        ``x.copysign(y)``."""
+        a, b = self._float()._operands(other)
+        a, b = a._float(), b._float()
+        return b.signbit().where(-a.abs(), a.abs())
+
+    @_traced
+    def signbit(self) -> Tensor:
+        """True where the sign bit is set (negative numbers, -0.0): ``x.signbit()``."""
+        if not self.dtype.is_float:
+            return self < 0 if not self.dtype.is_bool else self & False
+        return (self < 0) | ((self == 0) & (self.reciprocal() < 0))
+
+    def dim(self) -> int:
+        """The number of dims: ``x.dim()``."""
+        return self.ndim
+
+    def is_floating_point(self) -> bool:
+        """Whether the dtype is a float: ``x.is_floating_point()``."""
+        return self.dtype.is_float
+
 
 def _is_advanced(i) -> bool:
     return isinstance(i, (Tensor, list, np.ndarray))
@@ -3011,8 +4376,35 @@ def _checked(idx: Tensor, size: int, dim: int, shape: Shape) -> Tensor:
     return (i < 0).where(i + size, i)
 
 
+class SortResult(NamedTuple):
+    """``(values, indices)`` of :meth:`Tensor.sort`, ``topk``, ``kthvalue``,
+    ``median`` and ``mode``, as PyTorch's named tuples: ``x.sort().values``."""
+
+    values: Tensor
+    indices: Tensor
+
+
+_ERFINV_CENTRAL = (
+    3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+    -0.00417768164, 0.246640727, 1.50140941,
+)  # fmt: skip
+_ERFINV_TAIL = (
+    0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+    0.00943887047, 1.00167406, 2.83297682,
+)  # fmt: skip
+"""Giles' single-precision erfinv: polynomials in w - 2.5 (w < 5) and sqrt(w) - 3,
+w = -log(1 - x^2) (M. Giles, "Approximating the erfinv function", 2010)."""
+
+
 _SCAN_BLOCK = 32
 """Block length of the front end's scans (see ``Tensor._scan``)."""
+
+
+def _finite_max(dt: DType) -> float:
+    """The largest finite value of float dtype ``dt``."""
+    if dt == dtypes.bfloat16:
+        return 3.3895313892515355e38
+    return float(np.finfo(dt.np).max)
 
 
 def _lowest(dt: DType):
@@ -3146,7 +4538,8 @@ def _torch_spellings(fn):
 for _name in (
     "sum", "prod", "max", "min", "mean", "var", "std", "softmax", "log_softmax",
     "logsumexp", "argmax", "argmin", "any", "all", "amax", "amin", "count_nonzero",
-    "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
+    "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "nansum", "nanmean",
+    "var_mean", "std_mean",
 ):  # fmt: skip
     setattr(Tensor, _name, _torch_spellings(getattr(Tensor, _name)))
 
@@ -3213,6 +4606,170 @@ def stack(tensors, dim: int = 0) -> Tensor:
             )
     d = _norm_axis(dim, ts[0].ndim + 1, "dim")
     return cat([t.unsqueeze(d) for t in ts], d)
+
+
+def _atleast(t: Tensor, nd: int) -> Tensor:
+    """numpy's atleast_1d/2d/3d: a 0-d tensor becomes (1,)*nd, a 1-d (n,) becomes
+    (1, n) or (1, n, 1), a 2-d (m, n) becomes (m, n, 1)."""
+    if t.ndim >= nd:
+        return t
+    if t.ndim == 0:
+        return t.reshape((1,) * nd)
+    if t.ndim == 1:
+        return t.reshape((1, t.shape[0]) + (1,) * (nd - 2))
+    return t.reshape(t.shape + (1,))
+
+
+def _tensor_list(tensors, what: str) -> list[Tensor]:
+    ts = list(tensors)
+    if not ts:
+        raise ValueError(f"{what} needs at least one tensor")
+    for t in ts:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{what}: expected Tensors, got {type(t).__name__}")
+    return ts
+
+
+def hstack(tensors) -> Tensor:
+    """Join along dim 1, or dim 0 when the tensors are 1-d (0-d ones count as
+    1-d): ``mlfuse.hstack([a, b])``."""
+    ts = [_atleast(t, 1) for t in _tensor_list(tensors, "hstack")]
+    return cat(ts, 0 if ts[0].ndim == 1 else 1)
+
+
+def vstack(tensors) -> Tensor:
+    """Join along dim 0, 1-d tensors as rows: ``mlfuse.vstack([a, b])``."""
+    return cat([_atleast(t, 2) for t in _tensor_list(tensors, "vstack")], 0)
+
+
+def dstack(tensors) -> Tensor:
+    """Join along dim 2 (inputs made at least 3-d as numpy's atleast_3d):
+    ``mlfuse.dstack([a, b])``."""
+    return cat([_atleast(t, 3) for t in _tensor_list(tensors, "dstack")], 2)
+
+
+def _einsum_terms(equation: str, n_ops: int):
+    eq = equation.replace(" ", "")
+    if eq.count("->") > 1:
+        raise ValueError(f"einsum: more than one '->' in {equation!r}")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != n_ops:
+        raise ValueError(
+            f"einsum: the equation {equation!r} has {len(terms)} operand terms for {n_ops} operands"
+        )
+    for t in terms + ([rhs] if arrow else []):
+        rest = t.replace("...", "", 1)
+        if "." in rest or not all(c.isalpha() and c.isascii() for c in rest):
+            raise ValueError(
+                f"einsum: bad term {t!r} in {equation!r}: use letters and at most one '...'"
+            )
+    return terms, (rhs if arrow else None)
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """Einstein summation: ``mlfuse.einsum("bij,bjk->bik", a, b)``,
+    ``mlfuse.einsum("ii", m)`` (trace), ``mlfuse.einsum("...ij->...ji", x)``.
+
+    Letters name dims; a letter repeated in one operand takes that diagonal;
+    letters missing from the output are summed; ``...`` stands for broadcast
+    dims. Without ``->`` the output is ``...`` then the letters used once, in
+    alphabetical order (numpy's and PyTorch's rule). The operands are permuted,
+    reshaped and expanded against each other, multiplied and summed: one fused
+    contraction, differentiable."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not operands:
+        raise ValueError("einsum needs at least one operand")
+    for t in operands:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"einsum: expected Tensors, got {type(t).__name__}")
+    terms, out_term = _einsum_terms(equation, len(operands))
+    # the ellipsis dims, aligned from the right across operands
+    n_ell = 0
+    for t, x in zip(terms, operands):
+        named = len(t.replace("...", ""))
+        if ("..." not in t and named != x.ndim) or ("..." in t and named > x.ndim):
+            raise ValueError(
+                f"einsum: term {t!r} names {named} dims but operand has shape {x.shape}"
+            )
+        if "..." in t:
+            n_ell = max(n_ell, x.ndim - named)
+    ell = [f".{i}" for i in range(n_ell)]
+    ops: list[tuple[Tensor, list[str]]] = []
+    for t, x in zip(terms, operands):
+        if "..." in t:
+            before, _, after = t.partition("...")
+            e = x.ndim - len(before) - len(after)
+            labels = list(before) + ell[n_ell - e :] + list(after)
+            if e < n_ell:  # missing leading ellipsis dims broadcast
+                x = x.reshape(x.shape[: len(before)] + (1,) * (n_ell - e) + x.shape[len(before) :])
+                labels = list(before) + ell + list(after)
+        else:
+            labels = list(t)
+        # a label repeated in one operand: its diagonal (moved to the end)
+        while len(set(labels)) != len(labels):
+            lab = next(c for c in labels if labels.count(c) > 1)
+            i = labels.index(lab)
+            j = labels.index(lab, i + 1)
+            if x.shape[i] != x.shape[j]:
+                raise ValueError(
+                    f"einsum: label {lab!r} repeated in {t!r} over dims of sizes "
+                    f"{x.shape[i]} and {x.shape[j]}"
+                )
+            x = x.diagonal(0, i, j)
+            labels = [c for k, c in enumerate(labels) if k not in (i, j)] + [lab]
+        ops.append((x, labels))
+    seen = [c for _, labels in ops for c in labels]
+    if out_term is None:
+        written = "".join(terms).replace("...", "")
+        out = ell + sorted(c for c in set(written) if written.count(c) == 1)
+    else:
+        before, dots, after = out_term.partition("...")
+        if not dots and n_ell and any("..." in t for t in terms):
+            raise ValueError(f"einsum: the output of {equation!r} must keep '...'")
+        out = list(before) + (ell if dots else []) + list(after)
+        for c in out:
+            if out.count(c) > 1:
+                raise ValueError(f"einsum: output label {c!r} repeated in {equation!r}")
+            if c not in seen:
+                raise ValueError(f"einsum: output label {c!r} is in no input of {equation!r}")
+    sizes: dict[str, int] = {}
+    for x, labels in ops:
+        for c, s in zip(labels, x.shape):
+            if sizes.get(c, 1) not in (1, s) and s != 1:
+                raise ValueError(
+                    f"einsum: label {c!r} has sizes {sizes[c]} and {s} in {equation!r}"
+                )
+            if s != 1 or c not in sizes:
+                sizes[c] = s
+    # labels summed away that only one operand has are summed before multiplying
+    summed = [c for c in dict.fromkeys(seen) if c not in out]
+    shared = [c for c in summed if sum(c in labels for _, labels in ops) > 1]
+    order = out + shared
+    placed = []
+    for x, labels in ops:
+        alone = [i for i, c in enumerate(labels) if c in summed and c not in shared]
+        if alone:
+            x = x.sum(tuple(alone))
+            labels = [c for i, c in enumerate(labels) if i not in alone]
+        perm = sorted(range(len(labels)), key=lambda i: order.index(labels[i]))
+        x = x.permute(perm) if labels else x
+        labels = [labels[i] for i in perm]
+        x = x.reshape(tuple(x.shape[labels.index(c)] if c in labels else 1 for c in order))
+        placed.append(x)
+    prod = placed[0]
+    for x in placed[1:]:
+        prod = prod * x
+    full = tuple(sizes[c] for c in order)
+    prod = prod._broadcast_to(full) if prod.shape != full else prod
+    left = tuple(range(len(out), len(order)))
+    if left:
+        prod = prod.sum(left)
+    want = operands[0].dtype
+    for t in operands[1:]:
+        want = dtypes.promote(want, t.dtype)
+    return prod.cast(want) if prod.dtype != want and not want.is_bool else prod
 
 
 def where(condition, input, other) -> Tensor:  # noqa: A002 - PyTorch's names
