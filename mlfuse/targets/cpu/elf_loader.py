@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+import os
 import platform
 import struct
 import sys
@@ -72,7 +73,10 @@ class LoadedObject:
             place[i] = end
             end += size
         length = max(-(-end // mmap.PAGESIZE) * mmap.PAGESIZE, mmap.PAGESIZE)
-        self._map = mmap.mmap(-1, length, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        try:
+            self._map = mmap.mmap(-1, length, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        except OSError as e:  # pragma: no cover - depends on the system
+            raise UnsupportedObject(f"elf loader: no memory for the code ({e})") from None
         self._buf = (ctypes.c_char * length).from_buffer(self._map)
         base = ctypes.addressof(self._buf)
         for i, at in place.items():
@@ -141,8 +145,10 @@ class LoadedObject:
         del self._buf  # (the exported buffer would keep the mapping from closing)
         if _libc().mprotect(
             ctypes.c_void_p(base), ctypes.c_size_t(length), mmap.PROT_READ | mmap.PROT_EXEC
-        ):
-            raise OSError(ctypes.get_errno(), "elf loader: mprotect failed")
+        ):  # (a system that refuses executable anonymous memory: MCJIT's way instead)
+            raise UnsupportedObject(
+                f"elf loader: mprotect failed ({os.strerror(ctypes.get_errno())})"
+            )
         self.base = base
 
     def address(self, name: str) -> int:
