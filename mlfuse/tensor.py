@@ -1862,17 +1862,10 @@ class Tensor:
         return self[(slice(None),) * d + (idx,)]
 
     @_traced
-    def scatter(self, dim: int, index, src, reduce: str | None = None) -> Tensor:
-        """PyTorch's scatter (a copy): ``out[index[i][j]][j] = src[i][j]`` for
-        ``dim=0``; ``src`` may be a scalar; ``reduce="add"`` adds instead:
-        ``x.scatter(1, idx, 1.0)``."""
-        idx = _index_tensor(index, self.device)
-        d = _norm_axis(dim, self.ndim, "dim")
-        if idx.ndim != self.ndim:
-            raise ValueError(
-                f"scatter: index {idx.shape} must have the rank of the input {self.shape}"
-            )
-        idx = _checked(idx, self.shape[d], d, self.shape)
+    def _index_positions(self, idx: Tensor, d: int) -> Tensor:
+        """The flat position in ``self`` that each element of the (checked) index
+        ``idx`` writes along dim ``d`` (its own coordinates along the others), in
+        ``idx``'s shape."""
         strides = [math.prod(self.shape[k + 1 :]) for k in range(self.ndim)]
         pos = None
         for k, (size, st) in enumerate(zip(idx.shape, strides)):
@@ -1886,7 +1879,20 @@ class Tensor:
             term = coord * st
             pos = term if pos is None else pos + term
         assert pos is not None
-        pos = pos._broadcast_to(idx.shape)
+        return pos._broadcast_to(idx.shape)
+
+    def scatter(self, dim: int, index, src, reduce: str | None = None) -> Tensor:
+        """PyTorch's scatter (a copy): ``out[index[i][j]][j] = src[i][j]`` for
+        ``dim=0``; ``src`` may be a scalar; ``reduce="add"`` adds instead:
+        ``x.scatter(1, idx, 1.0)``."""
+        idx = _index_tensor(index, self.device)
+        d = _norm_axis(dim, self.ndim, "dim")
+        if idx.ndim != self.ndim:
+            raise ValueError(
+                f"scatter: index {idx.shape} must have the rank of the input {self.shape}"
+            )
+        idx = _checked(idx, self.shape[d], d, self.shape)
+        pos = self._index_positions(idx, d)
         if isinstance(src, Tensor):
             v = src.shrink(tuple((0, i) for i in idx.shape)).cast(self.dtype)
         else:
@@ -3584,21 +3590,9 @@ class Tensor:
                 f"input {self.shape} off dim {d}"
             )
         idx = _checked(idx, self.shape[d], d, self.shape)
-        strides = [math.prod(self.shape[k + 1 :]) for k in range(self.ndim)]
-        pos = None
-        for k, (size, st) in enumerate(zip(idx.shape, strides)):
-            coord = (
-                idx
-                if k == d
-                else Tensor.arange(size, device=self.device).reshape(
-                    tuple(size if j == k else 1 for j in range(self.ndim))
-                )
-            )
-            term = coord * st
-            pos = term if pos is None else pos + term
-        assert pos is not None
+        pos = self._index_positions(idx, d)
         v = s.shrink(tuple((0, i) for i in idx.shape)).cast(self.dtype)
-        return self._scatter_reduce_positions(pos._broadcast_to(idx.shape), v, reduce, include_self)
+        return self._scatter_reduce_positions(pos, v, reduce, include_self)
 
     def _scatter_reduce_positions(self, pos: Tensor, v: Tensor, reduce: str, include_self: bool):
         """This tensor with the writes ``v`` at row-major positions ``pos`` combined

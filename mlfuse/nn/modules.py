@@ -1064,12 +1064,12 @@ class _Pad(Module):
     _nd = 2
     _mode = "constant"
 
-    def __init__(self, padding, value: float = 0.0) -> None:
+    def __init__(self, padding) -> None:
         n = 2 * self._nd
         if isinstance(padding, (int,)) and not isinstance(padding, bool):
             padding = (padding,) * n
         self.padding = F._tuple(padding, n, f"{type(self).__name__}: padding")
-        self.value = value
+        self.value = 0.0
 
     def forward(self, x: Tensor) -> Tensor:
         """``F.pad`` with the layer's amounts (last dim first): ``pad.forward(x)``."""
@@ -1088,29 +1088,29 @@ class ZeroPad1d(_Pad):
 
     _nd = 1
 
-    def __init__(self, padding) -> None:
-        super().__init__(padding)
-
 
 class ZeroPad2d(_Pad):
     """Pad the last two dims with zeros (left, right, top, bottom):
     ``nn.ZeroPad2d(1)(x)``."""
 
-    def __init__(self, padding) -> None:
+
+class _ConstantPad(_Pad):
+    def __init__(self, padding, value: float = 0.0) -> None:
         super().__init__(padding)
+        self.value = value
 
 
-class ConstantPad1d(_Pad):
+class ConstantPad1d(_ConstantPad):
     """Pad the last dim with ``value``: ``nn.ConstantPad1d(2, 3.5)(x)``."""
 
     _nd = 1
 
 
-class ConstantPad2d(_Pad):
+class ConstantPad2d(_ConstantPad):
     """Pad the last two dims with ``value``: ``nn.ConstantPad2d((1, 1, 2, 0), -1.0)(x)``."""
 
 
-class ConstantPad3d(_Pad):
+class ConstantPad3d(_ConstantPad):
     """Pad the last three dims with ``value``: ``nn.ConstantPad3d(1, 0.0)(x)``."""
 
     _nd = 3
@@ -1121,17 +1121,11 @@ class ReflectionPad1d(_Pad):
 
     _nd, _mode = 1, "reflect"
 
-    def __init__(self, padding) -> None:
-        super().__init__(padding)
-
 
 class ReflectionPad2d(_Pad):
     """Pad the last two dims with their reflection: ``nn.ReflectionPad2d(1)(x)``."""
 
     _mode = "reflect"
-
-    def __init__(self, padding) -> None:
-        super().__init__(padding)
 
 
 class ReplicationPad1d(_Pad):
@@ -1139,17 +1133,11 @@ class ReplicationPad1d(_Pad):
 
     _nd, _mode = 1, "replicate"
 
-    def __init__(self, padding) -> None:
-        super().__init__(padding)
-
 
 class ReplicationPad2d(_Pad):
     """Pad the last two dims with copies of their edges: ``nn.ReplicationPad2d(1)(x)``."""
 
     _mode = "replicate"
-
-    def __init__(self, padding) -> None:
-        super().__init__(padding)
 
 
 class CosineSimilarity(Module):
