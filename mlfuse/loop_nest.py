@@ -40,7 +40,8 @@ UNROLL = "unroll"
 VECTOR = "vector"
 BLOCK = "block"
 THREAD = "thread"
-LOOP_KINDS = (PARALLEL, SERIAL, UNROLL, VECTOR, BLOCK, THREAD)
+STAGE = "stage"
+LOOP_KINDS = (PARALLEL, SERIAL, STAGE, UNROLL, VECTOR, BLOCK, THREAD)
 REGISTER_KINDS = (UNROLL, VECTOR)
 """Register loops are not loops in the code: an ``unroll`` loop's iterations
 become separate values (a register block), a ``vector`` loop's the lanes of
@@ -52,6 +53,12 @@ point of them. ``block`` loops (outermost) enumerate the blocks of the grid,
 warps read memory coalesced) the threads of a block. Every thread runs the
 code loops of the plan; a reduce over a dim with a thread loop combines the
 partial results of the block's threads."""
+SERIAL_KINDS = (SERIAL, STAGE)
+"""A ``stage`` loop is a serial loop of a GPU plan that first copies, at every
+step, the tile each load inside it reads along the loop's dim (the points of
+the loops inside it, over the load's dims) from global into the block's shared
+memory, all threads together, and reads it from there (see
+:func:`stage_tile`)."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,7 @@ class Loop:
     @property
     def code(self) -> bool:
         """A loop in the code (parallel or serial), not a register or grid loop."""
-        return self.kind in (PARALLEL, SERIAL)
+        return self.kind in (PARALLEL, *SERIAL_KINDS)
 
     def __str__(self) -> str:
         return f"{self.kind} {self.dim}" + ("" if self.size is None else f":{self.size}")
@@ -252,7 +259,7 @@ class LoopPlan:
                     return (
                         f"the loops over dim {d} run {total} iterations, but the dim has {space[d]}"
                     )
-        rank_of = {BLOCK: 0, PARALLEL: 0, SERIAL: 1, UNROLL: 2, VECTOR: 2, THREAD: 3}
+        rank_of = {BLOCK: 0, PARALLEL: 0, SERIAL: 1, STAGE: 1, UNROLL: 2, VECTOR: 2, THREAD: 3}
         kinds = [rank_of[lp.kind] for lp in self.loops]
         if kinds != sorted(kinds):
             return (
@@ -261,6 +268,11 @@ class LoopPlan:
             )
         if self.on_grid and self.parallel:
             return "a plan runs either on a GPU grid (block/thread loops) or parallel loops"
+        stages = [lp for lp in self.loops if lp.kind == STAGE]
+        if stages and not self.grid_loops(THREAD):
+            return "a stage loop copies tiles to a GPU block's shared memory: it needs thread loops"
+        if len(stages) > 1:
+            return "a plan has at most one stage loop"
         vec = [i for i, lp in enumerate(self.loops) if lp.kind == VECTOR]
         if len(vec) > 1:
             return "a plan has at most one vector loop"
@@ -325,6 +337,77 @@ def default_plan(
         last = max((serial.index(o) for o in dom if o in serial), default=-1)
         serial.insert(last + 1, d)
     return LoopPlan.of([d for d in order if d in par], serial)
+
+
+BANKS = 32
+"""Shared-memory banks of an NVIDIA GPU (one 4-byte word each, a warp's access
+served in one pass when its lanes hit distinct banks)."""
+
+
+@dataclass(frozen=True)
+class StageTile:
+    """The tile a ``stage`` loop copies for one load, in shared memory.
+
+    ``dims`` are the load's dims with loops inside the stage loop, outermost
+    first in shared memory, ``extents`` how many points those loops cover
+    along each, ``strides`` where consecutive indices of each lie (in
+    elements; the innermost row may be padded so a copy that writes it
+    transposed does not hit one bank many times), ``copy_order`` the order the
+    copy walks the dims (the last fastest: the dim the load reads
+    consecutively, so consecutive threads read consecutive global memory).
+    """
+
+    dims: tuple[int, ...]
+    extents: tuple[int, ...]
+    strides: tuple[int, ...]
+    copy_order: tuple[int, ...]
+
+    @property
+    def points(self) -> int:
+        return math.prod(self.extents)
+
+    @property
+    def size(self) -> int:
+        """Elements of shared memory the tile takes (with its padding)."""
+        return self.strides[0] * self.extents[0] if self.dims else 1
+
+
+def stage_tile(
+    plan: LoopPlan,
+    space: Sequence[int],
+    stage: int,
+    dims: Sequence[int],
+    fastest: int | None = None,
+) -> StageTile:
+    """The tile stage loop ``stage`` copies for a load over ``dims`` that reads
+    dim ``fastest`` consecutively (see :class:`StageTile`). In shared memory,
+    the dim whose loops inside the stage are innermost in the plan (a thread
+    loop: the one a warp's threads step along) is stored innermost, so the
+    warp reads consecutive words."""
+    trips = plan.sizes(space)
+    inner: dict[int, list[int]] = {}
+    for p in range(stage + 1, len(plan.loops)):
+        lp = plan.loops[p]
+        if lp.dim in dims and lp.kind not in (BLOCK, PARALLEL):
+            inner.setdefault(lp.dim, []).append(p)
+    layout = sorted(inner, key=lambda d: max(inner[d]))
+    extent = {d: math.prod(trips[p] for p in inner[d]) for d in layout}
+    copy = [d for d in layout if d != fastest] + ([fastest] if fastest in extent else [])
+    strides = [1] * len(layout)
+    if layout:
+        row = extent[layout[-1]]
+        if len(layout) > 1 and copy[-1] != layout[-1] and row >= BANKS:
+            # consecutive threads write down a column: rows a bank-friendly distance
+            # apart (short rows are left alone: a warp's writes span several anyway)
+            spread = max(1, BANKS // extent[copy[-1]])
+            row += (spread - row) % BANKS
+        step = row
+        for i in range(len(layout) - 2, -1, -1):
+            strides[i] = step
+            step *= extent[layout[i]]
+    return StageTile(
+        tuple(layout), tuple(extent[d] for d in layout), tuple(strides), tuple(copy)
+    )
 
 
 def parallel_extent(plan: LoopPlan, sizes: Sequence[int]) -> int:

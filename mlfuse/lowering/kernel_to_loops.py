@@ -55,7 +55,18 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mlfuse.dialects import kernel
 from mlfuse.dialects.lazy import is_float, signless
-from mlfuse.loop_nest import BLOCK, THREAD, UNROLL, VECTOR, Scope, hoist, schedule_scopes
+from mlfuse.loop_nest import (
+    BLOCK,
+    STAGE,
+    THREAD,
+    UNROLL,
+    VECTOR,
+    Scope,
+    StageTile,
+    hoist,
+    schedule_scopes,
+    stage_tile,
+)
 from mlfuse.passes.scalar import REDUCE_IDENTITY, combine, constant_op
 from mlfuse.view import ViewStack
 
@@ -67,6 +78,8 @@ GRID_ATTR = "mlfuse.grid"
 """On a kernel lowered for a GPU grid: how many blocks a launch runs."""
 BLOCK_ATTR = "mlfuse.block"
 """On a kernel lowered for a GPU grid: how many threads each block has."""
+SHARED_SPACE = IntegerAttr(3, i64)
+"""The memory space of a GPU block's shared memory (NVPTX's address space 3)."""
 ALL_REDUCE_KINDS = {"add": "add", "max": "max", "mul": "mul"}
 """Reduce kinds -> ``gpu.all_reduce`` operations (float max: NaN-propagating, as on the CPU)."""
 
@@ -172,6 +185,8 @@ class _Lowering:
         self.val: dict[tuple[int, int], _Tile] = {}  # (item, scope id) -> value
         self.splats: dict[tuple[int, int], SSAValue] = {}  # (value id, block id) -> vector
         self.contract = self._feeding_sums()
+        self.tid: SSAValue | None = None  # a GPU thread's index in its block
+        self.staged: dict[int, tuple[SSAValue, StageTile, int]] = {}  # load -> tile, stage loop
 
     # -- constants are emitted once, at the top of the function -------------
     def _entry_const(self, key, make) -> SSAValue:
@@ -276,6 +291,8 @@ class _Lowering:
             self.entry.add_op(ident)
             rest = ident.result
             rest.name_hint = "bid" if kind == BLOCK else "tid"
+            if kind == THREAD:
+                self.tid = rest
             for n, p in enumerate(reversed(loops)):
                 if n == len(loops) - 1:
                     out[p] = rest
@@ -355,9 +372,14 @@ class _Lowering:
         )
         outer.block.add_op(loop)
         self.open[id(s)] = _Open(loop, body, {**outer.idx, s.loop: body.args[0]}, nred, scans)
+        if self.plan.loops[s.loop].kind == STAGE:
+            self.stage(s)
 
     def close_loop(self, s: Scope) -> None:
         here = self.open[id(s)]
+        if s.loop is not None and self.plan.loops[s.loop].kind == STAGE:
+            # every thread is done reading the tiles before the next step overwrites them
+            here.block.add_op(gpu.BarrierOp())
         running = [v for i in here.scans for v in here.scan_out[i]]
         if s.reduce is None:
             here.block.add_op(scf.YieldOp(*running))
@@ -472,12 +494,21 @@ class _Lowering:
             )
         return found
 
-    def dim_index(self, ops: _IndexOps, d: int, s: Scope, env: dict[int, int], lane: int):
-        """The index along dim ``d`` at register point ``env`` and vector lane ``lane``."""
+    def dim_index(
+        self,
+        ops: _IndexOps,
+        d: int,
+        s: Scope,
+        env: dict[int, int],
+        lane: int,
+        loops: range | None = None,
+    ):
+        """The index along dim ``d`` at register point ``env`` and vector lane
+        ``lane`` (its part from the loops at positions ``loops``, when given)."""
         here = self.open[id(s)]
         fixed, terms = 0, []
         for p, lp in enumerate(self.plan.loops):
-            if lp.dim != d:
+            if lp.dim != d or (loops is not None and p not in loops):
                 continue
             step = self.steps[p]
             if lp.kind == VECTOR:
@@ -607,6 +638,104 @@ class _Lowering:
         block.add_op(load)
         return load.result
 
+    # -- tiles staged in shared memory (GPU) ---------------------------------
+    def stage(self, s: Scope) -> None:
+        """At the top of stage loop ``s``'s body: every load computed inside it
+        that varies along its dim copies its tile to shared memory (all threads
+        of the block, consecutive threads taking consecutive elements of the
+        copy order), then a barrier; the loads read the tiles from there."""
+        at = s.loop
+        assert at is not None
+        d_s = self.plan.loops[at].dim
+        if self.tid is None or self.vec is not None:
+            raise DiagnosticException(
+                f"convert-kernel-to-loops: @{self.k.sym_name.data}: the stage loop of plan "
+                f"{self.plan} needs thread loops and no vector loop"
+            )
+        loads: list[int] = []
+        todo = [s]
+        while todo:
+            scope = todo.pop()
+            for kind, what in scope.contents:
+                if kind == "loop":
+                    todo.append(what)
+                elif kind == "value" and isinstance(self.ops[what], kernel.LoadOp):
+                    if self.ops[what].view.stack.depends_on(d_s):  # type: ignore[attr-defined]
+                        loads.append(what)
+        here = self.open[id(s)]
+        ops = _IndexOps(self, here.block)
+        threads = self.func.attributes[BLOCK_ATTR].value.data  # type: ignore[attr-defined]
+        for i in sorted(loads):
+            op = self.ops[i]
+            assert isinstance(op, kernel.LoadOp)
+            stack = op.view.stack
+            dims = [d for d in range(len(self.sizes)) if stack.depends_on(d)]
+            fastest = next((d for d in dims if stack.unit_stride(d)), None)
+            tile = stage_tile(self.plan, self.sizes, at, dims, fastest)
+            t = op.result.type
+            alloca = memref.AllocaOp.get(t, 16, [tile.size], memory_space=SHARED_SPACE)
+            self.entry.insert_op_before(alloca, self.entry.first_op)  # type: ignore[arg-type]
+            alloca.memref.name_hint = f"tile{len(self.staged)}"
+            origin = {
+                d: self.dim_index(ops, d, s, {}, 0, range(at + 1)) if d in dims else None
+                for d in range(len(self.sizes))
+            }
+            steps = -(-tile.points // threads)
+            for j in range(steps):
+                e = self.tid if j == 0 else ops.add(self.tid, ops.const(j * threads))
+                block, guard = here.block, None
+                if (j + 1) * threads > tile.points:
+                    block = Block()
+                    guard = scf.IfOp(ops.lt(e, ops.const(tile.points)), [], Region(block))
+                into = _IndexOps(self, block)
+                local: dict[int, SSAValue] = {}
+                rest = e
+                for n, d in enumerate(reversed(tile.copy_order)):
+                    ext = tile.extents[tile.dims.index(d)]
+                    last = n == len(tile.copy_order) - 1
+                    local[d] = rest if last else into.mod(rest, into.const(ext))
+                    if not last:
+                        rest = into.div(rest, into.const(ext))
+                idxs = []
+                for d in range(len(self.sizes)):
+                    if d not in dims:
+                        idxs.append(into.const(0))
+                    elif d in local:
+                        idxs.append(into.add(origin[d], local[d]))
+                    else:
+                        idxs.append(origin[d])
+                off, valid = stack.emit(into, idxs)
+                buf = self.args[op.buffer]
+                if valid is None:
+                    v = into._op(memref.LoadOp.get(buf, [off]))
+                else:
+                    safe = into._op(arith.SelectOp(valid, off, self.index_const(0)))
+                    x = into._op(memref.LoadOp.get(buf, [safe]))
+                    v = into._op(arith.SelectOp(valid, x, self.scalar_const(0, t)))
+                where = self._tile_offset(into, tile, local)
+                block.add_op(memref.StoreOp.get(v, alloca.memref, [where]))
+                if guard is not None:
+                    block.add_op(scf.YieldOp())
+                    here.block.add_op(guard)
+            self.staged[i] = (alloca.memref, tile, at)
+        if loads:
+            here.block.add_op(gpu.BarrierOp())
+
+    def _tile_offset(self, ops: _IndexOps, tile: StageTile, local: dict[int, SSAValue]):
+        out = None
+        for d, stride in zip(tile.dims, tile.strides):
+            term = local[d] if stride == 1 else ops.mul(local[d], ops.const(stride))
+            out = term if out is None else ops.add(out, term)
+        return out if out is not None else ops.const(0)
+
+    def shared_load(self, i: int, s: Scope, env: dict[int, int]) -> SSAValue:
+        """Load ``i`` at register point ``env``, from the tile its stage loop copied."""
+        tile_mem, tile, at = self.staged[i]
+        ops = _IndexOps(self, self.open[id(s)].block)
+        inside = range(at + 1, len(self.plan.loops))
+        local = {d: self.dim_index(ops, d, s, env, 0, inside) for d in tile.dims}
+        return ops._op(memref.LoadOp.get(tile_mem, [self._tile_offset(ops, tile, local)]))
+
     def gather(self, block: Block, scalars: list[SSAValue]) -> SSAValue:
         """A vector of the given lane values."""
         out = self.splat(scalars[0], block) if len(set(scalars)) == 1 else None
@@ -706,6 +835,11 @@ class _Lowering:
                     for lane in range(self.width if shape.vector else 1)
                 ]
                 out[point] = self.gather(block, lanes) if shape.vector else lanes[0]
+            self.val[(i, id(s))] = _Tile(shape, out)
+            return
+        if i in self.staged:
+            for point in shape.points(self.trips):
+                out[point] = self.shared_load(i, s, dict(zip(shape.loops, point)))
             self.val[(i, id(s))] = _Tile(shape, out)
             return
         if isinstance(op, kernel.LoadOp) and shape.vector:

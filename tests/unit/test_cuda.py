@@ -150,10 +150,74 @@ def test_contraction_gets_register_blocks():
     a = Tensor(np.ones((256, 64), np.float32), device="cuda_sim")
     b = Tensor(np.ones((64, 256), np.float32), device="cuda_sim")
     (k,) = _kernels(a @ b)
-    # 16 x 16 threads, each an 8 x 8 block of C spaced 16 apart: 128 x 128 per block
+    # 16 x 16 threads, each an 8 x 8 block of C spaced 16 apart: 128 x 128 per block;
+    # the reduce in 4 steps of 16-deep tiles of A and B staged in shared memory
     assert str(k.loop_plan) == (
-        "[block 0:2, block 1:2, serial 2, unroll 0:8, unroll 1:8, thread 0:16, thread 1:16]"
+        "[block 0:2, block 1:2, stage 2:4, serial 2:16, unroll 0:8, unroll 1:8, "
+        "thread 0:16, thread 1:16]"
     )
+
+
+def test_stage_tiles_lay_out_shared_memory_for_the_threads_that_read_them():
+    from mlfuse.loop_nest import SERIAL, STAGE, UNROLL, Loop, stage_tile
+
+    plan = LoopPlan(
+        (
+            Loop(0, BLOCK, 8),
+            Loop(1, BLOCK, 8),
+            Loop(2, STAGE, 64),
+            Loop(2, SERIAL, 16),
+            Loop(0, UNROLL, 8),
+            Loop(1, UNROLL, 8),
+            Loop(0, THREAD, 16),
+            Loop(1, THREAD, 16),
+        )
+    )
+    space = [1024, 1024, 1024]
+    assert plan.problems(3, [[2]], space) is None
+    # A[m, k] (k contiguous): stored k-major, the copy walking k fastest writes
+    # down columns, so rows are padded to 130 (16 threads of a warp in 32 banks)
+    a = stage_tile(plan, space, 2, [0, 2], fastest=2)
+    assert (a.dims, a.extents, a.strides, a.copy_order) == ((2, 0), (16, 128), (130, 1), (0, 2))
+    assert (a.points, a.size) == (2048, 2080)
+    # B[k, n] (n contiguous): copied and read along n, no padding
+    b = stage_tile(plan, space, 2, [2, 1], fastest=1)
+    assert (b.dims, b.strides, b.size) == ((2, 1), (128, 1), 2048)
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    [((64, 100), (100, 48)), ((4, 10), (10, 128)), ((96, 512), (512, 80)), ((256, 16), (16, 40))],
+    ids=str,
+)
+def test_staged_contractions_on_cuda_sim(shapes):
+    a = _rng().standard_normal(shapes[0]).astype(np.float32)
+    b = _rng(1).standard_normal(shapes[1]).astype(np.float32)
+    t = Tensor(a, device="cuda_sim") @ Tensor(b, device="cuda_sim")
+    (k,) = _kernels(t)
+    assert "stage 2" in str(k.loop_plan)
+    _close(t.numpy(), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_staged_operands_read_through_any_view_on_cuda_sim():
+    import mlfuse.nn.functional as F
+
+    a = _rng().standard_normal((64, 96)).astype(np.float32)
+    b = _rng(1).standard_normal((128, 96)).astype(np.float32)
+    t = Tensor(a, device="cuda_sim") @ Tensor(b, device="cuda_sim").T  # B read transposed
+    assert any("stage" in str(k.loop_plan) for k in _kernels(t))
+    _close(t.numpy(), a.astype(np.float64) @ b.T, rtol=1e-4, atol=1e-4)
+    # a strided conv: the window view's tile copied through its index arithmetic
+    x = _rng(2).standard_normal((1, 16, 9, 9)).astype(np.float32)
+    w = _rng(3).standard_normal((32, 16, 3, 3)).astype(np.float32)
+    t = F.conv2d(Tensor(x, device="cuda_sim"), Tensor(w, device="cuda_sim"), stride=2)
+    assert any("stage" in str(k.loop_plan) for k in _kernels(t))
+    want = np.zeros((1, 32, 4, 4))
+    for i in range(4):
+        for j in range(4):
+            patch = x[0, :, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3].astype(np.float64)
+            want[0, :, i, j] = np.tensordot(w, patch, axes=([1, 2, 3], [0, 1, 2]))
+    _close(t.numpy(), want, rtol=1e-4, atol=1e-4)
 
 
 def test_block_sizes_a_block_reduction_can_combine():
@@ -178,6 +242,10 @@ def test_plans_check_grid_rules():
     assert "parallel but a reduce runs over it" in reduce_over_block.problems(2, [[0]])
     segmented = LoopPlan((Loop(0, THREAD, 4), Loop(1, THREAD)))
     assert "every thread loop must run over its dims" in segmented.problems(2, [[1]])
+    staged_on_cpu = LoopPlan((Loop(0, "parallel"), Loop(1, "stage")))
+    assert "needs thread loops" in staged_on_cpu.problems(2, [[1]])
+    two = LoopPlan((Loop(0, "stage", 2), Loop(0, "stage", 2), Loop(1, THREAD)))
+    assert "at most one stage loop" in two.problems(2, [], [4, 8])
 
 
 # -- PTX, everywhere ------------------------------------------------------------------

@@ -12,7 +12,12 @@ through):
   holds its warp's result), then, with more than one warp, one slot per warp
   in shared memory, a barrier, every thread combining the warps' slots, and a
   barrier before the slots may be written again. The code is straight-line:
-  every thread runs it, as the barriers need.
+  every thread runs it, as the barriers need;
+* ``memref.alloca`` in memory space 3 (a tile a stage loop copies, see
+  :func:`mlfuse.loop_nest.stage_tile`) -> an ``llvm.mlir.global`` in shared
+  memory, its ``memref.load``/``memref.store`` -> ``llvm.load``/``llvm.store``
+  through a pointer into it (``ld.shared``/``st.shared``);
+* ``gpu.barrier`` -> ``llvm.nvvm.barrier0`` (``bar.sync 0``).
 
 A block's threads must be a multiple of 32 (whole warps) or a power of two
 below 32 (one partial warp, shuffling among its lanes); ``gpu-map-plan`` only
@@ -27,13 +32,14 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, func, gpu, llvm
+from xdsl.dialects import arith, func, gpu, llvm, memref
 from xdsl.dialects.builtin import (
     AnyFloat,
     IndexType,
     IntAttr,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     ModuleOp,
     i32,
     i64,
@@ -74,11 +80,21 @@ def _bits(t: Attribute) -> int:
     raise DiagnosticException(f"convert-gpu-to-nvvm: cannot reduce values of type {t}")
 
 
+def is_shared(t: Attribute) -> bool:
+    """Whether ``t`` is a memref in a block's shared memory (memory space 3)."""
+    return (
+        isinstance(t, MemRefType)
+        and isinstance(t.memory_space, IntegerAttr)
+        and t.memory_space.value.data == SHARED
+    )
+
+
 class _Lower:
     def __init__(self, module: ModuleOp, f: func.FuncOp):
         self.module, self.f = module, f
         self.threads = block_threads(f)
         self.smem: str | None = None
+        self.tiles: dict[SSAValue, SSAValue] = {}  # shared memref -> its address (i64)
 
     def sreg(self, b: Builder, reg: str) -> SSAValue:
         """``%reg.x`` as an index."""
@@ -127,14 +143,15 @@ class _Lower:
         if self.smem is None:
             self.smem = f"{self.f.sym_name.data}__smem"
             words = max(1, self.threads // WARP)
-            self.module.body.block.add_op(
+            self.module.body.block.insert_op_before(
                 llvm.GlobalOp(
                     llvm.LLVMArrayType(words * SLOT_BYTES, IntegerType(8)),
                     self.smem,
                     "internal",
                     addr_space=SHARED,
                     alignment=SLOT_BYTES,
-                )
+                ),
+                self.f,
             )
         ptr_t = llvm.LLVMPointerType(IntAttr(SHARED))
         base = b.insert(llvm.AddressOfOp(self.smem, ptr_t)).results[0]
@@ -150,8 +167,11 @@ class _Lower:
     def index(self, b: Builder, v: int) -> SSAValue:
         return b.insert(arith.ConstantOp(IntegerAttr(v, IndexType()))).result
 
+    def barrier_op(self) -> llvm.CallIntrinsicOp:
+        return llvm.CallIntrinsicOp("llvm.nvvm.barrier0", [], [])
+
     def barrier(self, b: Builder) -> None:
-        b.insert(llvm.CallIntrinsicOp("llvm.nvvm.barrier0", [], []))
+        b.insert(self.barrier_op())
 
     def all_reduce(self, op: gpu.AllReduceOp) -> SSAValue:
         if op.op is None:
@@ -192,13 +212,68 @@ class _Lower:
         assert acc is not None
         return acc
 
+    def tile(self, op: memref.AllocaOp) -> None:
+        """A shared tile: a global in shared memory; its users get its address."""
+        t = op.memref.type
+        assert isinstance(t, MemRefType)
+        if len(t.get_shape()) != 1 or t.get_shape()[0] < 0:
+            raise DiagnosticException(
+                f"convert-gpu-to-nvvm: shared memory '{t}' must be one static dimension"
+            )
+        name = f"{self.f.sym_name.data}__{op.memref.name_hint or f'tile{len(self.tiles)}'}"
+        nbytes = t.get_shape()[0] * _bits(t.element_type) // 8
+        self.module.body.block.insert_op_before(
+            llvm.GlobalOp(
+                llvm.LLVMArrayType(max(nbytes, 1), IntegerType(8)),
+                name,
+                "internal",
+                addr_space=SHARED,
+                alignment=16,
+            ),
+            self.f,
+        )
+        b = Builder(InsertPoint.before(op))
+        base = b.insert(llvm.AddressOfOp(name, llvm.LLVMPointerType(IntAttr(SHARED)))).results[0]
+        self.tiles[op.memref] = b.insert(llvm.PtrToIntOp(base, i64)).results[0]
+        for use in list(op.memref.uses):
+            user = use.operation
+            if not isinstance(user, memref.LoadOp | memref.StoreOp):
+                raise DiagnosticException(
+                    f"convert-gpu-to-nvvm: shared memory is only loaded and stored, "
+                    f"not used by '{user.name}'"
+                )
+            self.access(user, t)
+        Rewriter.erase_op(op)
+
+    def access(self, op: memref.LoadOp | memref.StoreOp, t: MemRefType) -> None:
+        b = Builder(InsertPoint.before(op))
+        size = _bits(t.element_type) // 8
+        idx = op.indices[0]
+        if size != 1:
+            idx = b.insert(arith.MuliOp(idx, self.index(b, size))).result
+        off = b.insert(arith.IndexCastOp(idx, i64)).result
+        at = b.insert(llvm.AddOp(self.tiles[op.memref], off)).results[0]
+        ptr_t = llvm.LLVMPointerType(IntAttr(SHARED))
+        ptr = b.insert(llvm.IntToPtrOp.create(operands=[at], result_types=[ptr_t])).results[0]
+        if isinstance(op, memref.LoadOp):
+            load = b.insert(llvm.LoadOp(ptr, t.element_type))
+            Rewriter.replace_op(op, [], [load.results[0]])
+        else:
+            b.insert(llvm.StoreOp(op.value, ptr))
+            Rewriter.erase_op(op)
+
     def run(self) -> None:
+        for op in list(self.f.walk()):
+            if isinstance(op, memref.AllocaOp) and is_shared(op.memref.type):
+                self.tile(op)
         for op in list(self.f.walk()):
             if type(op) in _SREG:
                 b = Builder(InsertPoint.before(op))
                 Rewriter.replace_op(op, [], [self.sreg(b, _SREG[type(op)])])
             elif isinstance(op, gpu.AllReduceOp):
                 Rewriter.replace_op(op, [], [self.all_reduce(op)])
+            elif isinstance(op, gpu.BarrierOp):
+                Rewriter.replace_op(op, [self.barrier_op()], [])
             elif op.dialect_name() == "gpu":
                 raise DiagnosticException(f"convert-gpu-to-nvvm: cannot lower '{op.name}'")
 
@@ -211,5 +286,9 @@ class ConvertGpuToNvvm(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in [o for o in op.ops if isinstance(o, func.FuncOp) and KERNEL_ATTR in o.attributes]:
-            if any(o.dialect_name() == "gpu" for o in f.walk()):
+            if any(
+                o.dialect_name() == "gpu"
+                or (isinstance(o, memref.AllocaOp) and is_shared(o.memref.type))
+                for o in f.walk()
+            ):
                 _Lower(op, f).run()

@@ -9,6 +9,12 @@ point of them, see :mod:`mlfuse.loop_nest`); what runs inside a thread stays
    the two output dims, each thread holding an up to 8 x 8 register block of
    accumulators (``unroll`` loops, spaced 16 apart so the threads of a warp
    read and write consecutive elements of B and C), the reduce serial inside.
+   The reduce loop is split into a ``stage`` loop and a serial loop of up to
+   16 steps: at every stage step the block's threads copy the tiles of both
+   operands those steps read (e.g. 128 x 16 of A and 16 x 128 of B) from
+   global into shared memory, coalesced, and the register blocks read them
+   from there: each element of A and B leaves global memory once per block,
+   not once per thread that uses it.
 2. **Row reductions** (a reduce axis the loads read contiguously): one block
    per output, its threads splitting the row (thread ``t`` reads elements
    ``t, t + T, ...``: coalesced), every reduce of the kernel combining the
@@ -39,7 +45,17 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from mlfuse.dialects import kernel
-from mlfuse.loop_nest import BLOCK, PARALLEL, SERIAL, THREAD, UNROLL, Loop, LoopPlan
+from mlfuse.loop_nest import (
+    BLOCK,
+    PARALLEL,
+    SERIAL,
+    STAGE,
+    THREAD,
+    UNROLL,
+    Loop,
+    LoopPlan,
+    stage_tile,
+)
 from mlfuse.passes.plan_rewrite import rewrite_plans
 
 WARP = 32
@@ -51,6 +67,19 @@ TILE_THREADS = 16
 """Threads along each output dim of a contraction's block."""
 MAX_REGISTER_BLOCK = 8
 """Accumulators along each output dim of a contraction's thread."""
+MAX_STAGE_STEP = 16
+"""Steps of the reduce loop a contraction's tiles cover in shared memory."""
+MIN_STAGE_STEP = 4
+"""Fewer steps per tile than this (a reduce length without a good divisor) and
+a contraction reads its operands from global memory (two barriers per few
+steps cost more than the tiles save)."""
+MIN_STAGE_THREADS = 64
+"""A block of fewer threads reads its operands from global memory (a tile
+element is read by as many threads as share its row or column: too few to
+pay for the copy and the barriers)."""
+SHARED_BYTES = 32 * 1024
+"""Shared memory a block's tiles may take (of the 48 KiB every GPU gives a
+block statically; more blocks fit on a multiprocessor with less)."""
 
 
 def largest_divisor(n: int, limit: int, ok=lambda d: True) -> int:
@@ -145,7 +174,48 @@ class _Kernel:
             blocks.append(Loop(d, BLOCK, self.space[d] // (t * reg)))
         unroll = [Loop(d, UNROLL, tile[d][1]) for d in (m, n)]
         threads = [Loop(d, THREAD, tile[d][0]) for d in (m, n)]
-        return LoopPlan((*blocks, *self.serial, *unroll, *threads)).normalized(self.space)
+        plan = LoopPlan((*blocks, *self.serial, *unroll, *threads)).normalized(self.space)
+        return self.staged(plan, ops) or plan  # type: ignore[arg-type]
+
+    def staged(self, plan: LoopPlan, loads: list[kernel.LoadOp]) -> LoopPlan | None:
+        """``plan`` with its outermost reduce loop that both operands read along
+        split into a ``stage`` loop and a serial loop of the steps one tile
+        covers: the most steps (up to 16) whose tiles fit the shared memory."""
+        at = next(
+            (
+                p
+                for p, lp in enumerate(plan.loops)
+                if lp.kind == SERIAL
+                and lp.dim in self.axes
+                and all(x.view.stack.depends_on(lp.dim) for x in loads)
+            ),
+            None,
+        )
+        threads = 1
+        for p in plan.grid_loops(THREAD):
+            threads *= plan.sizes(self.space)[p]
+        if at is None or threads < MIN_STAGE_THREADS:
+            return None
+        d = plan.loops[at].dim
+        trips = plan.sizes(self.space)[at]
+        for step in range(min(trips, MAX_STAGE_STEP), 0, -1):
+            if trips % step or step < min(MIN_STAGE_STEP, trips):
+                continue
+            loops = list(plan.loops)
+            loops[at : at + 1] = [Loop(d, STAGE, trips // step), Loop(d, SERIAL, step)]
+            new = LoopPlan(tuple(loops))
+            used = 0
+            for x in loads:
+                stack = x.view.stack
+                dims = [e for e in range(len(self.space)) if stack.depends_on(e)]
+                fastest = next((e for e in dims if stack.unit_stride(e)), None)
+                tile = stage_tile(new, self.space, at, dims, fastest)
+                used += tile.size * _bytes(x.result.type)
+            if used <= SHARED_BYTES:
+                return LoopPlan(
+                    tuple(Loop(lp.dim, lp.kind, lp.size or self.space[lp.dim]) for lp in new.loops)
+                ).normalized(self.space)
+        return None
 
     def row_reduction(self) -> LoopPlan | None:
         if not self.reduces:
@@ -189,6 +259,11 @@ class _Kernel:
         inner = sorted(threads, key=self.contiguity, reverse=True)
         plan = LoopPlan((*blocks, *self.serial, *(Loop(d, THREAD, threads[d]) for d in inner)))
         return plan.normalized(self.space)
+
+
+def _bytes(t) -> int:
+    width = getattr(t, "bitwidth", None) or t.width.data
+    return max(1, width // 8)
 
 
 def map_plan(k: kernel.FuncOp, plan: LoopPlan) -> LoopPlan:

@@ -9,9 +9,11 @@ block, an ``scf.if`` on a per-thread condition masks the stores inside it.
 So everything the GPU target decides above NVVM (the mapping, the index
 arithmetic of block, thread and register loops, which thread stores what,
 where reductions combine) runs through the real scheduler and front end and
-is checked against numpy on any machine. It is slow (an interpreter) and
-does not cover the NVVM lowering (shuffles, shared memory), which the PTX
-tests and the GPU itself cover.
+is checked against numpy on any machine. A block's shared memory (the tiles
+of stage loops) is one array per block; since the threads run in lock step,
+every op is a barrier, so missing barriers go unnoticed here. It is slow (an
+interpreter) and does not cover the NVVM lowering (shuffles, shared-memory
+addresses), which the PTX tests and the GPU itself cover.
 """
 
 from __future__ import annotations
@@ -106,6 +108,15 @@ _UNARY = {
     arith.NegfOp: np.negative,
 }
 _REDUCE = {"add": np.add, "mul": np.multiply, "max": np.maximum}
+
+
+class _Shared:
+    """A shared-memory buffer: one row per block."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: np.ndarray):
+        self.rows = rows
 
 
 class _Run:
@@ -210,20 +221,42 @@ class _Run:
             kind = op.op.data.value  # type: ignore[union-attr]
             per_block = _REDUCE[kind].reduce(x.reshape(self.grid, self.block), axis=1)
             self.env[res] = np.repeat(per_block, self.block).astype(_np_type(res.type))
+        elif isinstance(op, memref.AllocaOp):
+            t = op.memref.type
+            if getattr(t.memory_space, "value", None) is None or t.memory_space.value.data != 3:
+                raise NotImplementedError("cuda_sim: memref.alloca outside shared memory")
+            self.env[res] = _Shared(np.zeros((self.grid, t.get_shape()[0]), _np_type(t.element_type)))
+        elif isinstance(op, gpu.BarrierOp):
+            pass  # the threads run in lock step
         elif isinstance(op, memref.LoadOp):
             buf = self.v(op.memref)
-            self.env[res] = buf[self.v(op.indices[0])]  # type: ignore[index]
+            idx = self.v(op.indices[0])
+            if mask is not None:  # threads outside the branch do not load
+                idx = np.where(mask, idx, 0)
+            if isinstance(buf, _Shared):
+                self.env[res] = buf.rows[self.bid, np.broadcast_to(idx, self.bid.shape)]
+            else:
+                self.env[res] = buf[idx]  # type: ignore[index]
         elif isinstance(op, memref.StoreOp):
             buf = self.v(op.memref)
             idx, val = self.v(op.indices[0]), self.v(op.value)
+            shared = isinstance(buf, _Shared)
             shape = np.broadcast_shapes(
-                np.shape(idx), np.shape(val), np.shape(mask) if mask is not None else ()
+                np.shape(idx),
+                np.shape(val),
+                np.shape(mask) if mask is not None else (),
+                self.bid.shape if shared else (),
             )
             idx, val = np.broadcast_to(idx, shape), np.broadcast_to(val, shape)
+            rows = np.broadcast_to(self.bid, shape) if shared else None
             if mask is not None:
                 m = np.broadcast_to(mask, shape)
                 idx, val = idx[m], val[m]
-            buf[idx] = val  # type: ignore[index]
+                rows = rows[m] if rows is not None else None
+            if isinstance(buf, _Shared):
+                buf.rows[rows, idx] = val
+            else:
+                buf[idx] = val  # type: ignore[index]
         elif isinstance(op, scf.ForOp):
             lo, hi, step = (int(self.v(x)) for x in (op.lb, op.ub, op.step))  # type: ignore[call-overload]
             body = op.body.block

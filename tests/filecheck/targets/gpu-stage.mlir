@@ -1,0 +1,103 @@
+// RUN: mlfuse-opt %s -p gpu-map-plan | filecheck %s --check-prefix=PLAN
+// RUN: mlfuse-opt %s -p 'gpu-map-plan,convert-kernel-to-loops{grid=true}' | filecheck %s --check-prefix=LOOPS
+// RUN: mlfuse-opt %s -p 'gpu-map-plan,convert-kernel-to-loops{grid=true},convert-gpu-to-nvvm' | filecheck %s --check-prefix=NVVM
+// RUN: mlfuse-opt %s -p 'expand-math,merge-sums,gpu-map-plan,convert-kernel-to-loops{grid=true},convert-gpu-to-nvvm,convert-scf-to-cf,convert-loops-to-llvm' -t ptx | filecheck %s --check-prefix=PTX
+
+// Contractions stage their operand tiles in shared memory. The product's
+// reduce loop (512) becomes `stage 2:32` (a tile copy per step) around
+// `serial 2:16` (the steps one tile covers). Each step the 256 threads copy
+// A's 128 x 16 tile (8 elements each; consecutive threads read consecutive k,
+// as A is stored) and B's 16 x 128 tile (consecutive n), a barrier, 16 steps
+// of 8 x 8 fused multiply-adds reading the tiles, a barrier.
+
+// PLAN:       kernel.func @mm
+// PLAN-SAME:    plan [block 0:2, block 1:2, stage 2:32, serial 2:16, unroll 0:8, unroll 1:8, thread 0:16, thread 1:16]
+
+// In shared memory A's tile is stored k-major (the register block reads a
+// row of m at each k); its rows are padded to 130 so that the copy, writing
+// down columns (16 consecutive threads, 16 consecutive k), hits 32 banks.
+// LOOPS:      func.func @mm(
+// LOOPS-DAG:    %[[B_TILE:.*]] = memref.alloca() {alignment = 16 : i64} : memref<2048xf32, 3 : i64>
+// LOOPS-DAG:    %[[A_TILE:.*]] = memref.alloca() {alignment = 16 : i64} : memref<2080xf32, 3 : i64>
+// LOOPS-DAG:    %[[PAD:.*]] = arith.constant 130 : index
+// LOOPS:        %[[TID:.*]] = "gpu.thread_id"()
+// LOOPS:        scf.for %[[KO:.*]] = %{{.*}} to %{{.*}} step
+// LOOPS:          %[[K:.*]] = arith.remsi %[[TID]], %{{.*}} : index
+// LOOPS:          %[[M:.*]] = arith.divsi %[[TID]], %{{.*}} : index
+// LOOPS:          %[[X:.*]] = memref.load %a[%{{.*}}] : memref<262144xf32>
+// LOOPS-NEXT:     %[[ROW:.*]] = arith.muli %[[K]], %[[PAD]] : index
+// LOOPS-NEXT:     %[[AT:.*]] = arith.addi %[[ROW]], %[[M]] : index
+// LOOPS-NEXT:     memref.store %[[X]], %[[A_TILE]][%[[AT]]] : memref<2080xf32, 3 : i64>
+// LOOPS-COUNT-7:  memref.store %{{.*}}, %[[A_TILE]]
+// LOOPS-COUNT-8:  memref.store %{{.*}}, %[[B_TILE]]
+// LOOPS-NEXT:     "gpu.barrier"() : () -> ()
+// LOOPS-NEXT:     scf.for
+// LOOPS-COUNT-8:    memref.load %[[A_TILE]]
+// LOOPS-COUNT-8:    memref.load %[[B_TILE]]
+// LOOPS-COUNT-64:   arith.addf
+// LOOPS:            scf.yield
+// LOOPS:          "gpu.barrier"() : () -> ()
+// LOOPS-NEXT:     scf.yield
+
+// The tiles become globals in shared memory (address space 3), addressed
+// through integers so that no GEP casts their pointers to address space 0.
+// NVVM-DAG:   llvm.mlir.global internal @mm__tile0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<8320 x i8>
+// NVVM-DAG:   llvm.mlir.global internal @mm__tile1() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<8192 x i8>
+// NVVM:       func.func @mm(
+// NVVM-NOT:     memref.alloca
+// NVVM:         llvm.mlir.addressof @mm__tile0 : !llvm.ptr<3>
+// NVVM:         llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+// NVVM:         llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
+// NVVM:         llvm.call_intrinsic "llvm.nvvm.barrier0"()
+// NVVM:         llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// NVVM:         llvm.call_intrinsic "llvm.nvvm.barrier0"()
+
+// PTX:        .visible .entry mm(
+// PTX-DAG:    .shared .align 16 .b8 mm__tile0[8320];
+// PTX-DAG:    .shared .align 16 .b8 mm__tile1[8192];
+// PTX:        ld.global.nc.b32
+// PTX:        st.shared.b32
+// PTX:        bar.sync 0;
+// PTX-COUNT-16: ld.shared.b32
+// PTX-COUNT-64: fma.rn.f32
+// PTX:        bar.sync 0;
+kernel.func @mm outs(%out: memref<65536xf32>) ins(%a: memref<262144xf32>, %b: memref<131072xf32>) space [256, 256, 512]
+    plan [parallel 0, parallel 1, serial 2] {
+  %0 = kernel.load %a <[256, 256, 512] strides [512, 0, 1] offset 0> : memref<262144xf32>
+  %1 = kernel.load %b <[256, 256, 512] strides [0, 1, 256] offset 0> : memref<131072xf32>
+  %2 = arith.mulf %0, %1 : f32
+  %3 = kernel.reduce add %2 [2] : f32
+  kernel.store %out <[256, 256, 512] strides [256, 1, 0] offset 0>, %3 : memref<65536xf32>
+}
+
+// A reduce length with no divisor between 4 and 16 (37, prime) is read from
+// global memory: a tile of one step would cost two barriers per step.
+// PLAN:       kernel.func @prime_k
+// PLAN-SAME:    plan [block 0:2, block 1:2, serial 2, unroll 0:8, unroll 1:8, thread 0:16, thread 1:16]
+kernel.func @prime_k outs(%out: memref<65536xf32>) ins(%a: memref<9472xf32>, %b: memref<9472xf32>) space [256, 256, 37]
+    plan [parallel 0, parallel 1, serial 2] {
+  %0 = kernel.load %a <[256, 256, 37] strides [37, 0, 1] offset 0> : memref<9472xf32>
+  %1 = kernel.load %b <[256, 256, 37] strides [0, 1, 256] offset 0> : memref<9472xf32>
+  %2 = arith.mulf %0, %1 : f32
+  %3 = kernel.reduce add %2 [2] : f32
+  kernel.store %out <[256, 256, 37] strides [256, 1, 0] offset 0>, %3 : memref<65536xf32>
+}
+
+// A tile of fewer points than the block has threads (a 10-step reduce over a
+// 4 x 128 output: 40 points of A for 256 threads) copies under a guard.
+// PLAN:       kernel.func @guarded
+// PLAN-SAME:    plan [block 0:1, block 1:1, stage 2:1, serial 2:10, unroll 0:1, unroll 1:8, thread 0:4, thread 1:16]
+// LOOPS:      func.func @guarded(
+// LOOPS:        arith.cmpi slt, %{{.*}}, %{{.*}} : index
+// LOOPS-NEXT:   scf.if
+// LOOPS:          memref.load %a
+// LOOPS:          memref.store
+// LOOPS:        "gpu.barrier"() : () -> ()
+kernel.func @guarded outs(%out: memref<512xf32>) ins(%a: memref<40xf32>, %b: memref<1280xf32>) space [4, 128, 10]
+    plan [parallel 0, parallel 1, serial 2] {
+  %0 = kernel.load %a <[4, 128, 10] strides [10, 0, 1] offset 0> : memref<40xf32>
+  %1 = kernel.load %b <[4, 128, 10] strides [0, 1, 128] offset 0> : memref<1280xf32>
+  %2 = arith.mulf %0, %1 : f32
+  %3 = kernel.reduce add %2 [2] : f32
+  kernel.store %out <[4, 128, 10] strides [128, 1, 0] offset 0>, %3 : memref<512xf32>
+}
