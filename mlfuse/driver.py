@@ -41,7 +41,7 @@ from xdsl.passes import ModulePass
 
 from mlfuse.debug_dir import DebugDir
 from mlfuse.dialects import kernel
-from mlfuse.passes import LAZY_PIPELINE, get_pass
+from mlfuse.passes import get_pass
 from mlfuse.runtime import compile_cache
 from mlfuse.targets import CompiledKernel, Target, get_target
 from mlfuse.utils import debug_level
@@ -140,13 +140,14 @@ def run_passes(
     level = debug_level()
     for i, name in enumerate(names, 1):
         t0 = time.perf_counter()
-        make_pass(name).apply(ctx, module)
+        p = make_pass(name)
+        p.apply(ctx, module)
         if verify >= 2 or (verify == 1 and stage == "lazy" and i == len(names)):
             module.verify()
         if timings is not None:
-            timings.append(PassTiming(name, time.perf_counter() - t0, stage))
+            timings.append(PassTiming(p.name, time.perf_counter() - t0, stage))
         if dump is not None:
-            dump.write_ir(folder, i, name, module)
+            dump.write_ir(folder, i, p.name, module)
         if level >= 4:
             print(f"// -----// IR after {name} //----- //", file=sys.stderr)
             print(module, file=sys.stderr)
@@ -499,7 +500,7 @@ def compile_module(
     dump = DebugDir.create(module)
     timings: list[PassTiming] = []
     t0 = time.perf_counter()
-    run_passes(module, LAZY_PIPELINE, timings=timings, dump=dump)
+    run_passes(module, tgt.lazy_pipeline(), timings=timings, dump=dump)
     kernels = [op for op in module.ops if isinstance(op, kernel.FuncOp)]
     compiled = compile_kernels(kernels, tgt, timings, dump)
     program = Program(schedule_of(module), compiled, tgt)

@@ -67,6 +67,12 @@ def _lazy_autodiff():
     return LazyAutodiff
 
 
+def _split_reduces():
+    from mlfuse.passes.split_reduces import SplitReduces
+
+    return SplitReduces
+
+
 def _merge_sums():
     from mlfuse.passes.merge_sums import MergeSums
 
@@ -106,6 +112,7 @@ def _loops_to_llvm():
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lazy-canonicalize": _lazy_canonicalize,
     "lazy-autodiff": _lazy_autodiff,
+    "split-reduces": _split_reduces,
     "push-views": _push_views,
     "mark-realize": _mark_realize,
     "group-reduces": _group_reduces,
@@ -123,6 +130,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
 
 LAZY_PIPELINE = (
     "lazy-canonicalize",
+    "split-reduces",
     "push-views",
     "mark-realize",
     "group-reduces",

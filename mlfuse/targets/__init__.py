@@ -92,9 +92,25 @@ class Target(ABC):
     kernel_pipeline: ClassVar[tuple[str, ...]]
     """Pass names from the ``kernel`` dialect down to what :meth:`compile` takes."""
 
+    reduce_split: ClassVar[tuple[int, int] | None] = None
+    """``(outputs, min_length)`` of ``split-reduces``: a reduce with fewer results
+    than ``outputs``, each from at least ``min_length`` elements, becomes two (the
+    first over about ``outputs`` parts, in parallel); None: reduces are never
+    split."""
+
     def passes(self) -> Mapping[str, Callable[[], type[ModulePass]]]:
         """Target-specific passes for the pass table (name -> factory of the pass class)."""
         return {}
+
+    def lazy_pipeline(self) -> tuple[str, ...]:
+        """The lazy pipeline for this target: its reduce split in ``split-reduces``."""
+        from mlfuse.passes import LAZY_PIPELINE
+
+        if self.reduce_split is None:
+            return tuple(p for p in LAZY_PIPELINE if p != "split-reduces")
+        outputs, length = self.reduce_split
+        spec = f"split-reduces{{outputs={outputs} min-length={length}}}"
+        return tuple(spec if p == "split-reduces" else p for p in LAZY_PIPELINE)
 
     def emitters(self) -> Mapping[str, Callable[[], type[Emitter]]]:
         """``mlfuse-opt -t`` targets this target contributes (name -> factory of the class)."""

@@ -83,7 +83,7 @@ def test_pass_options(capsys):
     f = ROOT / "tests" / "unit" / "_two_reduces.mlir"
     try:
         f.write_text(src)
-        one = opt(capsys, str(f), "-p", ",".join(LAZY_PIPELINE[:5]))
+        one = opt(capsys, str(f), "-p", ",".join(LAZY_PIPELINE[:6]))
         two = opt(
             capsys,
             str(f),

@@ -352,6 +352,7 @@ class CudaSimTarget(Target):
     """The ``cuda_sim`` device: host memory, the CUDA target's plans and loops, numpy threads."""
 
     name = "cuda_sim"
+    reduce_split = (1024, 1 << 15)  # the CUDA target's
     kernel_pipeline = (
         "legalize-float-types",
         "expand-math",

@@ -83,6 +83,11 @@ class CudaTarget(Target):
         "convert-loops-to-llvm",
     )
 
+    reduce_split = (1024, 1 << 15)
+    """A reduce with fewer than 1024 results (blocks), each of 32K elements or
+    more, runs as two, the first over about 1024 blocks: a full sum fills every
+    multiprocessor instead of running on one."""
+
     POOL_BYTES = 1 << 30
     """Freed buffers kept for reuse, at most this many bytes (``cuMemAlloc`` and
     ``cuMemFree`` synchronize the device and cost tens of microseconds)."""

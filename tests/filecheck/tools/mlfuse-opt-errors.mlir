@@ -34,7 +34,7 @@
 
 // BAD-PLAN-NOT: Traceback
 // BAD-PLAN: mlfuse-opt: parse error: {{.*}}bad-plan.mlir:3:{{[0-9]+}}
-// BAD-PLAN: unknown loop kind 'warp' (known: parallel, serial, unroll, vector, block, thread)
+// BAD-PLAN: unknown loop kind 'warp' (known: parallel, serial, stage, unroll, vector, block, thread)
 
 // UNKNOWN-OP-NOT: Traceback
 // UNKNOWN-OP: mlfuse-opt: parse error: {{.*}}unknown-op.mlir:2:{{[0-9]+}}

@@ -1,0 +1,119 @@
+"""split-reduces: a long reduction with few results becomes two reductions.
+
+A reduce that produces fewer than ``outputs`` values, each from at least
+``min-length`` elements, runs on few threads: a full ``x.sum()`` is one GPU
+block (or one CPU thread) walking the whole tensor. This pass splits one of
+its axes in two, ``n -> (g, n / g)``, reduces the ``n / g`` part first
+(``g`` times as many results, each computed in parallel) and then the ``g``
+partial results::
+
+    %r = lazy.reduce add %x [0] : tensor<1048576xf32> -> tensor<1xf32>
+
+becomes (before push-views moves the reshape onto the loads)::
+
+    %p = lazy.reshape %x [256, 4096] : ...           // g = 256 parts
+    %s = lazy.reduce add %p [1] {realize = "split reduce"} : ... -> tensor<256x1xf32>
+    %t = lazy.reduce add %s [0] : ... -> tensor<1x1xf32>
+    %r = lazy.reshape %t [1] : ...
+
+The partial results are materialized (``realize = "split reduce"``), so the
+two reductions are two kernels: the first parallel over the ``g`` parts, the
+second small. The axis split is the outermost reduce axis with a divisor ``g``
+that brings the results to about ``outputs`` while leaving each part at
+least ``min-part`` elements (so each part still fills a GPU block's threads or
+a CPU thread's vectors); a reduce with no such divisor is left alone. Sums,
+products, maxima and minima are associative, so the result is the same up to
+the order of floating-point additions (which this order makes more accurate:
+partial sums of ``n / g`` elements, then of ``g``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.passes import ModulePass
+
+from mlfuse.dialects import lazy
+from mlfuse.passes.utils import REALIZE, with_loc
+
+SPLIT = "split reduce"
+"""The realize reason of a split reduce's partial results."""
+
+
+def split_factor(
+    shape: tuple[int, ...], axes: tuple[int, ...], outputs: int, min_length: int, min_part: int
+) -> tuple[int, int] | None:
+    """(axis, parts) to split a reduce over ``axes`` of a ``shape`` tensor, or None."""
+    out = math.prod(s for d, s in enumerate(shape) if d not in axes)
+    length = math.prod(shape[d] for d in axes)
+    if out >= outputs or length < min_length:
+        return None
+    want = -(-outputs // out)  # parts that bring the results to ``outputs``
+    for a in sorted(axes):
+        n = shape[a]
+        rest = length // n  # elements of each part from the other axes
+        best = None
+        for g in range(2, min(n, 4 * want) + 1):
+            if n % g == 0 and (n // g) * rest >= min_part:
+                if best is None or abs(math.log(g / want)) < abs(math.log(best / want)):
+                    best = g
+        if best is not None:
+            return a, best
+    return None
+
+
+@dataclass
+class _Split(RewritePattern):
+    outputs: int
+    min_length: int
+    min_part: int
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lazy.ReduceOp, rewriter: PatternRewriter, /):
+        if REALIZE in op.attributes and op.attributes[REALIZE] == StringAttr(SPLIT):
+            return
+        shape = lazy.shape_of(op.input)
+        axes = op.reduce_axes
+        found = split_factor(shape, axes, self.outputs, self.min_length, self.min_part)
+        if found is None:
+            return
+        a, g = found
+        parts = (*shape[:a], g, shape[a] // g, *shape[a + 1 :])
+        inner = tuple(d + 1 if d >= a else d for d in axes)  # the n / g part and the rest
+        reshaped = lazy.ReshapeOp.build(op.input, parts)
+        first = lazy.ReduceOp(op.reduce_kind, reshaped.result, inner)
+        first.attributes[REALIZE] = StringAttr(SPLIT)
+        second = lazy.ReduceOp(op.reduce_kind, first.result, (a,))
+        back = lazy.ReshapeOp.build(second.result, lazy.shape_of(op.result))
+        new = [with_loc(o, op) for o in (reshaped, first, second, back)]
+        rewriter.replace(op, new, [back.result])
+
+
+@dataclass(frozen=True)
+class SplitReduces(ModulePass):
+    """Split reduces with few results and long rows into two (see the module doc)."""
+
+    name = "split-reduces"
+
+    outputs: int = 256
+    """Fewer results than this, and a reduce is split to produce about this many."""
+
+    min_length: int = 1 << 16
+    """Only reduces of at least this many elements per result are split."""
+
+    min_part: int = 4096
+    """Each part keeps at least this many elements."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            _Split(self.outputs, self.min_length, self.min_part), apply_recursively=False
+        ).rewrite_module(op)

@@ -1,0 +1,75 @@
+// RUN: mlfuse-opt %s -p split-reduces --split-input-file | filecheck %s
+// RUN: mlfuse-opt %s -p 'split-reduces{outputs=1024 min-length=32768}' --split-input-file | filecheck %s --check-prefix=WIDE
+// RUN: mlfuse-opt %s -p 'split-reduces,lazy-canonicalize,push-views,mark-realize,group-reduces,outline-kernels' --split-input-file | filecheck %s --check-prefix=KERNELS
+
+// split-reduces: a reduce with few results (< outputs, 256 by default), each
+// from many elements (>= min-length, 65536), reduces parts of its outermost
+// axis first (about `outputs` partial results, materialized), then the parts.
+
+// A full sum of 2^20 elements: 256 parts of 4096, then the 256 partial sums.
+// CHECK-LABEL: func.func @full_sum
+// CHECK-NEXT:    %[[P:.*]] = lazy.reshape %x : tensor<1048576xf32> -> tensor<256x4096xf32>
+// CHECK-NEXT:    %[[S:.*]] = lazy.reduce add %[[P]] [1] {realize = "split reduce"} : tensor<256x4096xf32> -> tensor<256x1xf32>
+// CHECK-NEXT:    %[[T:.*]] = lazy.reduce add %[[S]] [0] : tensor<256x1xf32> -> tensor<1x1xf32>
+// CHECK-NEXT:    %[[R:.*]] = lazy.reshape %[[T]] : tensor<1x1xf32> -> tensor<1xf32>
+// CHECK-NEXT:    func.return %[[R]]
+// With outputs=1024 it would take 1024 parts, but parts keep 4096 elements:
+// WIDE-LABEL:  func.func @full_sum
+// WIDE-NEXT:     lazy.reshape %x : tensor<1048576xf32> -> tensor<256x4096xf32>
+// Two kernels: the partial sums in parallel, then their sum.
+// KERNELS-LABEL: kernel.func @k0
+// KERNELS-SAME:    space [256, 4096] plan [parallel 0, serial 1]
+// KERNELS-SAME:    reasons = ["split reduce"]
+// KERNELS-LABEL: kernel.func @k1
+// KERNELS-SAME:    space [256] plan [serial 0]
+func.func @full_sum(%x: tensor<1048576xf32>) -> tensor<1xf32> {
+  %0 = lazy.reduce add %x [0] : tensor<1048576xf32> -> tensor<1xf32>
+  func.return %0 : tensor<1xf32>
+}
+
+// -----
+
+// Over two axes the outer one is split (each part a contiguous block of rows);
+// it has 64 rows, so 64 parts.
+// CHECK-LABEL: func.func @max_over_two_axes
+// CHECK-NEXT:    %[[P:.*]] = lazy.reshape %x : tensor<64x65536xf32> -> tensor<64x1x65536xf32>
+// CHECK-NEXT:    %[[S:.*]] = lazy.reduce max %[[P]] [1, 2] {realize = "split reduce"} : tensor<64x1x65536xf32> -> tensor<64x1x1xf32>
+// CHECK-NEXT:    %[[T:.*]] = lazy.reduce max %[[S]] [0] : tensor<64x1x1xf32> -> tensor<1x1x1xf32>
+// CHECK-NEXT:    lazy.reshape %[[T]] : tensor<1x1x1xf32> -> tensor<1x1xf32>
+func.func @max_over_two_axes(%x: tensor<64x65536xf32>) -> tensor<1x1xf32> {
+  %0 = lazy.reduce max %x [0, 1] : tensor<64x65536xf32> -> tensor<1x1xf32>
+  func.return %0 : tensor<1x1xf32>
+}
+
+// -----
+
+// A column sum with 4 results: 64 parts of 4096 rows each, 256 partial results.
+// CHECK-LABEL: func.func @column_sum
+// CHECK-NEXT:    %[[P:.*]] = lazy.reshape %x : tensor<262144x4xi32> -> tensor<64x4096x4xi32>
+// CHECK-NEXT:    %[[S:.*]] = lazy.reduce add %[[P]] [1] {realize = "split reduce"} : tensor<64x4096x4xi32> -> tensor<64x1x4xi32>
+// CHECK-NEXT:    %[[T:.*]] = lazy.reduce add %[[S]] [0] : tensor<64x1x4xi32> -> tensor<1x1x4xi32>
+// CHECK-NEXT:    lazy.reshape %[[T]] : tensor<1x1x4xi32> -> tensor<1x4xi32>
+func.func @column_sum(%x: tensor<262144x4xi32>) -> tensor<1x4xi32> {
+  %0 = lazy.reduce add %x [0] : tensor<262144x4xi32> -> tensor<1x4xi32>
+  func.return %0 : tensor<1x4xi32>
+}
+
+// -----
+
+// Left alone: short rows (4096 < 65536), enough results (512 >= 256), and a
+// prime length (65537 has no divisor to split it by).
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NEXT:    lazy.reduce add %x [1] : tensor<1024x4096xf32> -> tensor<1024x1xf32>
+// CHECK-NEXT:    lazy.reduce add %y [1] : tensor<512x65536xf32> -> tensor<512x1xf32>
+// CHECK-NEXT:    lazy.reduce add %z [0] : tensor<65537xf32> -> tensor<1xf32>
+// CHECK-NEXT:    func.return
+// But with outputs=1024, the 512 rows of 65536 are split in two.
+// WIDE-LABEL:  func.func @left_alone
+// WIDE-NEXT:     lazy.reduce add %x [1] : tensor<1024x4096xf32> -> tensor<1024x1xf32>
+// WIDE-NEXT:     lazy.reshape %y : tensor<512x65536xf32> -> tensor<512x2x32768xf32>
+func.func @left_alone(%x: tensor<1024x4096xf32>, %y: tensor<512x65536xf32>, %z: tensor<65537xf32>) -> (tensor<1024x1xf32>, tensor<512x1xf32>, tensor<1xf32>) {
+  %0 = lazy.reduce add %x [1] : tensor<1024x4096xf32> -> tensor<1024x1xf32>
+  %1 = lazy.reduce add %y [1] : tensor<512x65536xf32> -> tensor<512x1xf32>
+  %2 = lazy.reduce add %z [0] : tensor<65537xf32> -> tensor<1xf32>
+  func.return %0, %1, %2 : tensor<1024x1xf32>, tensor<512x1xf32>, tensor<1xf32>
+}
