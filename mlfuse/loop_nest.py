@@ -168,6 +168,17 @@ class LoopPlan:
     def __str__(self) -> str:
         return "[" + ", ".join(str(lp) for lp in self.loops) + "]"
 
+    def overhang(self, space: Sequence[int]) -> dict[int, int]:
+        """Dims whose loops run past their end (``dim -> size``): on a GPU grid the
+        outermost loop over a dim may take ``ceil(size / inner)`` steps, so the
+        last block (or serial step) has points past the end. Those points load
+        clamped indices, count as the identity in reductions and store nothing."""
+        trips = self.sizes(space)
+        total: dict[int, int] = {}
+        for t, lp in zip(trips, self.loops):
+            total[lp.dim] = total.get(lp.dim, 1) * t
+        return {d: space[d] for d, n in total.items() if n > space[d]}
+
     # -- rewrites (each returns a new plan; check it with problems()) ---------
     def innermost_code_loop(self, dim: int) -> int | None:
         """Position of the innermost code loop (not a register loop) over ``dim``."""
@@ -255,9 +266,21 @@ class LoopPlan:
                 return f"dim {d} has several loops: each needs a size ('kind {d}:size')"
             if space is not None and len(pieces) > 1:
                 total = math.prod(lp.size for lp in pieces)  # type: ignore[misc]
-                if total != space[d]:
+                inner = total // pieces[0].size  # type: ignore[operator]
+                overhang = (
+                    total > space[d]
+                    and self.on_grid
+                    and pieces[0].size == -(-space[d] // inner)
+                )
+                if total != space[d] and not overhang:
                     return (
                         f"the loops over dim {d} run {total} iterations, but the dim has {space[d]}"
+                        + (
+                            f" (on a grid the outermost may overhang it: "
+                            f"'{pieces[0].kind} {d}:{-(-space[d] // inner)}')"
+                            if self.on_grid and total > space[d]
+                            else ""
+                        )
                     )
         rank_of = {BLOCK: 0, PARALLEL: 0, SERIAL: 1, STAGE: 1, UNROLL: 2, VECTOR: 2, THREAD: 3}
         kinds = [rank_of[lp.kind] for lp in self.loops]

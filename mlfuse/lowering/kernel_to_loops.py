@@ -120,6 +120,9 @@ class _IndexOps:
     def and_(self, a, b):
         return self._op(arith.AndIOp(a, b))
 
+    def min(self, a, b):
+        return self._op(arith.MinSIOp(a, b))
+
 
 @dataclass(eq=False)
 class _Open:
@@ -185,6 +188,7 @@ class _Lowering:
         self.val: dict[tuple[int, int], _Tile] = {}  # (item, scope id) -> value
         self.splats: dict[tuple[int, int], SSAValue] = {}  # (value id, block id) -> vector
         self.contract = self._feeding_sums()
+        self.over = plan.overhang(self.sizes)  # dims the grid runs past the end of
         self.tid: SSAValue | None = None  # a GPU thread's index in its block
         self.staged: dict[int, tuple[SSAValue, StageTile, int]] = {}  # load -> tile, stage loop
 
@@ -392,7 +396,7 @@ class _Lowering:
             opened = self.open[id(inner)]
             results = list(opened.op.results)[: opened.nred]  # type: ignore[union-attr]
         else:  # the innermost loop combines the input
-            x = self.value(self.items[s.reduce].operands[0], s)
+            x = self.masked(s.reduce, self.value(self.items[s.reduce].operands[0], s), s)
             b = Builder(InsertPoint.at_end(here.block))
             results = []
             for acc, point in zip(here.block.args[1 : 1 + here.nred], shape.points(self.trips)):
@@ -528,10 +532,42 @@ class _Lowering:
     def offset(self, stack: ViewStack, s: Scope, env, lane: int = 0):
         ops = _IndexOps(self, self.open[id(s)].block)
         idxs = [
-            self.dim_index(ops, d, s, env, lane) if stack.depends_on(d) else ops.const(0)
+            self.clamp(ops, d, self.dim_index(ops, d, s, env, lane))
+            if stack.depends_on(d)
+            else ops.const(0)
             for d in range(len(self.sizes))
         ]
         return stack.emit(ops, idxs)
+
+    def clamp(self, ops: _IndexOps, d: int, idx: SSAValue) -> SSAValue:
+        """An index along dim ``d`` kept inside it: points of a grid that runs past
+        the end of ``d`` read its last element (and never store or count)."""
+        return ops.min(idx, ops.const(self.over[d] - 1)) if d in self.over else idx
+
+    def in_range(self, ops: _IndexOps, dims, s: Scope, env) -> SSAValue | None:
+        """Whether the point ``env`` of scope ``s`` lies inside the dims of ``dims``
+        the grid runs past (None: it always does)."""
+        cond = None
+        for d in sorted(set(dims) & set(self.over)):
+            c = ops.lt(self.dim_index(ops, d, s, env, 0), ops.const(self.over[d]))
+            cond = c if cond is None else ops.and_(cond, c)
+        return cond
+
+    def masked(self, r: int, x: _Tile, s: Scope) -> _Tile:
+        """Reduce ``r``'s input with the points past the end of its axes replaced
+        by the reduce's identity."""
+        op = self.ops[r]
+        assert isinstance(op, kernel.ReduceOp)
+        if not set(op.reduce_axes) & set(self.over):
+            return x
+        ops = _IndexOps(self, self.open[id(s)].block)
+        t = op.result.type
+        ident = self.scalar_const(REDUCE_IDENTITY[op.reduce_kind](t), t)  # type: ignore[attr-defined]
+        vals = {}
+        for point, v in x.vals.items():
+            cond = self.in_range(ops, op.reduce_axes, s, dict(zip(x.shape.loops, point)))
+            vals[point] = ops._op(arith.SelectOp(cond, v, ident))
+        return _Tile(x.shape, vals)
 
     def lanes_along(self, stack: ViewStack) -> str:
         """How a view is read across the vector loop: "vector" (consecutive
@@ -701,9 +737,9 @@ class _Lowering:
                     if d not in dims:
                         idxs.append(into.const(0))
                     elif d in local:
-                        idxs.append(into.add(origin[d], local[d]))
+                        idxs.append(self.clamp(into, d, into.add(origin[d], local[d])))
                     else:
-                        idxs.append(origin[d])
+                        idxs.append(self.clamp(into, d, origin[d]))  # type: ignore[arg-type]
                 off, valid = stack.emit(into, idxs)
                 buf = self.args[op.buffer]
                 if valid is None:
@@ -800,7 +836,7 @@ class _Lowering:
         shape = self.shape_of(self.items[i].domain)
         out: dict[tuple[int, ...], SSAValue] = {}
         if isinstance(op, kernel.ReduceOp):  # over register loops (or no dims) only
-            x = self.value(self.items[i].operands[0], s)
+            x = self.masked(i, self.value(self.items[i].operands[0], s), s)
             self.val[(i, id(s))] = self.finish(i, x, block)
             return
         if isinstance(op, kernel.ScanOp):  # one step: the running value combined with x
@@ -945,7 +981,12 @@ class _Lowering:
             v = value.at(env)
             if not shape.vector:
                 off = self.offset(st.view.stack, s, env)[0]
-                into.add_op(memref.StoreOp.get(v, buf, [off]))
+                inside = self.in_range(_IndexOps(self, block), item.dims, s, env)
+                if inside is None:
+                    into.add_op(memref.StoreOp.get(v, buf, [off]))
+                    continue
+                then = Block([memref.StoreOp.get(v, buf, [off]), scf.YieldOp()])
+                into.add_op(scf.IfOp(inside, [], Region(then)))
                 continue
             v = self.splat(v, block)
             if self.lanes_along(st.view.stack) == "vector" and st.view.stack.top.mask is None:

@@ -14,7 +14,7 @@ from mlfuse.dialects import kernel
 from mlfuse.loop_nest import BLOCK, THREAD, LoopPlan
 from mlfuse.targets import get_target
 from mlfuse.targets.cuda import driver as cuda_driver
-from mlfuse.targets.cuda.map_plan import largest_divisor, row_threads
+from mlfuse.targets.cuda.map_plan import grid_threads, largest_divisor, row_threads
 
 HAS_GPU = cuda_driver.available()
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU or driver here")
@@ -223,9 +223,54 @@ def test_staged_operands_read_through_any_view_on_cuda_sim():
 def test_block_sizes_a_block_reduction_can_combine():
     assert row_threads(4096) == 512
     assert row_threads(96) == 96
-    assert row_threads(24) == 8  # no multiple of 32 divides it: a power of two below 32
-    assert row_threads(997) == 1
+    assert row_threads(16) == 16
+    assert row_threads(12) == 4  # short rows: a power of two below 32 that divides them
+    # no good divisor: whole warps, the last step running past the row's end
+    assert row_threads(24) == 32
+    assert row_threads(1000) == 512
+    assert row_threads(997) == 512
     assert largest_divisor(1000, 256) == 250
+    assert grid_threads(1000, 256) == 250
+    assert grid_threads(1021, 256) == 256  # prime: 4 blocks, the last past the end
+    assert grid_threads(31, 256) == 31  # fits in one block as it is
+    assert grid_threads(1031, 256) == 256
+    assert grid_threads(3, 256) == 3
+
+
+def test_grids_may_run_past_the_end_of_a_dim_and_only_grids():
+    from mlfuse.loop_nest import Loop, SERIAL
+
+    plan = LoopPlan((Loop(0, BLOCK, 4), Loop(0, THREAD, 256)))
+    assert plan.problems(1, [], [1021]) is None
+    assert plan.overhang([1021]) == {0: 1021}
+    assert plan.overhang([1024]) == {}
+    too_many = LoopPlan((Loop(0, BLOCK, 5), Loop(0, THREAD, 256))).problems(1, [], [1021])
+    assert "run 1280 iterations, but the dim has 1021" in too_many
+    assert "'block 0:4'" in too_many
+    cpu = LoopPlan((Loop(0, "parallel", 4), Loop(0, SERIAL, 256))).problems(1, [], [1021])
+    assert "run 1024 iterations, but the dim has 1021" in cpu and "overhang" not in cpu
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sizes_without_good_divisors(device):
+    rng = _rng(7)
+    x = rng.standard_normal(100003).astype(np.float32)  # prime
+    t = (Tensor(x, device=device) * 2 + 1).exp()
+    if device == "cuda_sim":
+        assert "[block 0:391, thread 0:256]" in [str(k.loop_plan) for k in _kernels(t)]
+    _close(t.numpy(), np.exp(x.astype(np.float64) * 2 + 1), rtol=1e-5, atol=0)
+    for cols in (1000, 24, 31):  # softmax rows no multiple of 32 divides
+        x = rng.standard_normal((37, cols)).astype(np.float32)
+        e = np.exp(x - x.max(1, keepdims=True))
+        _close(Tensor(x, device=device).softmax(1).numpy(), e / e.sum(1, keepdims=True))
+    xi = rng.integers(-9, 9, (7, 1001)).astype(np.int32)
+    np.testing.assert_array_equal(Tensor(xi, device=device).argmax(1).numpy(), xi.argmax(1))
+    np.testing.assert_array_equal(Tensor(xi, device=device).min(1).numpy(), xi.min(1))
+    for m, k, n in ((17, 64, 17), (37, 48, 129), (300, 64, 19)):
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        got = (Tensor(a, device=device) @ Tensor(b, device=device)).numpy()
+        _close(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
 
 def test_plans_check_grid_rules():

@@ -31,8 +31,11 @@ A kernel with a scan takes the third shape: its scanned dim is never
 parallel (outlining keeps it serial), so each thread runs the scan's loop,
 carrying the running value, at its point of the parallel dims.
 
-Sizes are divisors of the dims (plans tile dims exactly), so a dim with no
-good divisor gets smaller blocks. Plans already on a grid are left alone.
+Sizes are divisors of the dims where a good one exists; a dim without (a
+prime, 1000 rows of a softmax) gets whole warps and a last block (or step)
+that runs past its end: those threads load clamped indices, add the identity
+to reductions and store nothing (:meth:`LoopPlan.overhang`). Plans already on
+a grid are left alone.
 """
 
 from __future__ import annotations
@@ -92,11 +95,26 @@ def largest_divisor(n: int, limit: int, ok=lambda d: True) -> int:
 
 def row_threads(n: int) -> int:
     """Threads of a block that reduces a row of ``n`` elements: whole warps, or a
-    power of two below 32 (what a block-wide reduction can combine)."""
+    power of two below 32 (what a block-wide reduction can combine). A row with
+    no such divisor worth having (1000 = 8 x 125) gets whole warps anyway, the
+    last of its steps running past the row's end (see :meth:`LoopPlan.overhang`)."""
     t = largest_divisor(n, MAX_ROW_THREADS, lambda d: d % WARP == 0)
     if t > 1:
         return t
-    return largest_divisor(n, WARP - 1, lambda d: d & (d - 1) == 0)
+    t = largest_divisor(n, WARP - 1, lambda d: d & (d - 1) == 0)
+    if n > WARP // 2 and 2 * t < min(n, MAX_ROW_THREADS):
+        return min(MAX_ROW_THREADS, -(-n // WARP) * WARP)
+    return t
+
+
+def grid_threads(n: int, limit: int) -> int:
+    """Threads along a dim of ``n`` with at most ``limit`` of them: its largest
+    divisor, or, when that would use less than half of what the dim could have
+    (a prime), whole warps, the last block running past the end."""
+    t = largest_divisor(n, limit)
+    if 2 * t < min(n, limit) and limit >= WARP:
+        return min(limit, -(-n // WARP) * WARP)
+    return t
 
 
 @dataclass
@@ -163,15 +181,20 @@ class _Kernel:
             return None
         tile = {}
         for d in (m, n):
-            t = largest_divisor(self.space[d], TILE_THREADS)
-            reg = largest_divisor(
-                self.space[d] // t, MAX_REGISTER_BLOCK, lambda x: x & (x - 1) == 0
-            )
+            size = self.space[d]
+            t = largest_divisor(size, TILE_THREADS)
+            if 2 * t < min(size, TILE_THREADS):  # no good divisor: overhang the last block
+                t = TILE_THREADS if size > TILE_THREADS else 1 << (size - 1).bit_length()
+                reg = 1
+                while reg < MAX_REGISTER_BLOCK and 2 * reg * t <= size:
+                    reg *= 2
+            else:
+                reg = largest_divisor(size // t, MAX_REGISTER_BLOCK, lambda x: x & (x - 1) == 0)
             tile[d] = (t, reg)
         blocks = [Loop(d, BLOCK, self.space[d]) for d in self.par if d not in (m, n)]
         for d in (m, n):
             t, reg = tile[d]
-            blocks.append(Loop(d, BLOCK, self.space[d] // (t * reg)))
+            blocks.append(Loop(d, BLOCK, -(-self.space[d] // (t * reg))))
         unroll = [Loop(d, UNROLL, tile[d][1]) for d in (m, n)]
         threads = [Loop(d, THREAD, tile[d][0]) for d in (m, n)]
         plan = LoopPlan((*blocks, *self.serial, *unroll, *threads)).normalized(self.space)
@@ -226,14 +249,15 @@ class _Kernel:
             if any(x.view.stack.depends_on(d) and x.view.stack.unit_stride(d) for x in self.loads)
         ]
         for d in sorted(contiguous, key=lambda d: -self.space[d]):
-            t = row_threads(self.space[d])
+            n = self.space[d]
+            t = row_threads(n)
             if t == 1:
                 continue
             serial = []
             for lp in self.serial:
                 if lp.dim == d:
-                    if self.space[d] > t:
-                        serial.append(Loop(d, SERIAL, self.space[d] // t))
+                    if n > t or n % t:  # (an overhanging row keeps its loop, even of 1)
+                        serial.append(Loop(d, SERIAL, -(-n // t)))
                 else:
                     serial.append(lp)
             blocks = [Loop(p, BLOCK) for p in self.par]
@@ -245,16 +269,18 @@ class _Kernel:
         budget = MAX_THREADS
         threads: dict[int, int] = {}
         for d in sorted(self.par, key=self.contiguity):
-            t = largest_divisor(self.space[d], budget)
+            t = grid_threads(self.space[d], budget)
             if t > 1:
                 threads[d] = t
                 budget //= t
             if budget < 2:
                 break
         blocks = [
-            Loop(d, BLOCK, self.space[d] // threads.get(d, 1))
+            Loop(d, BLOCK, -(-self.space[d] // threads.get(d, 1)))
             for d in self.par
-            if self.space[d] // threads.get(d, 1) > 1 or d not in threads
+            if self.space[d] // threads.get(d, 1) > 1
+            or d not in threads
+            or self.space[d] % threads[d]  # an overhanging dim keeps its block loop
         ]
         inner = sorted(threads, key=self.contiguity, reverse=True)
         plan = LoopPlan((*blocks, *self.serial, *(Loop(d, THREAD, threads[d]) for d in inner)))
