@@ -21,7 +21,10 @@ two reductions are two kernels: the first parallel over the ``g`` parts, the
 second small. The axis split is the outermost reduce axis with a divisor ``g``
 that brings the results to about ``outputs`` while leaving each part at
 least ``min-part`` elements (so each part still fills a GPU block's threads or
-a CPU thread's vectors); a reduce with no such divisor is left alone. Sums,
+a CPU thread's vectors); a reduce with no such divisor is left alone. A column
+reduction (its input's last dim is kept: ``x.sum(0)``) has its own three
+limits (``column-outputs`` ...): a GPU gives each of its results one thread,
+not a block, so it wants many more results. Sums,
 products, maxima and minima are associative, so the result is the same up to
 the order of floating-point additions (which this order makes more accurate:
 partial sums of ``n / g`` elements, then of ``g``).
@@ -47,6 +50,13 @@ from mlfuse.passes.utils import REALIZE, with_loc
 
 SPLIT = "split reduce"
 """The realize reason of a split reduce's partial results."""
+
+
+def is_column(shape: tuple[int, ...], axes: tuple[int, ...]) -> bool:
+    """Whether a reduce keeps the last dim of its input (of size > 1): a column
+    reduction, whose results lie next to each other, so that a GPU gives each
+    result a thread (not a block) and wants many more of them."""
+    return len(shape) > 0 and shape[-1] > 1 and len(shape) - 1 not in axes
 
 
 def split_factor(
@@ -76,6 +86,7 @@ class _Split(RewritePattern):
     outputs: int
     min_length: int
     min_part: int
+    column: tuple[int, int, int]
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: lazy.ReduceOp, rewriter: PatternRewriter, /):
@@ -83,7 +94,10 @@ class _Split(RewritePattern):
             return
         shape = lazy.shape_of(op.input)
         axes = op.reduce_axes
-        found = split_factor(shape, axes, self.outputs, self.min_length, self.min_part)
+        limits = (
+            self.column if is_column(shape, axes) else (self.outputs, self.min_length, self.min_part)
+        )
+        found = split_factor(shape, axes, *limits)
         if found is None:
             return
         a, g = found
@@ -113,7 +127,21 @@ class SplitReduces(ModulePass):
     min_part: int = 4096
     """Each part keeps at least this many elements."""
 
+    column_outputs: int | None = None
+    """``outputs`` for column reductions (:func:`is_column`); None: ``outputs``."""
+
+    column_min_length: int | None = None
+    """``min-length`` for column reductions; None: ``min-length``."""
+
+    column_min_part: int | None = None
+    """``min-part`` for column reductions; None: ``min-part``."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        column = (
+            self.outputs if self.column_outputs is None else self.column_outputs,
+            self.min_length if self.column_min_length is None else self.column_min_length,
+            self.min_part if self.column_min_part is None else self.column_min_part,
+        )
         PatternRewriteWalker(
-            _Split(self.outputs, self.min_length, self.min_part), apply_recursively=False
+            _Split(self.outputs, self.min_length, self.min_part, column), apply_recursively=False
         ).rewrite_module(op)

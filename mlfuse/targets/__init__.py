@@ -92,11 +92,11 @@ class Target(ABC):
     kernel_pipeline: ClassVar[tuple[str, ...]]
     """Pass names from the ``kernel`` dialect down to what :meth:`compile` takes."""
 
-    reduce_split: ClassVar[tuple[int, int] | None] = None
-    """``(outputs, min_length)`` of ``split-reduces``: a reduce with fewer results
-    than ``outputs``, each from at least ``min_length`` elements, becomes two (the
-    first over about ``outputs`` parts, in parallel); None: reduces are never
-    split."""
+    reduce_split: ClassVar[Mapping[str, int] | None] = None
+    """The options of ``split-reduces`` (``{"outputs": 64, "min-length": 1 << 22}``):
+    a reduce with fewer results than ``outputs``, each from at least
+    ``min-length`` elements, becomes two (the first over about ``outputs``
+    parts, in parallel); None: reduces are never split."""
 
     def passes(self) -> Mapping[str, Callable[[], type[ModulePass]]]:
         """Target-specific passes for the pass table (name -> factory of the pass class)."""
@@ -108,8 +108,8 @@ class Target(ABC):
 
         if self.reduce_split is None:
             return tuple(p for p in LAZY_PIPELINE if p != "split-reduces")
-        outputs, length = self.reduce_split
-        spec = f"split-reduces{{outputs={outputs} min-length={length}}}"
+        options = " ".join(f"{k}={v}" for k, v in self.reduce_split.items())
+        spec = f"split-reduces{{{options}}}"
         return tuple(spec if p == "split-reduces" else p for p in LAZY_PIPELINE)
 
     def emitters(self) -> Mapping[str, Callable[[], type[Emitter]]]:

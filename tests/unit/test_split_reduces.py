@@ -31,9 +31,20 @@ def test_split_factor_picks_the_outermost_axis_and_keeps_parts_long():
 
 
 def test_targets_choose_their_split():
-    assert get_target("cpu").reduce_split == (64, 1 << 22)
+    assert get_target("cpu").reduce_split == {"outputs": 64, "min-length": 1 << 22}
     assert "split-reduces{outputs=64 min-length=4194304}" in get_target("cpu").lazy_pipeline()
-    assert get_target("cuda").reduce_split == (1024, 1 << 15)
+    assert get_target("cuda").reduce_split["outputs"] == 1024
+    assert get_target("cuda_sim").lazy_pipeline() == get_target("cuda").lazy_pipeline()
+
+
+def test_column_reductions_split_on_the_gpu_into_many_threads():
+    x = np.random.default_rng(3).standard_normal((4096, 64)).astype(np.float32)
+    t = Tensor(x, device="cuda_sim").sum(0)  # 64 results (threads) of 4096 rows
+    plans = _plans(t)
+    assert len(plans) == 2, plans
+    np.testing.assert_allclose(t.numpy(), x.astype(np.float64).sum(0), rtol=1e-5, atol=1e-5)
+    # on the CPU a column sum this size is one kernel
+    assert len(_plans(Tensor(x).sum(0))) == 1
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda_sim"])

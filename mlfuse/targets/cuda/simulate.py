@@ -352,7 +352,12 @@ class CudaSimTarget(Target):
     """The ``cuda_sim`` device: host memory, the CUDA target's plans and loops, numpy threads."""
 
     name = "cuda_sim"
-    reduce_split = (1024, 1 << 15)  # the CUDA target's
+
+    @property
+    def reduce_split(self):  # type: ignore[override]
+        from mlfuse.targets.cuda.target import CudaTarget
+
+        return CudaTarget.reduce_split
     kernel_pipeline = (
         "legalize-float-types",
         "expand-math",

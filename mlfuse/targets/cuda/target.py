@@ -83,10 +83,18 @@ class CudaTarget(Target):
         "convert-loops-to-llvm",
     )
 
-    reduce_split = (1024, 1 << 15)
-    """A reduce with fewer than 1024 results (blocks), each of 32K elements or
-    more, runs as two, the first over about 1024 blocks: a full sum fills every
-    multiprocessor instead of running on one."""
+    reduce_split = {
+        "outputs": 1024,
+        "min-length": 1 << 15,
+        "column-outputs": 1 << 16,
+        "column-min-length": 1024,
+        "column-min-part": 64,
+    }
+    """A reduce with fewer than 1024 results (a block each), each of 32K elements
+    or more, runs as two, the first over about 1024 blocks: a full sum fills
+    every multiprocessor instead of running on one. A column reduction gives
+    each result one thread, so it splits below 65536 results of 1024 or more
+    (a column sum of 4096 x 4096: 16 parts of 256 rows, 65536 threads)."""
 
     POOL_BYTES = 1 << 30
     """Freed buffers kept for reuse, at most this many bytes (``cuMemAlloc`` and

@@ -1,5 +1,6 @@
 // RUN: mlfuse-opt %s -p split-reduces --split-input-file | filecheck %s
 // RUN: mlfuse-opt %s -p 'split-reduces{outputs=1024 min-length=32768}' --split-input-file | filecheck %s --check-prefix=WIDE
+// RUN: mlfuse-opt %s -p 'split-reduces{column-outputs=65536 column-min-length=1024 column-min-part=64}' --split-input-file | filecheck %s --check-prefix=COLUMNS
 // RUN: mlfuse-opt %s -p 'split-reduces,lazy-canonicalize,push-views,mark-realize,group-reduces,outline-kernels' --split-input-file | filecheck %s --check-prefix=KERNELS
 
 // split-reduces: a reduce with few results (< outputs, 256 by default), each
@@ -72,4 +73,24 @@ func.func @left_alone(%x: tensor<1024x4096xf32>, %y: tensor<512x65536xf32>, %z: 
   %1 = lazy.reduce add %y [1] : tensor<512x65536xf32> -> tensor<512x1xf32>
   %2 = lazy.reduce add %z [0] : tensor<65537xf32> -> tensor<1xf32>
   func.return %0, %1, %2 : tensor<1024x1xf32>, tensor<512x1xf32>, tensor<1xf32>
+}
+
+// -----
+
+// A column sum keeps the input's last dim: its own limits apply (a GPU gives
+// each result one thread). 4096 results of 4096 rows: left alone by default,
+// with column-outputs=65536 split into 16 parts of 256 rows (65536 results).
+// CHECK-LABEL: func.func @columns
+// CHECK-NEXT:    lazy.reduce add %x [0] : tensor<4096x4096xf32> -> tensor<1x4096xf32>
+// COLUMNS-LABEL: func.func @columns
+// COLUMNS-NEXT:    %[[P:.*]] = lazy.reshape %x : tensor<4096x4096xf32> -> tensor<16x256x4096xf32>
+// COLUMNS-NEXT:    %[[S:.*]] = lazy.reduce add %[[P]] [1] {realize = "split reduce"} : tensor<16x256x4096xf32> -> tensor<16x1x4096xf32>
+// COLUMNS-NEXT:    %[[T:.*]] = lazy.reduce add %[[S]] [0] : tensor<16x1x4096xf32> -> tensor<1x1x4096xf32>
+// COLUMNS-NEXT:    lazy.reshape %[[T]] : tensor<1x1x4096xf32> -> tensor<1x4096xf32>
+// Rows keep the row limits: the row sums of 4096 x 4096 are not split.
+// COLUMNS-NEXT:    lazy.reduce add %x [1] : tensor<4096x4096xf32> -> tensor<4096x1xf32>
+func.func @columns(%x: tensor<4096x4096xf32>) -> (tensor<1x4096xf32>, tensor<4096x1xf32>) {
+  %0 = lazy.reduce add %x [0] : tensor<4096x4096xf32> -> tensor<1x4096xf32>
+  %1 = lazy.reduce add %x [1] : tensor<4096x4096xf32> -> tensor<4096x1xf32>
+  func.return %0, %1 : tensor<1x4096xf32>, tensor<4096x1xf32>
 }
