@@ -127,21 +127,17 @@ class SplitReduces(ModulePass):
     min_part: int = 4096
     """Each part keeps at least this many elements."""
 
-    column_outputs: int | None = None
-    """``outputs`` for column reductions (:func:`is_column`); None: ``outputs``."""
+    column_outputs: int = 256
+    """``outputs`` for column reductions (:func:`is_column`)."""
 
-    column_min_length: int | None = None
-    """``min-length`` for column reductions; None: ``min-length``."""
+    column_min_length: int = 1 << 16
+    """``min-length`` for column reductions."""
 
-    column_min_part: int | None = None
-    """``min-part`` for column reductions; None: ``min-part``."""
+    column_min_part: int = 4096
+    """``min-part`` for column reductions."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        column = (
-            self.outputs if self.column_outputs is None else self.column_outputs,
-            self.min_length if self.column_min_length is None else self.column_min_length,
-            self.min_part if self.column_min_part is None else self.column_min_part,
-        )
+        column = (self.column_outputs, self.column_min_length, self.column_min_part)
         PatternRewriteWalker(
             _Split(self.outputs, self.min_length, self.min_part, column), apply_recursively=False
         ).rewrite_module(op)

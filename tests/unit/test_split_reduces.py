@@ -31,8 +31,11 @@ def test_split_factor_picks_the_outermost_axis_and_keeps_parts_long():
 
 
 def test_targets_choose_their_split():
-    assert get_target("cpu").reduce_split == {"outputs": 64, "min-length": 1 << 22}
-    assert "split-reduces{outputs=64 min-length=4194304}" in get_target("cpu").lazy_pipeline()
+    assert get_target("cpu").reduce_split["outputs"] == 64
+    assert (
+        "split-reduces{outputs=64 min-length=4194304 column-outputs=64 "
+        "column-min-length=4194304}" in get_target("cpu").lazy_pipeline()
+    )
     assert get_target("cuda").reduce_split["outputs"] == 1024
     assert get_target("cuda_sim").lazy_pipeline() == get_target("cuda").lazy_pipeline()
 
