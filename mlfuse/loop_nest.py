@@ -395,6 +395,23 @@ class StageTile:
         return self.strides[0] * self.extents[0] if self.dims else 1
 
 
+def stages_load(plan: LoopPlan, stage: int, dims, contiguous: int | None) -> bool:
+    """Whether stage loop ``stage`` copies the tile of a load over ``dims`` that
+    reads dim ``contiguous`` consecutively (None: none) to shared memory: when
+    the load varies along the stage loop's dim and the tile pays, because
+    threads of the block share its elements (it misses a thread dim: a
+    contraction's operand) or because the copy reads it coalesced where the
+    threads would not (it is consecutive along a dim other than the innermost
+    thread loop's: a transpose)."""
+    if plan.loops[stage].dim not in dims:
+        return False
+    threads = [plan.loops[p].dim for p in plan.grid_loops(THREAD)]
+    if not threads:
+        return False
+    shared = any(d not in dims for d in threads)
+    return shared or contiguous != threads[-1]
+
+
 def stage_tile(
     plan: LoopPlan,
     space: Sequence[int],

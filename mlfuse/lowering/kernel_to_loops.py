@@ -66,6 +66,7 @@ from mlfuse.loop_nest import (
     hoist,
     schedule_scopes,
     stage_tile,
+    stages_load,
 )
 from mlfuse.passes.scalar import REDUCE_IDENTITY, combine, constant_op
 from mlfuse.view import ViewStack
@@ -80,6 +81,8 @@ BLOCK_ATTR = "mlfuse.block"
 """On a kernel lowered for a GPU grid: how many threads each block has."""
 SHARED_SPACE = IntegerAttr(3, i64)
 """The memory space of a GPU block's shared memory (NVPTX's address space 3)."""
+MAX_SHARED_BYTES = 48 * 1024
+"""Shared memory every NVIDIA GPU gives a block statically."""
 ALL_REDUCE_KINDS = {"add": "add", "max": "max", "mul": "mul"}
 """Reduce kinds -> ``gpu.all_reduce`` operations (float max: NaN-propagating, as on the CPU)."""
 
@@ -381,7 +384,7 @@ class _Lowering:
 
     def close_loop(self, s: Scope) -> None:
         here = self.open[id(s)]
-        if s.loop is not None and self.plan.loops[s.loop].kind == STAGE:
+        if s.loop is not None and self.plan.loops[s.loop].kind == STAGE and self.trips[s.loop] > 1:
             # every thread is done reading the tiles before the next step overwrites them
             here.block.add_op(gpu.BarrierOp())
         running = [v for i in here.scans for v in here.scan_out[i]]
@@ -677,18 +680,17 @@ class _Lowering:
     # -- tiles staged in shared memory (GPU) ---------------------------------
     def stage(self, s: Scope) -> None:
         """At the top of stage loop ``s``'s body: every load computed inside it
-        that varies along its dim copies its tile to shared memory (all threads
-        of the block, consecutive threads taking consecutive elements of the
-        copy order), then a barrier; the loads read the tiles from there."""
+        that :func:`stages_load` picks copies its tile to shared memory (all
+        threads of the block, consecutive threads taking consecutive elements of
+        the copy order), then a barrier; the loads read the tiles from there."""
         at = s.loop
         assert at is not None
-        d_s = self.plan.loops[at].dim
         if self.tid is None or self.vec is not None:
             raise DiagnosticException(
                 f"convert-kernel-to-loops: @{self.k.sym_name.data}: the stage loop of plan "
                 f"{self.plan} needs thread loops and no vector loop"
             )
-        loads: list[int] = []
+        tiles: dict[int, StageTile] = {}
         todo = [s]
         while todo:
             scope = todo.pop()
@@ -696,18 +698,28 @@ class _Lowering:
                 if kind == "loop":
                     todo.append(what)
                 elif kind == "value" and isinstance(self.ops[what], kernel.LoadOp):
-                    if self.ops[what].view.stack.depends_on(d_s):  # type: ignore[attr-defined]
-                        loads.append(what)
+                    stack = self.ops[what].view.stack  # type: ignore[attr-defined]
+                    dims = [d for d in range(len(self.sizes)) if stack.depends_on(d)]
+                    fastest = next((d for d in dims if stack.unit_stride(d)), None)
+                    if stages_load(self.plan, at, dims, fastest):
+                        tiles[what] = stage_tile(self.plan, self.sizes, at, dims, fastest)
+        nbytes = sum(
+            tile.size * _bits(self.ops[i].results[0].type) // 8 for i, tile in tiles.items()
+        )
+        if nbytes > MAX_SHARED_BYTES:
+            raise DiagnosticException(
+                f"convert-kernel-to-loops: @{self.k.sym_name.data}: the tiles of plan "
+                f"{self.plan} take {nbytes} bytes of shared memory; a block has "
+                f"{MAX_SHARED_BYTES} (stage fewer steps)"
+            )
         here = self.open[id(s)]
         ops = _IndexOps(self, here.block)
         threads = self.func.attributes[BLOCK_ATTR].value.data  # type: ignore[attr-defined]
-        for i in sorted(loads):
+        for i, tile in sorted(tiles.items()):
             op = self.ops[i]
             assert isinstance(op, kernel.LoadOp)
             stack = op.view.stack
             dims = [d for d in range(len(self.sizes)) if stack.depends_on(d)]
-            fastest = next((d for d in dims if stack.unit_stride(d)), None)
-            tile = stage_tile(self.plan, self.sizes, at, dims, fastest)
             t = op.result.type
             alloca = memref.AllocaOp.get(t, 16, [tile.size], memory_space=SHARED_SPACE)
             self.entry.insert_op_before(alloca, self.entry.first_op)  # type: ignore[arg-type]
@@ -754,7 +766,7 @@ class _Lowering:
                     block.add_op(scf.YieldOp())
                     here.block.add_op(guard)
             self.staged[i] = (alloca.memref, tile, at)
-        if loads:
+        if tiles:
             here.block.add_op(gpu.BarrierOp())
 
     def _tile_offset(self, ops: _IndexOps, tile: StageTile, local: dict[int, SSAValue]):
@@ -1067,6 +1079,11 @@ def _signless_buffer(t: Attribute) -> Attribute:
     if isinstance(t, MemRefType) and signless(t.element_type) != t.element_type:
         return MemRefType(signless(t.element_type), t.get_shape())
     return t
+
+
+def _bits(t: Attribute) -> int:
+    width = getattr(t, "bitwidth", None)
+    return width if width is not None else t.width.data  # type: ignore[attr-defined]
 
 
 def _element(t: Attribute) -> Attribute:

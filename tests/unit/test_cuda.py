@@ -251,6 +251,63 @@ def test_grids_may_run_past_the_end_of_a_dim_and_only_grids():
     assert "run 1024 iterations, but the dim has 1021" in cpu and "overhang" not in cpu
 
 
+def test_stage_loops_copy_the_loads_tiles_pay_for():
+    from mlfuse.loop_nest import STAGE, UNROLL, Loop, stages_load
+
+    plan = LoopPlan(
+        (
+            Loop(0, BLOCK, 4),
+            Loop(1, BLOCK, 2),
+            Loop(0, STAGE, 1),
+            Loop(0, UNROLL, 4),
+            Loop(0, THREAD, 8),
+            Loop(1, THREAD, 32),
+        )
+    )
+    assert stages_load(plan, 2, {0, 1}, 0)  # consecutive along dim 0: a transpose
+    assert not stages_load(plan, 2, {0, 1}, 1)  # along the threads' dim already
+    assert stages_load(plan, 2, {0}, 0)  # shared by the threads along dim 1
+    assert not stages_load(plan, 2, {1}, 1)  # does not vary along the stage's dim
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_transposes_go_through_shared_tiles(device):
+    rng = _rng(5)
+    x = rng.standard_normal((100, 70)).astype(np.float32)  # no multiple of 32: overhangs
+    y = rng.standard_normal((70, 100)).astype(np.float32)
+    t = Tensor(x, device=device).T + Tensor(y, device=device)
+    if device == "cuda_sim":
+        (k,) = _kernels(t)
+        assert str(k.loop_plan) == (
+            "[block 0:3, block 1:4, stage 0:1, unroll 0:4, thread 0:8, thread 1:32]"
+        )
+    np.testing.assert_array_equal(t.numpy(), x.T + y)
+    z = rng.standard_normal((2, 3, 40, 36)).astype(np.float32)
+    got = Tensor(z, device=device).transpose(2, 3).exp().numpy()
+    _close(got, np.exp(z.transpose(0, 1, 3, 2).astype(np.float64)), rtol=1e-6, atol=0)
+    got = Tensor(z, device=device).permute(0, 2, 1, 3).contiguous().numpy()
+    np.testing.assert_array_equal(got, z.transpose(0, 2, 1, 3))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_padded_convolutions_copy_the_input_and_stage_their_windows(device):
+    import mlfuse.nn.functional as F
+
+    rng = _rng(9)
+    x = rng.standard_normal((2, 16, 32, 32)).astype(np.float32)  # 148 KiB once padded
+    w = rng.standard_normal((16, 16, 3, 3)).astype(np.float32)
+    t = F.conv2d(Tensor(x, device=device), Tensor(w, device=device), padding=1)
+    if device == "cuda_sim":
+        plans = [str(k.loop_plan) for k in _kernels(t)]
+        assert len(plans) == 2 and "stage 4" in plans[1], plans  # the copy, the product
+    want = np.zeros((2, 16, 32, 32))
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    for i in range(3):
+        for j in range(3):
+            want += np.einsum("nchw,oc->nohw", xp[:, :, i : i + 32, j : j + 32], w[:, :, i, j])
+    _close(t.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_sizes_without_good_divisors(device):
     rng = _rng(7)

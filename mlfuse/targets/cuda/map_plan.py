@@ -2,7 +2,7 @@
 
 The plan's parallel dims become ``block`` and ``thread`` loops (one thread per
 point of them, see :mod:`mlfuse.loop_nest`); what runs inside a thread stays
-``serial``. Three shapes of kernel, from the body's views:
+``serial``. Four shapes of kernel, from the body's views:
 
 1. **Contractions** (a sum over products of two operands that each miss one
    of two output dims, ``A[i,k] * B[k,j]``): a 16 x 16 block of threads over
@@ -22,12 +22,15 @@ point of them, see :mod:`mlfuse.loop_nest`); what runs inside a thread stays
    memory), so softmax and layernorm stay one pass over the data per reduce.
    Blocks are whole warps (up to 512 threads) or, for short rows, a power of
    two below 32.
-3. **Everything else** (elementwise kernels, column reductions): threads over
+3. **Transposes** (an elementwise kernel with a load read consecutively along
+   another dim than the one its stores are): 32 x 32 tiles through shared
+   memory, read along one dim and written along the other.
+4. **Everything else** (elementwise kernels, column reductions): threads over
    the parallel dims, the most contiguous dim of the stores innermost (a warp
    writes consecutive elements), up to 256 threads a block, the rest blocks;
    a column reduction's loop runs inside each thread, reading rows coalesced.
 
-A kernel with a scan takes the third shape: its scanned dim is never
+A kernel with a scan takes the last shape: its scanned dim is never
 parallel (outlining keeps it serial), so each thread runs the scan's loop,
 carrying the running value, at its point of the parallel dims.
 
@@ -76,6 +79,10 @@ MIN_STAGE_STEP = 4
 """Fewer steps per tile than this (a reduce length without a good divisor) and
 a contraction reads its operands from global memory (two barriers per few
 steps cost more than the tiles save)."""
+TRANSPOSE_TILE = 32
+"""A transposing kernel's tile: 32 x 32 elements per block."""
+TRANSPOSE_ROWS = 8
+"""Threads along the tile's other dim (each thread does 32 / 8 = 4 rows)."""
 MIN_STAGE_THREADS = 64
 """A block of fewer threads reads its operands from global memory (a tile
 element is read by as many threads as share its row or column: too few to
@@ -265,6 +272,38 @@ class _Kernel:
             return plan.normalized(self.space)
         return None
 
+    def transpose(self) -> LoopPlan | None:
+        """An elementwise kernel with a load that reads consecutively along a dim
+        ``a`` other than the stores' most contiguous dim ``b`` (``x.T + y``): 32 x
+        32 tiles of ``(a, b)`` per block of 8 x 32 threads (4 rows each), the
+        tile of such loads staged in shared memory (a ``stage`` loop of one
+        step), so both the copy's reads and the threads' stores are coalesced."""
+        if self.reduces or not self.stores or len(self.par) < 2:
+            return None
+        b = min(self.par, key=self.contiguity)
+        a = None
+        for x in self.loads:
+            stack = x.view.stack
+            unit = [d for d in self.par if d != b and stack.unit_stride(d)]
+            if unit and stack.depends_on(b) and not stack.unit_stride(b):
+                a = unit[0]
+                break
+        if a is None or self.space[a] < TRANSPOSE_TILE or self.space[b] < TRANSPOSE_TILE:
+            return None
+        rows = TRANSPOSE_TILE // TRANSPOSE_ROWS
+        blocks = [Loop(d, BLOCK) for d in self.par if d not in (a, b)]
+        blocks += [Loop(d, BLOCK, -(-self.space[d] // TRANSPOSE_TILE)) for d in (a, b)]
+        plan = LoopPlan(
+            (
+                *blocks,
+                Loop(a, STAGE, 1),
+                Loop(a, UNROLL, rows),
+                Loop(a, THREAD, TRANSPOSE_ROWS),
+                Loop(b, THREAD, TRANSPOSE_TILE),
+            )
+        )
+        return plan.normalized(self.space)
+
     def parallel(self) -> LoopPlan:
         budget = MAX_THREADS
         threads: dict[int, int] = {}
@@ -306,7 +345,7 @@ def map_plan(k: kernel.FuncOp, plan: LoopPlan) -> LoopPlan:
     if any(isinstance(op, kernel.ScanOp) for op in k.body.block.ops):
         # a scan runs serially inside each thread, along its dim (never parallel)
         return shape.parallel()
-    return shape.contraction() or shape.row_reduction() or shape.parallel()
+    return shape.contraction() or shape.row_reduction() or shape.transpose() or shape.parallel()
 
 
 @dataclass(frozen=True)

@@ -353,11 +353,17 @@ class CudaSimTarget(Target):
 
     name = "cuda_sim"
 
+    # the front end decides as it does for the CUDA target
     @property
     def reduce_split(self):  # type: ignore[override]
         from mlfuse.targets.cuda.target import CudaTarget
 
         return CudaTarget.reduce_split
+
+    def copy_padded_input(self, nbytes: int) -> bool:
+        from mlfuse.targets.cuda.target import CudaTarget
+
+        return nbytes >= CudaTarget.PAD_COPY_BYTES
     kernel_pipeline = (
         "legalize-float-types",
         "expand-math",

@@ -96,6 +96,16 @@ class CudaTarget(Target):
     each result one thread, so it splits below 65536 results of 1024 or more
     (a column sum of 4096 x 4096: 16 parts of 256 rows, 65536 threads)."""
 
+    PAD_COPY_BYTES = 64 << 10
+    """Convolutions whose zero-padded input is at least this big copy it padded
+    first (:meth:`copy_padded_input`): the product then reads every window
+    through one view, a contraction whose tiles are staged in shared memory
+    (channels x taps x output columns), instead of one thread per output
+    summing nine masked taps."""
+
+    def copy_padded_input(self, nbytes: int) -> bool:
+        return nbytes >= self.PAD_COPY_BYTES
+
     POOL_BYTES = 1 << 30
     """Freed buffers kept for reuse, at most this many bytes (``cuMemAlloc`` and
     ``cuMemFree`` synchronize the device and cost tens of microseconds)."""

@@ -6,6 +6,7 @@
 // RUN: not mlfuse-opt %S/Inputs/unknown-op.mlir 2>&1 | filecheck %s --check-prefix=UNKNOWN-OP
 // RUN: not mlfuse-opt %S/Inputs/bad-plan.mlir 2>&1 | filecheck %s --check-prefix=BAD-PLAN
 // RUN: not mlfuse-opt %S/Inputs/verify-error.mlir 2>&1 | filecheck %s --check-prefix=VERIFY
+// RUN: not mlfuse-opt %S/Inputs/big-tiles.mlir -p 'convert-kernel-to-loops{grid=true}' 2>&1 | filecheck %s --check-prefix=BIG-TILES
 // RUN: not mlfuse-opt %s -p no-such-pass 2>&1 | filecheck %s --check-prefix=UNKNOWN-PASS
 // RUN: not mlfuse-opt %s -p 'lazy-canonicalize{no-such-option=1}' 2>&1 | filecheck %s --check-prefix=BAD-OPTION
 // RUN: not mlfuse-opt %s -p 'group-reduces{max-buffers=many}' 2>&1 | filecheck %s --check-prefix=BAD-OPTION-VALUE
@@ -31,6 +32,9 @@
 // SYNTAX-NEXT: ^^
 // SYNTAX-NEXT: Expected ','
 // SYNTAX-NOT: Traceback
+
+// BIG-TILES-NOT: Traceback
+// BIG-TILES: mlfuse-opt: error: convert-kernel-to-loops: @mm: the tiles of plan [{{.*}}stage 2:1, serial 2:4096{{.*}}] take 524288 bytes of shared memory; a block has 49152 (stage fewer steps)
 
 // BAD-PLAN-NOT: Traceback
 // BAD-PLAN: mlfuse-opt: parse error: {{.*}}bad-plan.mlir:3:{{[0-9]+}}
