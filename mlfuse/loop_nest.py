@@ -45,12 +45,15 @@ LOOP_KINDS = (PARALLEL, SERIAL, STAGE, UNROLL, VECTOR, BLOCK, THREAD)
 REGISTER_KINDS = (UNROLL, VECTOR)
 """Register loops are not loops in the code: an ``unroll`` loop's iterations
 become separate values (a register block), a ``vector`` loop's the lanes of
-one vector. They come last in a plan, innermost (before any thread loops)."""
+one vector. They come last in a plan, innermost (before any thread loops; on a
+GPU grid, unroll and thread loops may come in any order: an unroll loop after
+a thread loop makes each thread's register block consecutive elements)."""
 GRID_KINDS = (BLOCK, THREAD)
 """Grid loops are not loops in the code either: a GPU launches one thread per
 point of them. ``block`` loops (outermost) enumerate the blocks of the grid,
-``thread`` loops (innermost: consecutive threads take consecutive indices, so
-warps read memory coalesced) the threads of a block. Every thread runs the
+``thread`` loops (innermost, but for unroll loops that may follow them:
+consecutive threads take consecutive indices, so warps read memory coalesced)
+the threads of a block. Every thread runs the
 code loops of the plan; a reduce over a dim with a thread loop combines the
 partial results of the block's threads."""
 SERIAL_KINDS = (SERIAL, STAGE)
@@ -282,12 +285,15 @@ class LoopPlan:
                             else ""
                         )
                     )
-        rank_of = {BLOCK: 0, PARALLEL: 0, SERIAL: 1, STAGE: 1, UNROLL: 2, VECTOR: 2, THREAD: 3}
+        # on a grid, unroll loops may also come after thread loops: a thread's
+        # register block is then consecutive elements, not elements spaced apart
+        rank_of = {BLOCK: 0, PARALLEL: 0, SERIAL: 1, STAGE: 1, UNROLL: 2, VECTOR: 2}
+        rank_of[THREAD] = 2 if self.on_grid and not any(lp.kind == VECTOR for lp in self.loops) else 3
         kinds = [rank_of[lp.kind] for lp in self.loops]
         if kinds != sorted(kinds):
             return (
                 "loops must be block/parallel, then serial, then unroll/vector (register), "
-                "then thread loops"
+                "then thread loops (on a grid, thread and unroll loops in any order)"
             )
         if self.on_grid and self.parallel:
             return "a plan runs either on a GPU grid (block/thread loops) or parallel loops"
@@ -362,6 +368,8 @@ def default_plan(
     return LoopPlan.of([d for d in order if d in par], serial)
 
 
+VECTOR_LANES = 4
+"""Elements of the widest shared-memory read (``ld.shared.v4.f32``: 16 bytes)."""
 BANKS = 32
 """Shared-memory banks of an NVIDIA GPU (one 4-byte word each, a warp's access
 served in one pass when its lanes hit distinct banks)."""
@@ -378,12 +386,17 @@ class StageTile:
     transposed does not hit one bank many times), ``copy_order`` the order the
     copy walks the dims (the last fastest: the dim the load reads
     consecutively, so consecutive threads read consecutive global memory).
+    ``lanes``: how many consecutive elements of the innermost row a thread reads
+    at once (4 when its innermost loop there is an unroll loop of a multiple of
+    4 steps: a thread's register block of consecutive elements, read as
+    vectors; rows are then padded to a multiple of 4, so the vectors align).
     """
 
     dims: tuple[int, ...]
     extents: tuple[int, ...]
     strides: tuple[int, ...]
     copy_order: tuple[int, ...]
+    lanes: int = 1
 
     @property
     def points(self) -> int:
@@ -434,19 +447,24 @@ def stage_tile(
     extent = {d: math.prod(trips[p] for p in inner[d]) for d in layout}
     copy = [d for d in layout if d != fastest] + ([fastest] if fastest in extent else [])
     strides = [1] * len(layout)
+    lanes = 1
     if layout:
+        last = plan.loops[max(inner[layout[-1]])]
+        if last.kind == UNROLL and trips[max(inner[layout[-1]])] % VECTOR_LANES == 0:
+            lanes = VECTOR_LANES
         row = extent[layout[-1]]
         if len(layout) > 1 and copy[-1] != layout[-1] and row >= BANKS:
             # consecutive threads write down a column: rows a bank-friendly distance
             # apart (short rows are left alone: a warp's writes span several anyway)
             spread = max(1, BANKS // extent[copy[-1]])
+            spread = -(-spread // lanes) * lanes  # (vector reads need aligned rows)
             row += (spread - row) % BANKS
         step = row
         for i in range(len(layout) - 2, -1, -1):
             strides[i] = step
             step *= extent[layout[i]]
     return StageTile(
-        tuple(layout), tuple(extent[d] for d in layout), tuple(strides), tuple(copy)
+        tuple(layout), tuple(extent[d] for d in layout), tuple(strides), tuple(copy), lanes
     )
 
 

@@ -776,13 +776,34 @@ class _Lowering:
             out = term if out is None else ops.add(out, term)
         return out if out is not None else ops.const(0)
 
-    def shared_load(self, i: int, s: Scope, env: dict[int, int]) -> SSAValue:
-        """Load ``i`` at register point ``env``, from the tile its stage loop copied."""
+    def shared_loads(self, i: int, s: Scope, shape: _Shape) -> _Tile:
+        """Load ``i`` at every register point, from the tile its stage loop
+        copied: ``tile.lanes`` consecutive points of the innermost row's unroll
+        loop at a time (one ``vector.load``, aligned as the tile's rows are)."""
         tile_mem, tile, at = self.staged[i]
         ops = _IndexOps(self, self.open[id(s)].block)
         inside = range(at + 1, len(self.plan.loops))
-        local = {d: self.dim_index(ops, d, s, env, 0, inside) for d in tile.dims}
-        return ops._op(memref.LoadOp.get(tile_mem, [self._tile_offset(ops, tile, local)]))
+        across = None
+        if tile.lanes > 1:
+            row = [p for p in inside if self.plan.loops[p].dim == tile.dims[-1]]
+            across = row[-1] if row and row[-1] in shape.loops else None
+        out: dict[tuple[int, ...], SSAValue] = {}
+        for point in shape.points(self.trips):
+            env = dict(zip(shape.loops, point))
+            if across is not None and env[across] % tile.lanes:
+                continue  # read with the first lane of its vector
+            local = {d: self.dim_index(ops, d, s, env, 0, inside) for d in tile.dims}
+            at_ = self._tile_offset(ops, tile, local)
+            if across is None:
+                out[point] = ops._op(memref.LoadOp.get(tile_mem, [at_]))
+                continue
+            t = self.ops[i].results[0].type
+            vec = ops._op(vector.LoadOp(tile_mem, [at_], VectorType(t, [tile.lanes])))
+            for lane in range(tile.lanes):
+                lane_env = {**env, across: env[across] + lane}
+                key = tuple(lane_env[p] for p in shape.loops)
+                out[key] = ops._op(vector.ExtractOp(vec, [lane], t))
+        return _Tile(shape, out)
 
     def gather(self, block: Block, scalars: list[SSAValue]) -> SSAValue:
         """A vector of the given lane values."""
@@ -886,9 +907,7 @@ class _Lowering:
             self.val[(i, id(s))] = _Tile(shape, out)
             return
         if i in self.staged:
-            for point in shape.points(self.trips):
-                out[point] = self.shared_load(i, s, dict(zip(shape.loops, point)))
-            self.val[(i, id(s))] = _Tile(shape, out)
+            self.val[(i, id(s))] = self.shared_loads(i, s, shape)
             return
         if isinstance(op, kernel.LoadOp) and shape.vector:
             across = self.transposed_loop(op.view.stack, shape)

@@ -150,11 +150,19 @@ def test_contraction_gets_register_blocks():
     a = Tensor(np.ones((256, 64), np.float32), device="cuda_sim")
     b = Tensor(np.ones((64, 256), np.float32), device="cuda_sim")
     (k,) = _kernels(a @ b)
-    # 16 x 16 threads, each an 8 x 8 block of C spaced 16 apart: 128 x 128 per block;
-    # the reduce in 4 steps of 16-deep tiles of A and B staged in shared memory
+    # 16 x 16 threads, each an 8 x 8 block of C (two groups of 4 consecutive rows and
+    # columns, 64 apart): 128 x 128 per block; the reduce in 4 steps of 16-deep
+    # tiles of A and B staged in shared memory
     assert str(k.loop_plan) == (
-        "[block 0:2, block 1:2, stage 2:4, serial 2:16, unroll 0:8, unroll 1:8, "
-        "thread 0:16, thread 1:16]"
+        "[block 0:2, block 1:2, stage 2:4, serial 2:16, unroll 0:2, unroll 1:2, "
+        "thread 0:16, thread 1:16, unroll 0:4, unroll 1:4]"
+    )
+    # without a tile to read from, the block spaces its 8 x 8 elements 16 apart
+    # (a warp's global loads and stores consecutive)
+    b37 = Tensor(np.ones((37, 256), np.float32), device="cuda_sim")
+    (k,) = _kernels(Tensor(np.ones((256, 37), np.float32), device="cuda_sim") @ b37)
+    assert str(k.loop_plan) == (
+        "[block 0:2, block 1:2, serial 2, unroll 0:8, unroll 1:8, thread 0:16, thread 1:16]"
     )
 
 
@@ -183,6 +191,23 @@ def test_stage_tiles_lay_out_shared_memory_for_the_threads_that_read_them():
     # B[k, n] (n contiguous): copied and read along n, no padding
     b = stage_tile(plan, space, 2, [2, 1], fastest=1)
     assert (b.dims, b.strides, b.size) == ((2, 1), (128, 1), 2048)
+    assert a.lanes == b.lanes == 1
+    # register blocks of consecutive elements are read as 4-lane vectors: rows
+    # padded to 132 (16-byte aligned)
+    loops = list(plan.loops)
+    loops[4:] = [
+        Loop(0, UNROLL, 2),
+        Loop(1, UNROLL, 2),
+        Loop(0, THREAD, 16),
+        Loop(1, THREAD, 16),
+        Loop(0, UNROLL, 4),
+        Loop(1, UNROLL, 4),
+    ]
+    packed = LoopPlan(tuple(loops))
+    assert packed.problems(3, [[2]], space) is None
+    a = stage_tile(packed, space, 2, [0, 2], fastest=2)
+    assert (a.strides, a.lanes) == ((132, 1), 4)
+    assert LoopPlan(tuple(loops[:4] + loops[6:] + loops[4:6])).problems(3, [[2]]) is None
 
 
 @pytest.mark.parametrize(

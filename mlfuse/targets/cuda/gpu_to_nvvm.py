@@ -16,7 +16,9 @@ through):
 * ``memref.alloca`` in memory space 3 (a tile a stage loop copies, see
   :func:`mlfuse.loop_nest.stage_tile`) -> an ``llvm.mlir.global`` in shared
   memory, its ``memref.load``/``memref.store`` -> ``llvm.load``/``llvm.store``
-  through a pointer into it (``ld.shared``/``st.shared``);
+  through a pointer into it (``ld.shared``/``st.shared``), its
+  ``vector.load`` -> an ``llvm.load`` of the vector aligned to its size
+  (``ld.shared.v4``);
 * ``gpu.barrier`` -> ``llvm.nvvm.barrier0`` (``bar.sync 0``).
 
 A block's threads must be a multiple of 32 (whole warps) or a power of two
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, func, gpu, llvm, memref
+from xdsl.dialects import arith, func, gpu, llvm, memref, vector
 from xdsl.dialects.builtin import (
     AnyFloat,
     IndexType,
@@ -41,6 +43,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    VectorType,
     i32,
     i64,
 )
@@ -237,7 +240,7 @@ class _Lower:
         self.tiles[op.memref] = b.insert(llvm.PtrToIntOp(base, i64)).results[0]
         for use in list(op.memref.uses):
             user = use.operation
-            if not isinstance(user, memref.LoadOp | memref.StoreOp):
+            if not isinstance(user, memref.LoadOp | memref.StoreOp | vector.LoadOp):
                 raise DiagnosticException(
                     f"convert-gpu-to-nvvm: shared memory is only loaded and stored, "
                     f"not used by '{user.name}'"
@@ -245,17 +248,25 @@ class _Lower:
             self.access(user, t)
         Rewriter.erase_op(op)
 
-    def access(self, op: memref.LoadOp | memref.StoreOp, t: MemRefType) -> None:
+    def access(self, op: memref.LoadOp | memref.StoreOp | vector.LoadOp, t: MemRefType) -> None:
         b = Builder(InsertPoint.before(op))
         size = _bits(t.element_type) // 8
         idx = op.indices[0]
         if size != 1:
             idx = b.insert(arith.MuliOp(idx, self.index(b, size))).result
         off = b.insert(arith.IndexCastOp(idx, i64)).result
-        at = b.insert(llvm.AddOp(self.tiles[op.memref], off)).results[0]
+        mem = op.base if isinstance(op, vector.LoadOp) else op.memref
+        at = b.insert(llvm.AddOp(self.tiles[mem], off)).results[0]
         ptr_t = llvm.LLVMPointerType(IntAttr(SHARED))
         ptr = b.insert(llvm.IntToPtrOp.create(operands=[at], result_types=[ptr_t])).results[0]
-        if isinstance(op, memref.LoadOp):
+        if isinstance(op, vector.LoadOp):
+            # a whole vector: its index is a multiple of its lanes (see StageTile.lanes)
+            vt = op.result.type
+            assert isinstance(vt, VectorType)
+            nbytes = size * vt.get_shape()[0]
+            load = b.insert(llvm.LoadOp(ptr, vt, alignment=nbytes))
+            Rewriter.replace_op(op, [], [load.results[0]])
+        elif isinstance(op, memref.LoadOp):
             load = b.insert(llvm.LoadOp(ptr, t.element_type))
             Rewriter.replace_op(op, [], [load.results[0]])
         else:

@@ -14,7 +14,9 @@ point of them, see :mod:`mlfuse.loop_nest`); what runs inside a thread stays
    operands those steps read (e.g. 128 x 16 of A and 16 x 128 of B) from
    global into shared memory, coalesced, and the register blocks read them
    from there: each element of A and B leaves global memory once per block,
-   not once per thread that uses it.
+   not once per thread that uses it. A staged register block of 8 x 8 is two
+   groups of 4 consecutive elements along each dim (``unroll 2, thread 16,
+   unroll 4``), read from the tiles as 4-element vectors.
 2. **Row reductions** (a reduce axis the loads read contiguously): one block
    per output, its threads splitting the row (thread ``t`` reads elements
    ``t, t + T, ...``: coalesced), every reduce of the kernel combining the
@@ -27,8 +29,10 @@ point of them, see :mod:`mlfuse.loop_nest`); what runs inside a thread stays
    memory, read along one dim and written along the other.
 4. **Everything else** (elementwise kernels, column reductions): threads over
    the parallel dims, the most contiguous dim of the stores innermost (a warp
-   writes consecutive elements), up to 256 threads a block, the rest blocks;
-   a column reduction's loop runs inside each thread, reading rows coalesced.
+   writes consecutive elements), 4 consecutive elements of it per thread
+   (``thread 0:256, unroll 0:4``: LLVM merges aligned ones into 16-byte loads
+   and stores), up to 256 threads a block, the rest blocks; a column
+   reduction's loop runs inside each thread, reading rows coalesced.
 
 A kernel with a scan takes the last shape: its scanned dim is never
 parallel (outlining keeps it serial), so each thread runs the scan's loop,
@@ -58,6 +62,7 @@ from mlfuse.loop_nest import (
     STAGE,
     THREAD,
     UNROLL,
+    VECTOR_LANES,
     Loop,
     LoopPlan,
     stage_tile,
@@ -205,6 +210,16 @@ class _Kernel:
         unroll = [Loop(d, UNROLL, tile[d][1]) for d in (m, n)]
         threads = [Loop(d, THREAD, tile[d][0]) for d in (m, n)]
         plan = LoopPlan((*blocks, *self.serial, *unroll, *threads)).normalized(self.space)
+        if all(tile[d][1] % VECTOR_LANES == 0 for d in (m, n)):
+            # from shared memory a thread reads its register block as vectors: 4
+            # consecutive elements, the groups of 4 spaced a warp-row apart (so a
+            # quarter warp's vectors are consecutive: no bank conflicts)
+            outer = [Loop(d, UNROLL, tile[d][1] // VECTOR_LANES) for d in (m, n)]
+            inner = [Loop(d, UNROLL, VECTOR_LANES) for d in (m, n)]
+            vectors = LoopPlan((*blocks, *self.serial, *outer, *threads, *inner))
+            staged = self.staged(vectors.normalized(self.space), ops)  # type: ignore[arg-type]
+            if staged is not None:
+                return staged
         return self.staged(plan, ops) or plan  # type: ignore[arg-type]
 
     def staged(self, plan: LoopPlan, loads: list[kernel.LoadOp]) -> LoopPlan | None:
@@ -307,22 +322,38 @@ class _Kernel:
     def parallel(self) -> LoopPlan:
         budget = MAX_THREADS
         threads: dict[int, int] = {}
-        for d in sorted(self.par, key=self.contiguity):
-            t = grid_threads(self.space[d], budget)
+        order = sorted(self.par, key=self.contiguity)
+        # 4 consecutive elements of the stores' contiguous dim per thread: LLVM
+        # makes their loads and stores 16-byte ones (ld.global.v4) where aligned
+        lanes = {}
+        if order and self.contiguity(order[0]) == 1:
+            d = order[0]
+            if self.space[d] % VECTOR_LANES == 0 and self.space[d] >= VECTOR_LANES * WARP:
+                lanes[d] = VECTOR_LANES
+        for d in order:
+            t = grid_threads(self.space[d] // lanes.get(d, 1), budget)
             if t > 1:
                 threads[d] = t
                 budget //= t
             if budget < 2:
                 break
+        per_block = {d: threads.get(d, 1) * lanes.get(d, 1) for d in self.par}
         blocks = [
-            Loop(d, BLOCK, -(-self.space[d] // threads.get(d, 1)))
+            Loop(d, BLOCK, -(-self.space[d] // per_block[d]))
             for d in self.par
-            if self.space[d] // threads.get(d, 1) > 1
-            or d not in threads
-            or self.space[d] % threads[d]  # an overhanging dim keeps its block loop
+            if self.space[d] // per_block[d] > 1
+            or per_block[d] == 1
+            or self.space[d] % per_block[d]  # an overhanging dim keeps its block loop
         ]
         inner = sorted(threads, key=self.contiguity, reverse=True)
-        plan = LoopPlan((*blocks, *self.serial, *(Loop(d, THREAD, threads[d]) for d in inner)))
+        plan = LoopPlan(
+            (
+                *blocks,
+                *self.serial,
+                *(Loop(d, THREAD, threads[d]) for d in inner),
+                *(Loop(d, UNROLL, n) for d, n in lanes.items()),
+            )
+        )
         return plan.normalized(self.space)
 
 

@@ -29,6 +29,9 @@ PTX_FEATURES = {90: "+ptx80", 89: "+ptx78", 86: "+ptx71", 80: "+ptx70", 75: "+pt
 """The lowest PTX version each compute capability needs (a driver too old for
 the newer versions rejects them)."""
 
+BUFFER_ALIGN = 16
+"""The alignment kernels may assume of their buffers (the driver gives 256)."""
+
 _lock = threading.Lock()
 
 
@@ -104,6 +107,10 @@ def nvptx_ir(module: ModuleOp, sm: str | None = None) -> str:
             fn = mod.get_global(f.sym_name.data)
             fn.calling_convention = "ptx_kernel"
             fn.attributes.add("nounwind")
+            for arg in fn.args:
+                # every buffer is a whole cuMemAlloc allocation (256-byte aligned), so
+                # LLVM may merge a thread's 4 consecutive accesses into one 16-byte one
+                arg.attributes.align = BUFFER_ALIGN
     return _with_maxntid(str(mod), shapes)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects import arith, func, gpu, math, memref, scf
+from xdsl.dialects import arith, func, gpu, math, memref, scf, vector
 from xdsl.dialects.builtin import (
     AnyFloat,
     BFloat16Type,
@@ -228,6 +228,20 @@ class _Run:
             self.env[res] = _Shared(np.zeros((self.grid, t.get_shape()[0]), _np_type(t.element_type)))
         elif isinstance(op, gpu.BarrierOp):
             pass  # the threads run in lock step
+        elif isinstance(op, vector.LoadOp):
+            buf = self.v(op.base)
+            if not isinstance(buf, _Shared):
+                raise NotImplementedError("cuda_sim: vector.load outside shared memory")
+            n = op.result.type.get_shape()[0]
+            idx = np.broadcast_to(self.v(op.indices[0]), self.bid.shape)
+            if mask is not None:
+                idx = np.where(mask, idx, 0)
+            if np.any(idx % n):
+                raise ValueError(f"cuda_sim: a vector.load of {n} lanes at a misaligned index")
+            self.env[res] = buf.rows[self.bid[:, None], idx[:, None] + np.arange(n)]
+        elif isinstance(op, vector.ExtractOp):
+            lane = op.static_position.get_values()[0]
+            self.env[res] = np.asarray(self.v(op.vector))[..., lane]
         elif isinstance(op, memref.LoadOp):
             buf = self.v(op.memref)
             idx = self.v(op.indices[0])

@@ -49,3 +49,18 @@ kernel.func @mm outs(%out: memref<65536xf32>) ins(%a: memref<65536xf32>, %b: mem
   %3 = kernel.reduce add %2 [2] : f32
   kernel.store %out <[256, 256, 256] strides [256, 1, 0] offset 0>, %3 : memref<65536xf32>
 }
+
+// An elementwise kernel: 256 threads, 4 consecutive elements each, which LLVM
+// merges into 16-byte loads and stores (the buffers are `align 16`).
+// LOOPS:      func.func @scale(
+// LOOPS-SAME:   mlfuse.grid = 64 : i64, mlfuse.block = 256 : i64
+// CHECK:      .visible .entry scale(
+// CHECK:      ld.global.nc.v4.b32
+// CHECK:      st.global.v4.b32
+kernel.func @scale outs(%out: memref<65536xf32>) ins(%x: memref<65536xf32>) space [65536]
+    plan [parallel 0] {
+  %0 = kernel.load %x <[65536] strides [1] offset 0> : memref<65536xf32>
+  %1 = arith.constant 2.0 : f32
+  %2 = arith.mulf %0, %1 : f32
+  kernel.store %out <[65536] strides [1] offset 0>, %2 : memref<65536xf32>
+}

@@ -8,18 +8,21 @@
 // `serial 2:16` (the steps one tile covers). Each step the 256 threads copy
 // A's 128 x 16 tile (8 elements each; consecutive threads read consecutive k,
 // as A is stored) and B's 16 x 128 tile (consecutive n), a barrier, 16 steps
-// of 8 x 8 fused multiply-adds reading the tiles, a barrier.
+// of 8 x 8 fused multiply-adds reading the tiles, a barrier. A thread's 8 x 8
+// register block is two groups of 4 consecutive rows and columns
+// (`unroll 2, thread 16, unroll 4`), read from the tiles as 4-lane vectors.
 
 // PLAN:       kernel.func @mm
-// PLAN-SAME:    plan [block 0:2, block 1:2, stage 2:32, serial 2:16, unroll 0:8, unroll 1:8, thread 0:16, thread 1:16]
+// PLAN-SAME:    plan [block 0:2, block 1:2, stage 2:32, serial 2:16, unroll 0:2, unroll 1:2, thread 0:16, thread 1:16, unroll 0:4, unroll 1:4]
 
 // In shared memory A's tile is stored k-major (the register block reads a
-// row of m at each k); its rows are padded to 130 so that the copy, writing
-// down columns (16 consecutive threads, 16 consecutive k), hits 32 banks.
+// row of m at each k); its rows are padded to 132 so that the copy, writing
+// down columns (16 consecutive threads, 16 consecutive k), spreads over the
+// banks while the rows stay 16-byte aligned for the vector reads.
 // LOOPS:      func.func @mm(
 // LOOPS-DAG:    %[[B_TILE:.*]] = memref.alloca() {alignment = 16 : i64} : memref<2048xf32, 3 : i64>
-// LOOPS-DAG:    %[[A_TILE:.*]] = memref.alloca() {alignment = 16 : i64} : memref<2080xf32, 3 : i64>
-// LOOPS-DAG:    %[[PAD:.*]] = arith.constant 130 : index
+// LOOPS-DAG:    %[[A_TILE:.*]] = memref.alloca() {alignment = 16 : i64} : memref<2112xf32, 3 : i64>
+// LOOPS-DAG:    %[[PAD:.*]] = arith.constant 132 : index
 // LOOPS:        %[[TID:.*]] = "gpu.thread_id"()
 // LOOPS:        scf.for %[[KO:.*]] = %{{.*}} to %{{.*}} step
 // LOOPS:          %[[K:.*]] = arith.remsi %[[TID]], %{{.*}} : index
@@ -27,13 +30,13 @@
 // LOOPS:          %[[X:.*]] = memref.load %a[%{{.*}}] : memref<262144xf32>
 // LOOPS-NEXT:     %[[ROW:.*]] = arith.muli %[[K]], %[[PAD]] : index
 // LOOPS-NEXT:     %[[AT:.*]] = arith.addi %[[ROW]], %[[M]] : index
-// LOOPS-NEXT:     memref.store %[[X]], %[[A_TILE]][%[[AT]]] : memref<2080xf32, 3 : i64>
+// LOOPS-NEXT:     memref.store %[[X]], %[[A_TILE]][%[[AT]]] : memref<2112xf32, 3 : i64>
 // LOOPS-COUNT-7:  memref.store %{{.*}}, %[[A_TILE]]
 // LOOPS-COUNT-8:  memref.store %{{.*}}, %[[B_TILE]]
 // LOOPS-NEXT:     "gpu.barrier"() : () -> ()
 // LOOPS-NEXT:     scf.for
-// LOOPS-COUNT-8:    memref.load %[[A_TILE]]
-// LOOPS-COUNT-8:    memref.load %[[B_TILE]]
+// LOOPS-COUNT-2:    vector.load %[[A_TILE]][%{{.*}}] : memref<2112xf32, 3 : i64>, vector<4xf32>
+// LOOPS-COUNT-2:    vector.load %[[B_TILE]][%{{.*}}] : memref<2048xf32, 3 : i64>, vector<4xf32>
 // LOOPS-COUNT-64:   arith.addf
 // LOOPS:            scf.yield
 // LOOPS:          "gpu.barrier"() : () -> ()
@@ -41,7 +44,7 @@
 
 // The tiles become globals in shared memory (address space 3), addressed
 // through integers so that no GEP casts their pointers to address space 0.
-// NVVM-DAG:   llvm.mlir.global internal @mm__tile0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<8320 x i8>
+// NVVM-DAG:   llvm.mlir.global internal @mm__tile0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<8448 x i8>
 // NVVM-DAG:   llvm.mlir.global internal @mm__tile1() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<8192 x i8>
 // NVVM:       func.func @mm(
 // NVVM-NOT:     memref.alloca
@@ -49,16 +52,16 @@
 // NVVM:         llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
 // NVVM:         llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
 // NVVM:         llvm.call_intrinsic "llvm.nvvm.barrier0"()
-// NVVM:         llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// NVVM:         llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
 // NVVM:         llvm.call_intrinsic "llvm.nvvm.barrier0"()
 
 // PTX:        .visible .entry mm(
-// PTX-DAG:    .shared .align 16 .b8 mm__tile0[8320];
+// PTX-DAG:    .shared .align 16 .b8 mm__tile0[8448];
 // PTX-DAG:    .shared .align 16 .b8 mm__tile1[8192];
 // PTX:        ld.global.nc.b32
 // PTX:        st.shared.b32
 // PTX:        bar.sync 0;
-// PTX-COUNT-16: ld.shared.b32
+// PTX-COUNT-4: ld.shared.v4.b32
 // PTX-COUNT-64: fma.rn.f32
 // PTX:        bar.sync 0;
 kernel.func @mm outs(%out: memref<65536xf32>) ins(%a: memref<262144xf32>, %b: memref<131072xf32>) space [256, 256, 512]
