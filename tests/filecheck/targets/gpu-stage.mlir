@@ -64,6 +64,8 @@
 // PTX-COUNT-4: ld.shared.v4.b32
 // PTX-COUNT-64: fma.rn.f32
 // PTX:        bar.sync 0;
+// Each thread stores its 4 consecutive outputs at once (buffers are align 16).
+// PTX-COUNT-16: st.global.v4.b32
 kernel.func @mm outs(%out: memref<65536xf32>) ins(%a: memref<262144xf32>, %b: memref<131072xf32>) space [256, 256, 512]
     plan [parallel 0, parallel 1, serial 2] {
   %0 = kernel.load %a <[256, 256, 512] strides [512, 0, 1] offset 0> : memref<262144xf32>
