@@ -135,7 +135,8 @@ def _kernels(t: Tensor, device: str = "cuda_sim") -> list[kernel.FuncOp]:
 
 def test_row_reduction_gets_a_block_per_row_and_coalesced_threads():
     (k,) = _kernels(Tensor(np.ones((64, 4096), np.float32), device="cuda_sim").sum(1))
-    assert str(k.loop_plan) == "[block 0, serial 1:8, thread 1:512]"
+    # 512 threads, 4 consecutive elements each (16-byte loads), in 2 steps
+    assert str(k.loop_plan) == "[block 0, serial 1:2, thread 1:512, unroll 1:4]"
 
 
 def test_elementwise_threads_run_along_the_contiguous_dim():
@@ -396,7 +397,8 @@ def test_ptx_of_a_softmax_uses_shuffles_shared_memory_and_coalesced_loads():
     assert text.count("shfl.sync.bfly.b32") >= 10  # two block reductions
     assert ".shared" in text and "bar.sync" in text and "ld.global" in text
     (shape,) = launch_shapes(mod).values()
-    assert (shape.grid, shape.block, shape.num_buffers) == (64, 512, 2)
+    assert "ld.global.nc.v4" in text and "st.global.v4" in text
+    assert (shape.grid, shape.block, shape.num_buffers) == (64, 256, 2)
 
 
 def test_ptx_for_another_compute_capability():

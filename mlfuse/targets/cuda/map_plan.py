@@ -19,7 +19,8 @@ point of them, see :mod:`mlfuse.loop_nest`); what runs inside a thread stays
    unroll 4``), read from the tiles as 4-element vectors.
 2. **Row reductions** (a reduce axis the loads read contiguously): one block
    per output, its threads splitting the row (thread ``t`` reads elements
-   ``t, t + T, ...``: coalesced), every reduce of the kernel combining the
+   ``4t .. 4t + 3, 4t + 4T ...``: coalesced, 16-byte loads where the row
+   length is a multiple of 4), every reduce of the kernel combining the
    threads' partial results (``gpu.all_reduce``: warp shuffles and shared
    memory), so softmax and layernorm stay one pass over the data per reduce.
    Blocks are whole warps (up to 512 threads) or, for short rows, a power of
@@ -272,18 +273,22 @@ class _Kernel:
         ]
         for d in sorted(contiguous, key=lambda d: -self.space[d]):
             n = self.space[d]
-            t = row_threads(n)
+            # rows of whole vectors: each thread reads 4 consecutive elements at a time
+            lanes = VECTOR_LANES if n % VECTOR_LANES == 0 and n >= VECTOR_LANES * WARP else 1
+            t = row_threads(n // lanes)
             if t == 1:
                 continue
+            steps = -(-n // (t * lanes))
             serial = []
             for lp in self.serial:
                 if lp.dim == d:
-                    if n > t or n % t:  # (an overhanging row keeps its loop, even of 1)
-                        serial.append(Loop(d, SERIAL, -(-n // t)))
+                    if steps > 1 or n % (t * lanes):  # (an overhanging row keeps its loop)
+                        serial.append(Loop(d, SERIAL, steps))
                 else:
                     serial.append(lp)
             blocks = [Loop(p, BLOCK) for p in self.par]
-            plan = LoopPlan((*blocks, *serial, Loop(d, THREAD, t)))
+            vector = [Loop(d, UNROLL, lanes)] if lanes > 1 else []
+            plan = LoopPlan((*blocks, *serial, Loop(d, THREAD, t), *vector))
             return plan.normalized(self.space)
         return None
 

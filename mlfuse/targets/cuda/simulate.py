@@ -164,7 +164,7 @@ class _Run:
         elif isinstance(op, arith.DivSIOp | arith.DivUIOp):
             a, b = (self.v(x) for x in op.operands)
             self.env[res] = (
-                np.trunc(np.divide(a, b)).astype(_np_type(res.type))
+                _divsi(a, b).astype(_np_type(res.type))
                 if isinstance(op, arith.DivSIOp)
                 else np.floor_divide(_unsigned(a), _unsigned(b)).astype(_np_type(res.type))
             )
@@ -208,7 +208,10 @@ class _Run:
             self.env[res] = np.asarray(self.v(op.operands[0])).view(_np_type(res.type))
         elif isinstance(op, math.FmaOp):
             a, b, c = (self.v(x) for x in op.operands)
-            self.env[res] = (a * b + c).astype(_np_type(res.type))
+            t = _np_type(res.type)
+            if t.itemsize <= 4:  # one rounding, as fma.rn: the product exact in float64
+                a = np.asarray(a, np.float64)
+            self.env[res] = (a * b + c).astype(t)
         elif isinstance(op, math.PowFOp):
             a, b = (self.v(x) for x in op.operands)
             self.env[res] = np.power(a, b).astype(_np_type(res.type))
@@ -295,6 +298,15 @@ class _Run:
                 )
         else:
             raise NotImplementedError(f"cuda_sim: cannot run '{op.name}'")
+
+
+def _divsi(a, b):
+    """``arith.divsi``: integer division rounding toward zero, exact at any width
+    (a float quotient loses the low bits of 64-bit integers)."""
+    a, b = np.asarray(a), np.asarray(b)
+    q = np.floor_divide(a, b)
+    inexact = (q * b != a) & ((a < 0) != (b < 0))
+    return q + inexact.astype(q.dtype)
 
 
 def _contracts(op) -> bool:

@@ -2,14 +2,15 @@
 // RUN: mlfuse-opt %s -p 'gpu-map-plan,convert-kernel-to-loops{grid=true}' | filecheck %s --check-prefix=LOOPS
 
 // The CUDA pipeline from kernels to PTX for sm_90. A row sum: one block per
-// row of 1024 (512 threads, two elements each, coalesced), the threads'
-// partial sums combined by a butterfly of five warp shuffles, one slot per
-// warp in shared memory between two barriers, and the first thread storing.
+// row of 1024 (256 threads, 4 consecutive elements each: one 16-byte load,
+// coalesced), the threads' partial sums combined by a butterfly of five warp
+// shuffles, one slot per warp in shared memory between two barriers, and the
+// first thread storing.
 
-// LOOPS:      func.func @rowsum(%out: memref<64xf32>, %x: memref<65536xf32>) attributes {mlfuse.kernel, mlfuse.grid = 64 : i64, mlfuse.block = 512 : i64}
+// LOOPS:      func.func @rowsum(%out: memref<64xf32>, %x: memref<65536xf32>) attributes {mlfuse.kernel, mlfuse.register_points = 4 : i64, mlfuse.grid = 64 : i64, mlfuse.block = 256 : i64}
 // LOOPS:        "gpu.block_id"() <{dimension = #gpu<dim x>}>
 // LOOPS:        "gpu.thread_id"() <{dimension = #gpu<dim x>}>
-// LOOPS:        scf.for
+// LOOPS-COUNT-4: memref.load %x
 // LOOPS:        "gpu.all_reduce"(%{{.*}}) <{op = #gpu<all_reduce_op add>, uniform}>
 // LOOPS:        arith.cmpi eq
 // LOOPS-NEXT:   scf.if
@@ -17,11 +18,11 @@
 
 // CHECK:      .target sm_90
 // CHECK:      .visible .entry rowsum(
-// CHECK:      .maxntid 512
-// CHECK:      .shared .align 8 .b8 rowsum__smem[128];
+// CHECK:      .maxntid 256
+// CHECK:      .shared .align 8 .b8 rowsum__smem[64];
 // CHECK:      mov.u32 {{.*}}%ctaid.x;
 // CHECK:      mov.u32 {{.*}}%tid.x;
-// CHECK:      ld.global.nc.b32
+// CHECK:      ld.global.nc.v4.b32
 // CHECK-COUNT-5: shfl.sync.bfly.b32
 // CHECK:      st.shared.b32
 // CHECK:      bar.sync 0;

@@ -31,11 +31,12 @@ kernel.func @scale outs(%out: memref<1021xf32>) ins(%x: memref<1021xf32>) space 
   kernel.store %out <[1021] strides [1] offset 0>, %2 : memref<1021xf32>
 }
 
-// A row of 1000 (8 x 125: no multiple of 32 divides it) is reduced by 512
-// threads in 2 steps; the 24 points past its end count as the identity (-inf
-// for a max), so every thread still takes part in the block's reduction.
+// A row of 1000 (4 x 250: no multiple of 32 divides 250) is reduced by 256
+// threads of 4 consecutive elements each; the 24 points past its end count as
+// the identity (-inf for a max), so every thread still takes part in the
+// block's reduction.
 // PLAN:       kernel.func @rowmax
-// PLAN-SAME:    plan [block 0, serial 1:2, thread 1:512]
+// PLAN-SAME:    plan [block 0, serial 1:1, thread 1:256, unroll 1:4]
 // LOOPS:      func.func @rowmax(
 // LOOPS-DAG:    %[[N:.*]] = arith.constant 1000 : index
 // LOOPS-DAG:    %[[NEG:.*]] = arith.constant 0xff800000 : f32
@@ -43,10 +44,10 @@ kernel.func @scale outs(%out: memref<1021xf32>) ins(%x: memref<1021xf32>) space 
 // LOOPS:          %[[X:.*]] = memref.load %x
 // LOOPS:          %[[IN:.*]] = arith.cmpi slt, %{{.*}}, %[[N]] : index
 // LOOPS-NEXT:     %[[V:.*]] = arith.select %[[IN]], %[[X]], %[[NEG]] : f32
-// LOOPS-NEXT:     arith.maximumf %{{.*}}, %[[V]]
+// LOOPS:          arith.maximumf %{{.*}}, %[[V]]
 // LOOPS:        "gpu.all_reduce"
 // PTX:        .visible .entry rowmax(
-// PTX:        .maxntid 512
+// PTX:        .maxntid 256
 // PTX:        shfl.sync.bfly.b32
 kernel.func @rowmax outs(%out: memref<8xf32>) ins(%x: memref<8000xf32>) space [8, 1000]
     plan [parallel 0, serial 1] {
