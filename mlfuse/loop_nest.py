@@ -324,11 +324,31 @@ class LoopPlan:
                     "partial results would race)"
                 )
             if threads & set(axes) and not threads <= set(axes):
-                return (
-                    f"a reduce over dims {sorted(axes)} combines the threads of a block, so "
-                    f"every thread loop must run over its dims (they run over {sorted(threads)})"
-                )
+                lanes = self.reduce_lanes(axes, space)
+                if lanes is None:
+                    return (
+                        f"a reduce over dims {sorted(axes)} combines the threads of a block, so "
+                        f"every thread loop must run over its dims (they run over "
+                        f"{sorted(threads)}), or those over its dims must be the innermost and "
+                        f"together a power of two up to {WARP_SIZE} threads (a part of a warp)"
+                    )
         return None
+
+    def reduce_lanes(self, axes, space: Sequence[int] | None = None) -> int | None:
+        """How many consecutive threads a reduce over ``axes`` combines when the
+        block also has threads over other dims (each group of them is one
+        output's, within a warp): the thread loops over ``axes`` must be the
+        innermost ones and run a power of two up to 32 threads (None if they do
+        not; 0 when ``space`` is not given and the count is unknown)."""
+        grid = self.grid_loops(THREAD)
+        inside = [p for p in grid if self.loops[p].dim in axes]
+        if not inside or grid[len(grid) - len(inside) :] != tuple(inside):
+            return None
+        if space is None:
+            return 0
+        trips = self.sizes(space)
+        n = math.prod(trips[p] for p in inside)
+        return n if n <= WARP_SIZE and n & (n - 1) == 0 else None
 
 
 def domain_order(rank: int, reduce_domains: Sequence[frozenset[int]]) -> list[int]:
@@ -368,6 +388,8 @@ def default_plan(
     return LoopPlan.of([d for d in order if d in par], serial)
 
 
+WARP_SIZE = 32
+"""Threads of an NVIDIA warp (they exchange values with shuffles)."""
 VECTOR_LANES = 4
 """Elements of the widest shared-memory read (``ld.shared.v4.f32``: 16 bytes)."""
 BANKS = 32

@@ -83,6 +83,9 @@ SHARED_SPACE = IntegerAttr(3, i64)
 """The memory space of a GPU block's shared memory (NVPTX's address space 3)."""
 MAX_SHARED_BYTES = 48 * 1024
 """Shared memory every NVIDIA GPU gives a block statically."""
+LANES_ATTR = "mlfuse.lanes"
+"""On a ``gpu.all_reduce``: it combines groups of this many consecutive threads
+(a power of two up to 32, within a warp), not the whole block."""
 ALL_REDUCE_KINDS = {"add": "add", "max": "max", "mul": "mul"}
 """Reduce kinds -> ``gpu.all_reduce`` operations (float max: NaN-propagating, as on the CPU)."""
 
@@ -447,22 +450,32 @@ class _Lowering:
             if acc.shape.vector and not shape.vector:
                 v = self.horizontal(b, kind, v)
             if self.across_threads(op):
-                # every thread of the block holds a partial result: combine them
-                v = b.insert(
-                    gpu.AllReduceOp.from_op(
-                        gpu.AllReduceOpAttr(gpu.AllReduceOpEnum(ALL_REDUCE_KINDS[kind])),
-                        v,
-                        UnitAttr(),
-                    )
-                ).result
+                # every thread of the block (or of its group) holds a partial result
+                red = gpu.AllReduceOp.from_op(
+                    gpu.AllReduceOpAttr(gpu.AllReduceOpEnum(ALL_REDUCE_KINDS[kind])),
+                    v,
+                    UnitAttr(),
+                )
+                lanes = self.reduce_lanes(op)
+                if lanes is not None:
+                    red.attributes[LANES_ATTR] = IntegerAttr(lanes, i64)
+                v = b.insert(red).result
             out[key] = v
         return _Tile(shape, out)
 
     def across_threads(self, op: kernel.ReduceOp) -> bool:
-        """Whether a reduce runs over dims with thread loops (then over all of them:
-        the plan's verifier sees to that)."""
+        """Whether a reduce runs over dims with thread loops (all of them, or the
+        innermost ones: :meth:`reduce_lanes`; the plan's verifier sees to that)."""
         axes = set(op.reduce_axes)
         return any(self.plan.loops[p].dim in axes for p in self.plan.grid_loops(THREAD))
+
+    def reduce_lanes(self, op: kernel.ReduceOp) -> int | None:
+        """How many consecutive threads a reduce combines when that is not the
+        whole block (None: the whole block)."""
+        axes = set(op.reduce_axes)
+        if all(self.plan.loops[p].dim in axes for p in self.plan.grid_loops(THREAD)):
+            return None
+        return self.plan.reduce_lanes(axes, self.sizes)
 
     def horizontal(self, b: Builder, kind: str, v: SSAValue) -> SSAValue:
         """The lanes of ``v`` combined into one scalar."""

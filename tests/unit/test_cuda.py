@@ -335,6 +335,21 @@ def test_padded_convolutions_copy_the_input_and_stage_their_windows(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_short_rows_share_blocks_and_reduce_within_warps(device):
+    rng = _rng(11)
+    for shape in ((1000, 16), (64, 8), (4096, 10), (3, 16), (2, 3, 12)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        t = Tensor(x, device=device).softmax(-1)
+        if device == "cuda_sim" and shape == (1000, 16):
+            (k,) = _kernels(t)
+            assert str(k.loop_plan) == "[block 0:63, thread 0:16, thread 1]"
+        e = np.exp(x - x.max(-1, keepdims=True))
+        _close(t.numpy(), e / e.sum(-1, keepdims=True))
+    xi = rng.integers(-9, 9, (300, 12)).astype(np.int32)
+    np.testing.assert_array_equal(Tensor(xi, device=device).argmax(1).numpy(), xi.argmax(1))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_sizes_without_good_divisors(device):
     rng = _rng(7)
     x = rng.standard_normal(100003).astype(np.float32)  # prime
@@ -368,8 +383,14 @@ def test_plans_check_grid_rules():
     assert "either on a GPU grid" in mixed.problems(2)
     reduce_over_block = LoopPlan((Loop(0, BLOCK), Loop(1, THREAD)))
     assert "parallel but a reduce runs over it" in reduce_over_block.problems(2, [[0]])
+    # a reduce may combine groups of consecutive threads within a warp: its thread
+    # loops innermost, a power of two up to 32 of them
     segmented = LoopPlan((Loop(0, THREAD, 4), Loop(1, THREAD)))
-    assert "every thread loop must run over its dims" in segmented.problems(2, [[1]])
+    assert segmented.problems(2, [[1]], [4, 16]) is None
+    assert segmented.reduce_lanes({1}, [4, 16]) == 16
+    assert "every thread loop must run over its dims" in segmented.problems(2, [[1]], [4, 48])
+    outer = LoopPlan((Loop(1, THREAD), Loop(0, THREAD, 4)))
+    assert "must be the innermost" in outer.problems(2, [[1]], [4, 16])
     staged_on_cpu = LoopPlan((Loop(0, "parallel"), Loop(1, "stage")))
     assert "needs thread loops" in staged_on_cpu.problems(2, [[1]])
     two = LoopPlan((Loop(0, "stage", 2), Loop(0, "stage", 2), Loop(1, THREAD)))

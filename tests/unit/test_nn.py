@@ -129,7 +129,7 @@ def test_conv2d_large_inputs_read_their_windows_as_one_view(kw):
 def test_conv_packs_weights_where_rows_are_too_short_for_vectors():
     # a 14-wide output: vectors run over the 32 output channels of packed weights
     x, w = r(3, 32, 14, 14), r(32, 32, 3, 3)
-    got = F.conv2d(Tensor(x), Tensor(w), padding=1)
+    got = F.conv2d(Tensor(x, device="cpu"), Tensor(w, device="cpu"), padding=1)
     target = mlfuse.targets.get_target("cpu")
     packs = target.pack_conv_weights(14, 32, 4)
     assert len(mlfuse.schedule(got)) == 2 + packs

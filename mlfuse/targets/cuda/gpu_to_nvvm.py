@@ -7,6 +7,9 @@ through):
 
 * ``gpu.block_id x`` / ``gpu.thread_id x`` -> calls of
   ``llvm.nvvm.read.ptx.sreg.ctaid.x`` / ``tid.x`` (``%ctaid.x``, ``%tid.x``);
+* ``gpu.all_reduce`` with ``mlfuse.lanes = G`` (groups of G consecutive
+  threads, G a power of two up to 32) -> a butterfly of warp shuffles with
+  offsets below G: every lane ends with its group's result;
 * ``gpu.all_reduce`` (every thread of the block holds a partial result) ->
   a butterfly of warp shuffles (``shfl.sync.bfly``: afterwards every lane
   holds its warp's result), then, with more than one warp, one slot per warp
@@ -52,7 +55,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
-from mlfuse.lowering.kernel_to_loops import BLOCK_ATTR, KERNEL_ATTR
+from mlfuse.lowering.kernel_to_loops import BLOCK_ATTR, KERNEL_ATTR, LANES_ATTR
 from mlfuse.passes.scalar import combine
 
 WARP = 32
@@ -188,6 +191,23 @@ class _Lower:
                 f"(known: {', '.join(_KIND)})"
             )
         n = self.threads
+        lanes = op.attributes.get(LANES_ATTR)
+        if isinstance(lanes, IntegerAttr):  # groups of consecutive threads, in a warp
+            group = lanes.value.data
+            if group > WARP or group & (group - 1) or n % group or (n > WARP and n % WARP):
+                raise DiagnosticException(
+                    f"convert-gpu-to-nvvm: @{self.f.sym_name.data}: cannot reduce groups of "
+                    f"{group} threads in a block of {n} (groups are a power of two up to "
+                    f"{WARP}, blocks whole warps or one power-of-two part of one)"
+                )
+            b = Builder(InsertPoint.before(op))
+            v = op.operand
+            mask = (1 << min(n, WARP)) - 1
+            offset = group // 2
+            while offset:
+                v = combine(b, kind, v, self.shuffle(b, v, offset, mask))
+                offset //= 2
+            return v
         if not (n % WARP == 0 or (n < WARP and n & (n - 1) == 0)):
             raise DiagnosticException(
                 f"convert-gpu-to-nvvm: @{self.f.sym_name.data}: a block of {n} threads cannot "

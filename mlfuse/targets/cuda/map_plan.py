@@ -23,8 +23,9 @@ point of them, see :mod:`mlfuse.loop_nest`); what runs inside a thread stays
    length is a multiple of 4), every reduce of the kernel combining the
    threads' partial results (``gpu.all_reduce``: warp shuffles and shared
    memory), so softmax and layernorm stay one pass over the data per reduce.
-   Blocks are whole warps (up to 512 threads) or, for short rows, a power of
-   two below 32.
+   Blocks are whole warps (up to 512 threads); rows of a warp or less take a
+   group of threads each (a power of two), several rows to a block of up to
+   256 threads, each group combined by shuffles within its warp.
 3. **Transposes** (an elementwise kernel with a load read consecutively along
    another dim than the one its stores are): 32 x 32 tiles through shared
    memory, read along one dim and written along the other.
@@ -286,8 +287,18 @@ class _Kernel:
                         serial.append(Loop(d, SERIAL, steps))
                 else:
                     serial.append(lp)
-            blocks = [Loop(p, BLOCK) for p in self.par]
             vector = [Loop(d, UNROLL, lanes)] if lanes > 1 else []
+            if t <= WARP and self.par:
+                # short rows: several per block, each a group of t threads in a warp
+                p = max(self.par, key=lambda q: (self.space[q], -self.contiguity(q)))
+                rows = min(MAX_THREADS // t, 1 << (self.space[p] - 1).bit_length())
+                if rows > 1:
+                    blocks = [Loop(q, BLOCK) for q in self.par if q != p]
+                    blocks.append(Loop(p, BLOCK, -(-self.space[p] // rows)))
+                    threads = (Loop(p, THREAD, rows), Loop(d, THREAD, t))
+                    plan = LoopPlan((*blocks, *serial, *threads, *vector))
+                    return plan.normalized(self.space)
+            blocks = [Loop(p, BLOCK) for p in self.par]
             plan = LoopPlan((*blocks, *serial, Loop(d, THREAD, t), *vector))
             return plan.normalized(self.space)
         return None

@@ -222,8 +222,10 @@ class _Run:
         elif isinstance(op, gpu.AllReduceOp):
             x = np.broadcast_to(self.v(op.operand), self.bid.shape)
             kind = op.op.data.value  # type: ignore[union-attr]
-            per_block = _REDUCE[kind].reduce(x.reshape(self.grid, self.block), axis=1)
-            self.env[res] = np.repeat(per_block, self.block).astype(_np_type(res.type))
+            lanes = op.attributes.get("mlfuse.lanes")
+            group = lanes.value.data if isinstance(lanes, IntegerAttr) else self.block
+            per_group = _REDUCE[kind].reduce(x.reshape(-1, group), axis=1)
+            self.env[res] = np.repeat(per_group, group).astype(_np_type(res.type))
         elif isinstance(op, memref.AllocaOp):
             t = op.memref.type
             if getattr(t.memory_space, "value", None) is None or t.memory_space.value.data != 3:

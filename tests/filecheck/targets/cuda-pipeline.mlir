@@ -65,3 +65,24 @@ kernel.func @scale outs(%out: memref<65536xf32>) ins(%x: memref<65536xf32>) spac
   %2 = arith.mulf %0, %1 : f32
   kernel.store %out <[65536] strides [1] offset 0>, %2 : memref<65536xf32>
 }
+
+// Rows of 16: a group of 16 threads per row, 16 rows to a block of 256. Each
+// group's partial sums combine by four shuffles within its warp (offsets 8, 4,
+// 2, 1), with no shared memory and no barrier; the first thread of each group
+// stores.
+// LOOPS:      func.func @shortrows(
+// LOOPS-SAME:   mlfuse.grid = 64 : i64, mlfuse.block = 256 : i64
+// LOOPS:        "gpu.all_reduce"(%{{.*}}) <{op = #gpu<all_reduce_op add>, uniform}> ({
+// LOOPS-NEXT:   }) {mlfuse.lanes = 16 : i64} : (f32) -> f32
+// CHECK:      .visible .entry shortrows(
+// CHECK-NOT:  .shared
+// CHECK-COUNT-4: shfl.sync.bfly.b32
+// CHECK-NOT:  bar.sync
+// CHECK:      st.global.b32
+// CHECK:      ret;
+kernel.func @shortrows outs(%out: memref<1024xf32>) ins(%x: memref<16384xf32>) space [1024, 16]
+    plan [parallel 0, serial 1] {
+  %0 = kernel.load %x <[1024, 16] strides [16, 1] offset 0> : memref<16384xf32>
+  %1 = kernel.reduce add %0 [1] : f32
+  kernel.store %out <[1024, 16] strides [1, 0] offset 0>, %1 : memref<1024xf32>
+}
