@@ -271,9 +271,7 @@ class LoopPlan:
                 total = math.prod(lp.size for lp in pieces)  # type: ignore[misc]
                 inner = total // pieces[0].size  # type: ignore[operator]
                 overhang = (
-                    total > space[d]
-                    and self.on_grid
-                    and pieces[0].size == -(-space[d] // inner)
+                    total > space[d] and self.on_grid and pieces[0].size == -(-space[d] // inner)
                 )
                 if total != space[d] and not overhang:
                     return (
@@ -288,7 +286,9 @@ class LoopPlan:
         # on a grid, unroll loops may also come after thread loops: a thread's
         # register block is then consecutive elements, not elements spaced apart
         rank_of = {BLOCK: 0, PARALLEL: 0, SERIAL: 1, STAGE: 1, UNROLL: 2, VECTOR: 2}
-        rank_of[THREAD] = 2 if self.on_grid and not any(lp.kind == VECTOR for lp in self.loops) else 3
+        rank_of[THREAD] = (
+            2 if self.on_grid and not any(lp.kind == VECTOR for lp in self.loops) else 3
+        )
         kinds = [rank_of[lp.kind] for lp in self.loops]
         if kinds != sorted(kinds):
             return (

@@ -95,7 +95,9 @@ class _Split(RewritePattern):
         shape = lazy.shape_of(op.input)
         axes = op.reduce_axes
         limits = (
-            self.column if is_column(shape, axes) else (self.outputs, self.min_length, self.min_part)
+            self.column
+            if is_column(shape, axes)
+            else (self.outputs, self.min_length, self.min_part)
         )
         found = split_factor(shape, axes, *limits)
         if found is None:

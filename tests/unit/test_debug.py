@@ -72,7 +72,9 @@ def test_debug_1_prints_each_pass_time():
     p = _run(MATMUL, MLFUSE_DEBUG="1")
     assert p.returncode == 0, p.stderr
     err = p.stderr
-    assert re.search(r"lazy: lazy-canonicalize [\d.]+ ms, split-reduces [\d.]+ ms, push-views", err), err
+    assert re.search(
+        r"lazy: lazy-canonicalize [\d.]+ ms, split-reduces [\d.]+ ms, push-views", err
+    ), err
     assert re.search(r"kernel: legalize-float-types [\d.]+ ms, .*cpu-entry-points [\d.]+ ms", err)
     assert re.search(r"compile: cpu [\d.]+ ms", err)
     assert "GB/s" not in err  # kernels as they run are level 2

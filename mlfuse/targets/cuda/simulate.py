@@ -230,7 +230,9 @@ class _Run:
             t = op.memref.type
             if getattr(t.memory_space, "value", None) is None or t.memory_space.value.data != 3:
                 raise NotImplementedError("cuda_sim: memref.alloca outside shared memory")
-            self.env[res] = _Shared(np.zeros((self.grid, t.get_shape()[0]), _np_type(t.element_type)))
+            self.env[res] = _Shared(
+                np.zeros((self.grid, t.get_shape()[0]), _np_type(t.element_type))
+            )
         elif isinstance(op, gpu.BarrierOp):
             pass  # the threads run in lock step
         elif isinstance(op, vector.LoadOp):
@@ -392,6 +394,7 @@ class CudaSimTarget(Target):
         from mlfuse.targets.cuda.target import CudaTarget
 
         return nbytes >= CudaTarget.PAD_COPY_BYTES
+
     kernel_pipeline = (
         "legalize-float-types",
         "expand-math",
