@@ -26,6 +26,16 @@ def _module(t: Tensor):
     return graph.compiled_for(graph.collect([t.node])).module.clone()
 
 
+def _plan(text: str) -> LoopPlan:
+    """A loop plan from its text, as kernel.func prints it."""
+    from xdsl.parser import Parser
+
+    from mlfuse.dialects.kernel import parse_plan
+    from mlfuse.driver import make_context
+
+    return parse_plan(Parser(make_context(), text))
+
+
 def _rng(seed=0):
     return np.random.default_rng(seed)
 
@@ -168,19 +178,11 @@ def test_contraction_gets_register_blocks():
 
 
 def test_stage_tiles_lay_out_shared_memory_for_the_threads_that_read_them():
-    from mlfuse.loop_nest import SERIAL, STAGE, UNROLL, Loop, stage_tile
+    from mlfuse.loop_nest import stage_tile
 
-    plan = LoopPlan(
-        (
-            Loop(0, BLOCK, 8),
-            Loop(1, BLOCK, 8),
-            Loop(2, STAGE, 64),
-            Loop(2, SERIAL, 16),
-            Loop(0, UNROLL, 8),
-            Loop(1, UNROLL, 8),
-            Loop(0, THREAD, 16),
-            Loop(1, THREAD, 16),
-        )
+    plan = _plan(
+        "[block 0:8, block 1:8, stage 2:64, serial 2:16, unroll 0:8, unroll 1:8, "
+        "thread 0:16, thread 1:16]"
     )
     space = [1024, 1024, 1024]
     assert plan.problems(3, [[2]], space) is None
@@ -195,20 +197,13 @@ def test_stage_tiles_lay_out_shared_memory_for_the_threads_that_read_them():
     assert a.lanes == b.lanes == 1
     # register blocks of consecutive elements are read as 4-lane vectors: rows
     # padded to 132 (16-byte aligned)
-    loops = list(plan.loops)
-    loops[4:] = [
-        Loop(0, UNROLL, 2),
-        Loop(1, UNROLL, 2),
-        Loop(0, THREAD, 16),
-        Loop(1, THREAD, 16),
-        Loop(0, UNROLL, 4),
-        Loop(1, UNROLL, 4),
-    ]
-    packed = LoopPlan(tuple(loops))
+    packed = _plan(
+        "[block 0:8, block 1:8, stage 2:64, serial 2:16, unroll 0:2, unroll 1:2, "
+        "thread 0:16, thread 1:16, unroll 0:4, unroll 1:4]"
+    )
     assert packed.problems(3, [[2]], space) is None
     a = stage_tile(packed, space, 2, [0, 2], fastest=2)
     assert (a.strides, a.lanes) == ((132, 1), 4)
-    assert LoopPlan(tuple(loops[:4] + loops[6:] + loops[4:6])).problems(3, [[2]]) is None
 
 
 @pytest.mark.parametrize(
@@ -278,18 +273,9 @@ def test_grids_may_run_past_the_end_of_a_dim_and_only_grids():
 
 
 def test_stage_loops_copy_the_loads_tiles_pay_for():
-    from mlfuse.loop_nest import STAGE, UNROLL, Loop, stages_load
+    from mlfuse.loop_nest import stages_load
 
-    plan = LoopPlan(
-        (
-            Loop(0, BLOCK, 4),
-            Loop(1, BLOCK, 2),
-            Loop(0, STAGE, 1),
-            Loop(0, UNROLL, 4),
-            Loop(0, THREAD, 8),
-            Loop(1, THREAD, 32),
-        )
-    )
+    plan = _plan("[block 0:4, block 1:2, stage 0:1, unroll 0:4, thread 0:8, thread 1:32]")
     assert stages_load(plan, 2, {0, 1}, 0)  # consecutive along dim 0: a transpose
     assert not stages_load(plan, 2, {0, 1}, 1)  # along the threads' dim already
     assert stages_load(plan, 2, {0}, 0)  # shared by the threads along dim 1
