@@ -309,7 +309,7 @@ class _Kernel:
         32 tiles of ``(a, b)`` per block of 8 x 32 threads (4 rows each), the
         tile of such loads staged in shared memory (a ``stage`` loop of one
         step), so both the copy's reads and the threads' stores are coalesced."""
-        if self.reduces or not self.stores or len(self.par) < 2:
+        if self.reduces or self.serial or not self.stores or len(self.par) < 2:
             return None
         b = min(self.par, key=self.contiguity)
         a = None
