@@ -493,9 +493,16 @@ def max_pool1d(
 
 
 def max_pool2d(
-    x: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False
+    x: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
 ) -> Tensor:
     """Max over each window (padding reads -inf): ``F.max_pool2d(x, 2)``."""
+    _no_indices(return_indices, "max_pool2d")
     return _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, 2, "max_pool2d")
 
 

@@ -122,6 +122,8 @@ def test_pool_errors():
         F.max_pool1d(Tensor(r(1, 2, 3)), 5)
     with pytest.raises(NotImplementedError, match="return_indices"):
         F.max_pool1d(Tensor(r(1, 2, 5)), 2, return_indices=True)
+    with pytest.raises(NotImplementedError, match="max_pool2d: return_indices"):
+        F.max_pool2d(Tensor(r(1, 2, 4, 4)), 2, return_indices=True)
 
 
 def adaptive_ref(x, out, kind):
