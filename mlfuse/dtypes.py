@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,6 +130,67 @@ _BY_NAME.update(
     }
 )
 _NAMES = ", ".join(d.name for d in ALL)
+_ALIASES = frozenset(_BY_NAME) - {d.name for d in ALL} | {"bool", "uchar"}
+
+
+def __getattr__(name: str) -> DType:
+    """The aliases PyTorch and tinygrad code spells dtypes with, as attributes:
+    ``dtypes.half``, ``dtypes.float``, ``dtypes.long``, ``dtypes.bool``,
+    ``dtypes.uchar``... (module attributes looked up here, so the builtins
+    ``bool``, ``int`` and ``float`` keep their meaning inside this module)."""
+    if name == "uchar":
+        return uint8
+    if name in _ALIASES:
+        return _BY_NAME[name]
+    raise AttributeError(f"module 'mlfuse.dtypes' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _ALIASES)
+
+
+floats = (float16, bfloat16, float32, float64)
+ints = (uint8, int8, int16, int32, int64)
+
+
+def is_float(dt) -> bool:
+    """tinygrad's spelling of ``dt.is_float``: ``dtypes.is_float(dtypes.half)``."""
+    return as_dtype(dt).is_float
+
+
+def is_int(dt) -> bool:
+    """Integer dtype, signed or unsigned (not bool): ``dtypes.is_int(dtypes.uint8)``."""
+    return as_dtype(dt).is_int
+
+
+def is_unsigned(dt) -> bool:
+    return as_dtype(dt).unsigned
+
+
+def is_bool(dt) -> bool:
+    return as_dtype(dt).is_bool
+
+
+def min(dt):  # noqa: A001 - tinygrad's name
+    """The smallest value of ``dt``: ``dtypes.min(dtypes.int8)`` is -128, floats -inf."""
+    dt = as_dtype(dt)
+    if dt.is_bool:
+        return False
+    if dt.is_float:
+        return -np.inf
+    return int(np.iinfo(dt.np).min)
+
+
+def max(dt):  # noqa: A001 - tinygrad's name
+    """The largest value of ``dt``: ``dtypes.max(dtypes.uint8)`` is 255, floats inf."""
+    dt = as_dtype(dt)
+    if dt.is_bool:
+        return True
+    if dt.is_float:
+        return np.inf
+    return int(np.iinfo(dt.np).max)
+
+
 NAMES = frozenset(_BY_NAME)
 """Every name :func:`as_dtype` accepts as a string (PyTorch's aliases included)."""
 
@@ -272,7 +334,7 @@ def result_type(*operands) -> DType:
             typed = as_dtype(x) if typed is None else promote(typed, as_dtype(x))
     if typed is None:  # scalars only: the kind of the highest one, default sizes
         kinds = {bool: 0, int: 1, float: 2}
-        top = max(scalars, key=lambda v: kinds[type(v)] if type(v) in kinds else 2)
+        top = builtins.max(scalars, key=lambda v: kinds[type(v)] if type(v) in kinds else 2)
         typed = as_dtype(type(top))
         return typed
     for v in scalars:

@@ -522,3 +522,26 @@ def test_mlfuse_opt_refuses_what_it_cannot_lower_with_a_diagnostic():
     assert "on bf16 values" in r.stderr and "run legalize-float-types" in r.stderr
     r = opt(PROGRAM.replace("T", "ui8").replace("lazy.max", "lazy.pow"), "-p", CPU_PIPELINE)
     assert r.returncode == 1 and "lazy.pow needs float elements, got ui8" in r.stderr
+
+
+def test_aliases_and_helpers_of_pytorch_and_tinygrad():
+    from mlfuse import dtypes
+
+    assert dtypes.half is mlfuse.float16 and dtypes.float is mlfuse.float32
+    assert dtypes.double is mlfuse.float64 and dtypes.long is mlfuse.int64
+    assert dtypes.int is mlfuse.int32 and dtypes.short is mlfuse.int16
+    assert dtypes.char is mlfuse.int8 and dtypes.uchar is mlfuse.uint8
+    assert dtypes.bool is mlfuse.bool_ and dtypes.byte is mlfuse.uint8
+    from mlfuse.dtypes import half  # a module attribute, importable
+
+    assert half is mlfuse.float16
+    assert dtypes.is_float(dtypes.half) and not dtypes.is_float("int32")
+    assert dtypes.is_int(dtypes.uint8) and not dtypes.is_int(dtypes.bool)
+    assert dtypes.is_unsigned(dtypes.uchar) and dtypes.is_bool(dtypes.bool)
+    assert (dtypes.min(dtypes.int8), dtypes.max(dtypes.int8)) == (-128, 127)
+    assert dtypes.max("uint8") == 255 and dtypes.min(dtypes.float32) == -np.inf
+    assert dtypes.floats[-1] is mlfuse.float64 and mlfuse.int64 in dtypes.ints
+    # the builtins keep their meaning inside the module
+    assert dtypes.result_type(3, 2.5) is mlfuse.float32
+    with pytest.raises(AttributeError, match="no attribute 'uint32'"):
+        dtypes.uint32  # noqa: B018
