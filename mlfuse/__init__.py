@@ -10,6 +10,7 @@ mlfuse.devices()           # ('cpu',): where tensors can live (Tensor(..., devic
 
 from mlfuse import dtypes
 from mlfuse.autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
+from mlfuse.errors import ArgumentError, DimError, UnsupportedModeError
 from mlfuse.runtime.jit import Jit, jit
 from mlfuse.dtypes import (
     bfloat16,
@@ -89,6 +90,9 @@ __all__ = [
     "long",
     "promote_types",
     "result_type",
+    "ArgumentError",
+    "DimError",
+    "UnsupportedModeError",
 ]
 # PyTorch's aliases: mlfuse.half is float16, mlfuse.long is int64, ...
 half, float, double = float16, float32, float64  # noqa: A001 - PyTorch's names

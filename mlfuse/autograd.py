@@ -158,6 +158,7 @@ rule("mul")(lambda c, g: (g * c.y, g * c.x))
 rule("div")(lambda c, g: (g / c.y, -(g * c.out) / c.y))
 rule("mulacc")(lambda c, g: (g * c.srcs[1], g * c.srcs[0], g))
 rule("contiguous")(lambda c, g: (g,))
+rule("derivative")(lambda c, g: c.arg.rule(c, g))  # a composite function's own rule
 rule("assign")(lambda c, g: (None, g))  # the new value replaces the old one
 
 
@@ -208,8 +209,13 @@ def _reduce(c: Ctx, g: Tensor):
     ge = g.expand(x.shape)
     if kind == "add":
         return (ge,)
-    if kind == "mul":  # the product of the others: out / x
-        return (ge * c.out.expand(x.shape) / x,)
+    if kind == "mul":  # the product of the others, exact where x holds zeros
+        zero = x == 0
+        nonzero = zero.where(1, x)
+        p = nonzero.prod(axes, keepdim=True).expand(x.shape)  # of the non-zero values
+        zeros = _mask(zero, x).sum(axes, keepdim=True).expand(x.shape)
+        others = zero.where((zeros == 1).where(p, 0), (zeros == 0).where(p / nonzero, 0))
+        return (ge * others,)
     # max: the positions equal to the result share the gradient evenly
     hit = _mask(x == c.out.expand(x.shape), g)
     return (ge * hit / hit.sum(axes, keepdim=True).expand(x.shape),)
@@ -236,8 +242,17 @@ def _scan(c: Ctx, g: Tensor):
     x, out = c.x, c.out
     if kind == "add":
         return (_reverse_cumsum(g, d),)
-    if kind == "mul":  # d out_j / d x_i = out_j / x_i for j >= i
-        return (_reverse_cumsum(g * out, d) / x,)
+    if kind == "mul":
+        # d out_j / d x_i = prod_{k <= j, k != i} x_k for j >= i: out_j / x_i
+        # before the first zero, the product over the others at the first zero,
+        # 0 after it
+        zero = x == 0
+        seen = _mask(zero, x)._scan("add", d)  # zeros up to and at i
+        before = seen == 0
+        first = zero & (seen == 1)
+        at_first = _reverse_cumsum(g * first.where(1, x)._scan("mul", d), d)
+        upto = _reverse_cumsum(g * out, d) / before.where(x, 1)
+        return (before.where(upto, first.where(at_first, 0)),)
     # max/min: out_j came from the last i <= j where x_i equals the running value
     from mlfuse.tensor import Tensor
 
@@ -326,20 +341,45 @@ def _tracked(n: Node) -> list[Node]:
     return [s for s in t[1] if s.tape is not None]
 
 
+def _recipe(n: Node) -> tuple | None:
+    """How ``n`` was made, for a walk over the whole graph: its tape when it
+    has one, else its op while it is unrealized (None: a leaf, a realized
+    value, or a detached one)."""
+    if n.tape:
+        return n.tape
+    if n.buffer is not None or not n.srcs or n.op == "detach":
+        return None
+    if n.op == "derivative":
+        return (n.op, n.arg.srcs, n.arg)
+    return (n.op, n.srcs, n.arg)
+
+
+def _made_from(n: Node) -> list[Node]:
+    r = _recipe(n)
+    return list(r[1]) if r else []
+
+
 def gradients(
-    root: Node, seed: Tensor, wanted: Sequence[Node], create_graph: bool = False
+    root: Node,
+    seed: Tensor,
+    wanted: Sequence[Node],
+    create_graph: bool = False,
+    whole_graph: bool = False,
 ) -> dict[int, Tensor]:
     """The gradients of ``root`` (its gradient is ``seed``) with respect to the
     ``wanted`` nodes, by id; a wanted node ``root`` does not depend on is
     missing. The walk is iterative (any graph depth) and visits only nodes on a
-    path from ``root`` to a wanted node."""
+    path from ``root`` to a wanted node. It follows the tapes autograd recorded
+    or, with ``whole_graph``, every unrealized op as well (tinygrad's
+    ``Tensor.gradient``: any tensor the result was computed from is a target)."""
     from mlfuse.tensor import Tensor
 
-    order = postorder([root], _tracked)  # sources first
+    edges = _made_from if whole_graph else _tracked
+    order = postorder([root], edges)  # sources first
     want = {id(n) for n in wanted}
     needed: set[int] = set()
     for n in order:
-        if id(n) in want or any(id(s) in needed for s in _tracked(n)):
+        if id(n) in want or any(id(s) in needed for s in edges(n)):
             needed.add(id(n))
     grads: dict[int, Tensor] = {id(root): seed}
     out: dict[int, Tensor] = {}
@@ -354,7 +394,7 @@ def gradients(
                 # a tensor of its own, not a view holding the tensor it was taken from
                 # alive (that one would look like an observer of the old parameters)
                 out[id(n)] = Tensor(g.node)
-            tape = n.tape
+            tape = _recipe(n) if whole_graph else n.tape
             if not tape:
                 continue
             op, srcs, arg = tape

@@ -204,9 +204,33 @@ def _device(op: str, srcs: Sequence[Node], device: str | None) -> str:
     return dev
 
 
+class Derivative:
+    """The argument of a ``derivative`` node: the value of its one source, and
+    for autograd the gradient rule ``rule(ctx, g)`` of a composite function
+    with respect to ``srcs`` (its inputs), in place of differentiating the ops
+    that compute it. Special functions are computed by branches, series and
+    continued fractions whose derivatives are long and, at the points a branch
+    is not taken, NaN (0 * inf); their rules are the closed forms
+    (``erf'(x) = 2/sqrt(pi) exp(-x^2)``) PyTorch uses.
+
+    Programs see the node as its source (it lowers to nothing); keys see only
+    ``name``, so equal programs share compiled kernels and no cache holds
+    the inputs alive."""
+
+    __slots__ = ("name", "srcs", "rule")
+
+    def __init__(self, name: str, srcs: tuple[Node, ...], rule) -> None:
+        self.name, self.srcs, self.rule = name, srcs, rule
+
+    def __repr__(self) -> str:
+        return f"Derivative({self.name})"
+
+
 def exact_key(arg: Any) -> Any:
     """``arg`` as a dict key that tells apart what ``==`` does not: -0.0 and
     0.0 (equal, and equally hashed, but different constants: -0.0 + 0.0 is 0.0)."""
+    if isinstance(arg, Derivative):
+        return ("derivative", arg.name, tuple(id(s) for s in arg.srcs))
     if isinstance(arg, float):
         return (arg, math.copysign(1.0, arg))
     if isinstance(arg, tuple):
@@ -246,6 +270,8 @@ def _tape(op: str, srcs: tuple[Node, ...], arg: Any) -> tuple | None:
     forget its sources; the tape keeps them)."""
     if op == "detach" or not grad_enabled.get():
         return None
+    if op == "derivative":  # differentiated with respect to the function's inputs
+        srcs = arg.srcs
     for s in srcs:
         if s.tape is not None:
             return (op, srcs, arg)
@@ -376,7 +402,7 @@ def collect(outputs: Sequence[Node]) -> Graph:
         if n.realized
         else (
             "assign-copy" if id(n) in copies else n.op,
-            exact_key(n.arg),
+            n.arg.name if n.op == "derivative" else exact_key(n.arg),
             n.shape,
             n.dtype.name,
             tuple(index[id(s)] for s in n.srcs),
@@ -589,7 +615,7 @@ def to_module(g: Graph) -> ModuleOp:
                 continue
             view = n.view if n.view is not None else View.create(n.shape)
             op = lazy.ViewOp.build(block.args[i], ViewStack((view,)))
-        elif n.op == "detach":  # the same value, cut off from autograd: no op
+        elif n.op in ("detach", "derivative"):  # the same value: no op
             value[id(n)] = value[id(n.srcs[0])]
             continue
         elif id(n) in g.copies:  # the assign writes a new buffer: its value, materialized

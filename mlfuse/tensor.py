@@ -23,6 +23,7 @@ import numpy as np
 
 from mlfuse import autograd, dtypes, graph, targets
 from mlfuse.dtypes import DType
+from mlfuse.errors import ArgumentError, DimError, UnsupportedModeError
 from mlfuse.graph import Node
 
 Shape = tuple[int, ...]
@@ -52,19 +53,21 @@ def _tinygrad_pads(padding, nd: int, what: str):
         return tuple((int(padding), int(padding)) for _ in range(nd))
     p = tuple(padding)
     if not all(isinstance(v, (int, np.integer)) for v in p):
-        raise ValueError(f"{what}: padding must be ints, got {padding!r}")
+        raise ArgumentError(f"{what}: padding must be ints, got {padding!r}")
     if len(p) == nd:
         return tuple((int(v), int(v)) for v in p)
     if len(p) == 2 * nd:
         return tuple((int(p[2 * i]), int(p[2 * i + 1])) for i in reversed(range(nd)))
-    raise ValueError(f"{what}: padding must be an int, {nd} ints or {2 * nd} ints, got {padding!r}")
+    raise ArgumentError(
+        f"{what}: padding must be an int, {nd} ints or {2 * nd} ints, got {padding!r}"
+    )
 
 
 def _norm_axis(axis: int, ndim: int, what: str = "axis") -> int:
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise TypeError(f"{what} must be an int, got {type(axis).__name__}")
     if (ndim and not -ndim <= axis < ndim) or (ndim == 0 and axis not in (0, -1)):
-        raise ValueError(f"{what} {axis} is out of range for a tensor of {ndim} dims")
+        raise DimError(f"{what} {axis} is out of range for a tensor of {ndim} dims")
     return int(axis) % ndim if ndim else 0
 
 
@@ -82,7 +85,7 @@ def _norm_axes(axis, ndim: int) -> tuple[int, ...]:
     if ndim == 0:
         return ()
     if len(out) != len(axes):
-        raise ValueError(f"repeated axis in {axis}")
+        raise ArgumentError(f"repeated axis in {axis}")
     return out
 
 
@@ -92,7 +95,7 @@ def broadcast_shape(*shapes: Shape) -> Shape:
     for i in range(nd):
         dims = {s[len(s) - nd + i] for s in shapes if len(s) - nd + i >= 0} - {1}
         if len(dims) > 1:
-            raise ValueError(f"shapes {' and '.join(str(s) for s in shapes)} do not broadcast")
+            raise ArgumentError(f"shapes {' and '.join(str(s) for s in shapes)} do not broadcast")
         out.append(dims.pop() if dims else 1)
     return tuple(out)
 
@@ -111,16 +114,16 @@ def _shape_arg(shape, allow_minus_one: bool = False) -> Shape:
     out = _ints(shape)
     for s in out:
         if s < 0 and not (allow_minus_one and s == -1):
-            raise ValueError(f"negative dimension in shape {out}")
+            raise ArgumentError(f"negative dimension in shape {out}")
     return out
 
 
 def _pairs(arg, ndim: int, what: str, form: str, keep: Shape | None = None):
     """One (a, b) pair of ints per dim; None keeps the dim ((0, 0), or (0, size))."""
     if not isinstance(arg, (tuple, list)):
-        raise ValueError(f"{what} needs {ndim} {form} pairs, one per dim; got {arg!r}")
+        raise ArgumentError(f"{what} needs {ndim} {form} pairs, one per dim; got {arg!r}")
     if len(arg) != ndim:
-        raise ValueError(f"{what} needs {ndim} {form} pairs, got {len(arg)}")
+        raise ArgumentError(f"{what} needs {ndim} {form} pairs, got {len(arg)}")
     out = []
     for d, p in enumerate(arg):
         if p is None:
@@ -131,7 +134,9 @@ def _pairs(arg, ndim: int, what: str, form: str, keep: Shape | None = None):
             or len(p) != 2
             or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in p)
         ):
-            raise ValueError(f"{what}: entry {d} must be a {form} pair of ints or None, got {p!r}")
+            raise ArgumentError(
+                f"{what}: entry {d} must be a {form} pair of ints or None, got {p!r}"
+            )
         out.append((int(p[0]), int(p[1])))
     return tuple(out)
 
@@ -143,6 +148,16 @@ def manual_seed(seed: int) -> None:
     """Seed the generator behind ``randn``/``rand``/``uniform``/``randint``/
     ``dropout`` calls without their own ``seed``: ``mlfuse.manual_seed(0)``."""
     _GENERATOR[0] = np.random.default_rng(seed)
+
+
+def _derivative(name: str, out: Tensor, inputs: tuple[Tensor, ...], rule) -> Tensor:
+    """``out``, computed from ``inputs`` by a composite formula, differentiated by
+    ``rule(ctx, g)`` (``ctx.srcs``: the inputs, ``ctx.out``: the value; one
+    gradient or None per input) instead of through the formula's ops: see
+    :class:`mlfuse.graph.Derivative`."""
+    n = out.node
+    arg = graph.Derivative(name, tuple(t.node for t in inputs), rule)
+    return Tensor(graph.make("derivative", (n,), arg, n.shape, n.dtype))
 
 
 def _rng(seed: int | None) -> np.random.Generator:
@@ -279,7 +294,7 @@ class Tensor:
             value = bool(value)
         elif dt.is_int:
             if isinstance(value, float) and value != int(value):
-                raise ValueError(f"{value} is not an integer for dtype {dt.name}")
+                raise ArgumentError(f"{value} is not an integer for dtype {dt.name}")
             value = int(value)
             info = np.iinfo(dt.np)
             if not info.min <= value <= info.max:
@@ -332,7 +347,7 @@ class Tensor:
         if stop is None:
             start, stop = 0, start
         if step == 0:
-            raise ValueError("arange step must not be 0")
+            raise ArgumentError("arange step must not be 0")
         is_int = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
         dt = (
             dtypes.as_dtype(dtype)
@@ -346,7 +361,7 @@ class Tensor:
         """The identity matrix (``n`` x ``m``, square by default): ``Tensor.eye(3)``."""
         for v, what in ((n, "n"), (m, "m")):
             if v is not None and (not isinstance(v, (int, np.integer)) or v < 0):
-                raise ValueError(f"eye: {what} must be a non-negative int, got {v!r}")
+                raise ArgumentError(f"eye: {what} must be a non-negative int, got {v!r}")
         return Tensor(np.eye(n, m), dtype or dtypes.default_float, device)
 
     @staticmethod
@@ -360,7 +375,7 @@ class Tensor:
         """``steps`` evenly spaced values from ``start`` to ``end`` inclusive:
         ``Tensor.linspace(0, 1, 5)``."""
         if not isinstance(steps, (int, np.integer)) or steps < 0:
-            raise ValueError(f"linspace: steps must be a non-negative int, got {steps!r}")
+            raise ArgumentError(f"linspace: steps must be a non-negative int, got {steps!r}")
         dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
         vals = np.linspace(float(start), float(end), int(steps))
         return Tensor(vals.astype(dt.host) if not dt.is_float else vals, dt, device)
@@ -370,7 +385,7 @@ class Tensor:
         """``base ** linspace(start, end, steps)``: ``Tensor.logspace(0, 3, 4)`` is
         ``[1, 10, 100, 1000]``."""
         if not isinstance(steps, (int, np.integer)) or steps < 0:
-            raise ValueError(f"logspace: steps must be a non-negative int, got {steps!r}")
+            raise ArgumentError(f"logspace: steps must be a non-negative int, got {steps!r}")
         dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
         vals = float(base) ** np.linspace(float(start), float(end), int(steps))
         return Tensor(vals.astype(dt.host) if not dt.is_float else vals, dt, device)
@@ -382,7 +397,7 @@ class Tensor:
         if high is None:
             low, high = 0, low
         if high <= low:
-            raise ValueError(f"randint: high ({high}) must be above low ({low})")
+            raise ArgumentError(f"randint: high ({high}) must be above low ({low})")
         shape = _shape_arg(size if isinstance(size, (tuple, list)) else (size,))
         dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.int64
         return Tensor(_rng(seed).integers(low, high, shape), dt, device)
@@ -574,7 +589,7 @@ class Tensor:
             if not isinstance(g, Tensor):
                 raise TypeError(f"grad must be a Tensor or None, got {type(g).__name__}")
             if g.shape != self.shape:
-                raise ValueError(f"grad has shape {g.shape}, the tensor {self.shape}")
+                raise ArgumentError(f"grad has shape {g.shape}, the tensor {self.shape}")
         self._set_grad(g)
 
     def _set_grad(self, g: Tensor | None) -> None:
@@ -592,6 +607,39 @@ class Tensor:
         ``gradient``) to ``.grad`` of the leaves it was computed from; the
         gradients stay lazy until read or realized: ``loss.backward()``."""
         autograd.backward(self, gradient, retain_graph, create_graph)
+
+    def gradient(self, *targets: Tensor, gradient=None) -> list[Tensor]:
+        """The gradients of this tensor (one element, or weighted by
+        ``gradient``) with respect to ``targets``, as a list, tinygrad's API:
+        ``dx, dw = loss.gradient(x, w)``. Any tensor this one was computed
+        from is a target, ``requires_grad`` or not; a target it does not
+        depend on gets zeros. ``.grad`` is left alone and nothing is realized."""
+        for i, t in enumerate(targets):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"gradient: target {i} is {type(t).__name__}, not a Tensor")
+            if not t.dtype.is_float:
+                raise TypeError(
+                    f"gradient: target {i} has dtype {t.dtype.name}; only float tensors "
+                    "have gradients"
+                )
+        if gradient is None:
+            if self.numel() != 1:
+                raise ArgumentError(
+                    f"gradient: a gradient can be created implicitly only for one-element "
+                    f"outputs, this one has shape {self.shape}; pass gradient="
+                )
+            seed = Tensor.ones(*self.shape, dtype=self.dtype, device=self.device)
+        else:
+            seed = (
+                gradient if isinstance(gradient, Tensor) else Tensor(gradient, device=self.device)
+            )
+            if seed.shape != self.shape:
+                raise ArgumentError(
+                    f"gradient: gradient= has shape {seed.shape}, the tensor {self.shape}"
+                )
+            seed = seed.cast(self.dtype)
+        got = autograd.gradients(self.node, seed, [t.node for t in targets], whole_graph=True)
+        return [got[id(t.node)] if id(t.node) in got else Tensor.zeros_like(t) for t in targets]
 
     def detach(self) -> Tensor:
         """The same value, cut off from autograd (no gradient flows through it):
@@ -623,7 +671,7 @@ class Tensor:
     def item(self):
         """The value of a one-element tensor as a Python number: ``x.sum().item()``."""
         if self.numel() != 1:
-            raise ValueError(f"item() needs exactly one element, the tensor has {self.numel()}")
+            raise ArgumentError(f"item() needs exactly one element, the tensor has {self.numel()}")
         return self.numpy().reshape(()).item()
 
     def tolist(self):
@@ -639,7 +687,7 @@ class Tensor:
         if copy is False:
             arr = self._shared()
             if arr is None or (dtype is not None and np.dtype(dtype) != arr.dtype):
-                raise ValueError(
+                raise ArgumentError(
                     f"np.asarray(copy=False): a {self.device} tensor of {self.dtype.name} "
                     "cannot be viewed without a copy"
                 )
@@ -714,7 +762,7 @@ class Tensor:
         if self.shape == shape:
             return self
         if len(shape) < self.ndim:
-            raise ValueError(f"cannot broadcast {self.shape} to {shape}")
+            raise ArgumentError(f"cannot broadcast {self.shape} to {shape}")
         t = (
             self.reshape((1,) * (len(shape) - self.ndim) + self.shape)
             if self.ndim < len(shape)
@@ -722,7 +770,7 @@ class Tensor:
         )
         for s, n in zip(t.shape, shape):
             if s != n and s != 1:
-                raise ValueError(f"cannot broadcast {self.shape} to {shape}")
+                raise ArgumentError(f"cannot broadcast {self.shape} to {shape}")
         return t.expand(shape)
 
     def _unary(self, kind: str, allow=("f", "i")) -> Tensor:
@@ -817,7 +865,7 @@ class Tensor:
             e = int(other)
             if not self.dtype.is_float:
                 if e < 0:
-                    raise ValueError(
+                    raise ArgumentError(
                         f"pow: integers to negative integer powers are not allowed (exponent {e})"
                     )
                 return self._int_pow_scalar(e)
@@ -1069,15 +1117,19 @@ class Tensor:
         """``max(x, 0)``, elementwise (NaN stays NaN, -0.0 stays -0.0, as in PyTorch
         and numpy): ``x.relu()``. Its gradient is 0 at 0, as PyTorch's."""
         out = self.maximum(0)
-        if self.node.tape is None or not graph.grad_enabled.get():
+        if not self.dtype.is_float:
             return out
         # the gradient flows where x > 0 only (maximum would share it at the tie)
-        return (self > 0).where(self, out.detach())
+        return _derivative("relu", out, (self,), lambda c, g: ((c.x > 0).where(g, 0.0),))
 
     @_traced
     def sigmoid(self):
-        """``1 / (1 + exp(-x))``, elementwise: ``x.sigmoid()``."""
-        return (1 + (-self._float()).exp()).reciprocal()
+        """``1 / (1 + exp(-x))``, elementwise: ``x.sigmoid()``. Computed from
+        ``exp(-|x|)``, which never overflows; the gradient is ``s (1 - s)``."""
+        x = self._float()
+        z = (-x.abs()).exp()
+        out = (x >= 0).where(1 / (1 + z), z / (1 + z))
+        return _derivative("sigmoid", out, (x,), lambda c, g: (g * c.out * (1 - c.out),))
 
     @_traced
     def tanh(self):
@@ -1095,20 +1147,38 @@ class Tensor:
         small = x * (1 + x2 * poly)  # x * (...) keeps the sign of a zero
         e = (x.abs() * -2).exp()
         big = (1 - e) / (1 + e)
-        return (x.abs() < cut).where(small, (x < 0).where(-big, big))
+        out = (x.abs() < cut).where(small, (x < 0).where(-big, big))
+        return _derivative("tanh", out, (x,), lambda c, g: (g * (1 - c.out * c.out),))
 
     @_traced
     def gelu(self, approximate: str = "none"):
         """Gaussian error linear unit ``x * Phi(x)``: ``x.gelu()`` (exact, through
         erf, PyTorch's default), ``x.gelu(approximate="tanh")`` (the tanh form)."""
         x = self._float()
+        k = math.sqrt(2 / math.pi)
         if approximate == "tanh":
-            return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
+            t = (k * (x + 0.044715 * x * x * x)).tanh()
+
+            def tanh_rule(c, g):
+                x = c.x
+                t = (k * (x + 0.044715 * x * x * x)).tanh()
+                d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
+                return (g * d,)
+
+            return _derivative("gelu_tanh", 0.5 * x * (1 + t), (x,), tanh_rule)
         if approximate != "none":
-            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+            raise ArgumentError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
         if x.dtype != dtypes.float64:  # erfc's argument would carry float32 rounding
-            return x.cast(dtypes.float64).gelu().cast(x.dtype)
-        return 0.5 * x * (x * (-1 / math.sqrt(2))).erfc()  # erfc: no cancellation for x < 0
+            out = x.cast(dtypes.float64).gelu().cast(x.dtype)
+        else:
+            out = 0.5 * x * (x * (-1 / math.sqrt(2))).erfc()  # erfc: no cancellation for x < 0
+
+        def rule(c, g):  # Phi(x) + x phi(x)
+            x = c.x
+            phi = (x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
+            return (g * (0.5 * (x * (-1 / math.sqrt(2))).erfc() + x * phi),)
+
+        return _derivative("gelu", out, (x,), rule)
 
     @_traced
     def silu(self):
@@ -1120,13 +1190,37 @@ class Tensor:
         """Limit values to ``[min, max]`` (scalars or tensors, either may be None):
         ``x.clip(0, 1)``, ``x.clamp(min=0)``. NaN stays NaN."""
         if min is None and max is None:
-            raise ValueError("clamp: at least one of min and max must be given")
+            raise ArgumentError("clamp: at least one of min and max must be given")
         out = self
         if min is not None:
             out = out.maximum(min)
         if max is not None:
             out = out.minimum(max)
-        return out
+        if not out.dtype.is_float:
+            return out
+        # PyTorch's gradient: to x inside [min, max], bounds included; to a tensor
+        # bound where x passes it (maximum/minimum would halve it at the ties)
+        x = self._broadcast_to(out.shape)
+        lo = min._broadcast_to(out.shape) if isinstance(min, Tensor) else min
+        hi = max._broadcast_to(out.shape) if isinstance(max, Tensor) else max
+        srcs = (x, *(b for b in (lo, hi) if isinstance(b, Tensor)))
+
+        def rule(c, g):
+            x, bounds = c.srcs[0], list(c.srcs[1:])
+            inside, parts = None, []
+            for b, below in ((lo, True), (hi, False)):
+                if b is None:
+                    continue
+                bt = bounds.pop(0) if isinstance(b, Tensor) else b
+                keep = x >= bt if below else x <= bt
+                inside = keep if inside is None else inside & keep
+                if isinstance(b, Tensor):
+                    parts.append(
+                        (~keep).where(g, 0.0).cast(bt.dtype) if bt.dtype.is_float else None
+                    )
+            return (inside.where(g, 0.0).cast(x.dtype) if x.dtype.is_float else None, *parts)
+
+        return _derivative("clip", out, srcs, rule)
 
     def clamp(self, min=None, max=None):  # noqa: A002 - PyTorch's names
         """PyTorch's name for :meth:`clip`: ``x.clamp(-1, 1)``, ``x.clamp(max=6)``."""
@@ -1271,7 +1365,7 @@ class Tensor:
     def _nonempty(self, axis, what: str) -> None:
         axes = _norm_axes(axis, self.ndim)
         if any(self.shape[a] == 0 for a in axes):
-            raise ValueError(f"{what} of an empty axis has no identity")
+            raise ArgumentError(f"{what} of an empty axis has no identity")
 
     @_traced
     def mean(self, axis=None, keepdim=False):
@@ -1400,7 +1494,7 @@ class Tensor:
         from mlfuse.nn import functional as F
 
         if dilation not in (1, (1, 1)):
-            raise ValueError(f"avg_pool2d: dilation {dilation} is not supported (only 1)")
+            raise ArgumentError(f"avg_pool2d: dilation {dilation} is not supported (only 1)")
         return F.avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad)
 
     def dropout(self, p: float = 0.5) -> Tensor:
@@ -1461,11 +1555,11 @@ class Tensor:
         count for nothing (the default -1 ignores none; a label outside the
         classes then adds 0 to the loss and counts in the mean)."""
         if reduction not in ("none", "mean", "sum"):
-            raise ValueError(f"sparse_categorical_crossentropy: unknown reduction {reduction!r}")
+            raise ArgumentError(f"sparse_categorical_crossentropy: unknown reduction {reduction!r}")
         if not 0.0 <= label_smoothing <= 1.0:
-            raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
+            raise ArgumentError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
         if tuple(y.shape) != self.shape[:-1]:
-            raise ValueError(
+            raise ArgumentError(
                 f"sparse_categorical_crossentropy: labels {y.shape} do not fit logits "
                 f"{self.shape} (classes along the last dim)"
             )
@@ -1508,13 +1602,13 @@ class Tensor:
         if not isinstance(other, Tensor):
             other = Tensor(other, device=self.device)
         if self.ndim == 0 or other.ndim == 0:
-            raise ValueError("matmul needs tensors of at least 1 dim")
+            raise ArgumentError("matmul needs tensors of at least 1 dim")
         if self.dtype.is_bool and other.dtype.is_bool:
             return self.int().matmul(other.int()) > 0
         a = self.reshape((1,) + self.shape) if self.ndim == 1 else self
         b = other.reshape(other.shape + (1,)) if other.ndim == 1 else other
         if a.shape[-1] != b.shape[-2 if b.ndim > 1 else -1]:
-            raise ValueError(f"matmul: inner dims differ: {self.shape} @ {other.shape}")
+            raise ArgumentError(f"matmul: inner dims differ: {self.shape} @ {other.shape}")
         n, k = a.shape[-2], a.shape[-1]
         m = b.shape[-1]
         batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
@@ -1579,19 +1673,21 @@ class Tensor:
         """The same elements in another shape (one dim may be -1): ``x.reshape(2, -1)``."""
         shape = list(_ints(shape))
         if any(s < -1 for s in shape):
-            raise ValueError(
+            raise ArgumentError(
                 f"cannot reshape tensor of shape {self.shape} to {tuple(shape)}: negative dimension"
             )
         if shape.count(-1) > 1:
-            raise ValueError("reshape: only one dim can be -1")
+            raise ArgumentError("reshape: only one dim can be -1")
         if -1 in shape:
             rest = math.prod(s for s in shape if s != -1)
             if rest == 0 or self.numel() % rest:
-                raise ValueError(f"cannot reshape tensor of shape {self.shape} to {tuple(shape)}")
+                raise ArgumentError(
+                    f"cannot reshape tensor of shape {self.shape} to {tuple(shape)}"
+                )
             shape[shape.index(-1)] = self.numel() // rest
         new = tuple(shape)
         if any(s < 0 for s in new) or math.prod(new) != self.numel():
-            raise ValueError(
+            raise ArgumentError(
                 f"cannot reshape tensor of shape {self.shape} ({self.numel()} elements) to {new}"
             )
         return self if new == self.shape else self._movement("reshape", new, new)
@@ -1608,7 +1704,7 @@ class Tensor:
             sorted(_norm_axis(o, self.ndim) for o in order) != list(range(self.ndim))
             or len(order) != self.ndim
         ):
-            raise ValueError(f"permute order {order} is not a permutation of {self.ndim} dims")
+            raise ArgumentError(f"permute order {order} is not a permutation of {self.ndim} dims")
         order = tuple(_norm_axis(o, self.ndim) for o in order)
         if order == tuple(range(self.ndim)):
             return self
@@ -1635,12 +1731,14 @@ class Tensor:
         """
         shape = _shape_arg(shape, allow_minus_one=True)
         if len(shape) < self.ndim:
-            raise ValueError(f"expand to {shape}: fewer dims than the tensor's {self.shape}")
+            raise ArgumentError(f"expand to {shape}: fewer dims than the tensor's {self.shape}")
         full = (1,) * (len(shape) - self.ndim) + self.shape
         new = tuple(f if s == -1 else s for s, f in zip(shape, full))
         for f, s in zip(full, new):
             if f != s and f != 1:
-                raise ValueError(f"cannot expand {self.shape} to {shape}: only size-1 dims expand")
+                raise ArgumentError(
+                    f"cannot expand {self.shape} to {shape}: only size-1 dims expand"
+                )
         t = self.reshape(full) if full != self.shape else self
         return t if new == full else t._movement("expand", new, new)
 
@@ -1660,7 +1758,7 @@ class Tensor:
             and all(isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in padding)
         ):
             if len(padding) % 2 or len(padding) // 2 > self.ndim:
-                raise ValueError(
+                raise ArgumentError(
                     f"pad: the flat form needs an even number of amounts, at most 2 per dim "
                     f"({self.ndim} dims), got {tuple(padding)}"
                 )
@@ -1672,7 +1770,7 @@ class Tensor:
             return self._pad_mode(pairs, mode)
         if any(b < 0 or e < 0 for b, e in pairs):  # negative amounts crop, as in PyTorch
             if any(s + min(b, 0) + min(e, 0) < 0 for (b, e), s in zip(pairs, self.shape)):
-                raise ValueError(
+                raise ArgumentError(
                     f"pad: amounts {pairs} crop more than the dims of {self.shape} hold"
                 )
             cropped = self.shrink(
@@ -1691,19 +1789,21 @@ class Tensor:
 
     def _pad_mode(self, pairs, mode: str) -> Tensor:
         if mode not in ("reflect", "replicate", "circular"):
-            raise ValueError(
+            raise UnsupportedModeError(
                 f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}"
             )
         out = self
         for d, (b, e) in enumerate(pairs):
             n = out.shape[d]
             if b < 0 or e < 0:
-                raise ValueError(f"pad: {mode} padding amounts must be non-negative, got {pairs}")
+                raise ArgumentError(
+                    f"pad: {mode} padding amounts must be non-negative, got {pairs}"
+                )
             if not b and not e:
                 continue
             limit = n - 1 if mode == "reflect" else n
             if (b > limit or e > limit) and mode != "replicate":
-                raise ValueError(
+                raise ArgumentError(
                     f"pad: {mode} padding ({b}, {e}) must be below the dim's size {n} (dim {d})"
                 )
             if mode == "replicate":
@@ -1728,7 +1828,7 @@ class Tensor:
         pairs = tuple(given)
         for (b, e), s in zip(pairs, self.shape):
             if not 0 <= b <= e <= s:
-                raise ValueError(f"shrink range ({b}, {e}) out of bounds for a dim of size {s}")
+                raise ArgumentError(f"shrink range ({b}, {e}) out of bounds for a dim of size {s}")
         if all(p == (0, s) for p, s in zip(pairs, self.shape)):
             return self
         return self._movement("shrink", pairs, tuple(e - b for b, e in pairs))
@@ -1752,9 +1852,9 @@ class Tensor:
         """Every ``steps[d]``-th element along each dim (positive steps)."""
         steps = _ints(steps, "stride steps")
         if len(steps) != self.ndim:
-            raise ValueError(f"stride needs {self.ndim} steps, got {len(steps)}")
+            raise ArgumentError(f"stride needs {self.ndim} steps, got {len(steps)}")
         if any(k <= 0 for k in steps):
-            raise ValueError(f"stride steps must be positive, got {steps}")
+            raise ArgumentError(f"stride steps must be positive, got {steps}")
         if all(k == 1 for k in steps):
             return self
         shape = tuple(-(-s // k) for s, k in zip(self.shape, steps))
@@ -1832,11 +1932,11 @@ class Tensor:
         idx = _index_tensor(index, self.device)
         d = _norm_axis(dim, self.ndim, "dim")
         if idx.ndim != self.ndim:
-            raise ValueError(
+            raise ArgumentError(
                 f"gather: index {idx.shape} must have the rank of the input {self.shape}"
             )
         if any(i > s for k, (i, s) in enumerate(zip(idx.shape, self.shape)) if k != d):
-            raise ValueError(
+            raise ArgumentError(
                 f"gather: index {idx.shape} is larger than the input {self.shape} off dim {d}"
             )
         if self.ndim == 0:  # a 0-d gather reads the one element (index 0 or -1)
@@ -1857,7 +1957,7 @@ class Tensor:
         """The entries ``index`` (1-d) along ``dim``: ``x.index_select(0, idx)``."""
         idx = _index_tensor(index, self.device)
         if idx.ndim != 1:
-            raise ValueError(f"index_select: index must be 1-d, got {idx.shape}")
+            raise ArgumentError(f"index_select: index must be 1-d, got {idx.shape}")
         d = _norm_axis(dim, self.ndim, "dim")
         return self[(slice(None),) * d + (idx,)]
 
@@ -1888,7 +1988,7 @@ class Tensor:
         idx = _index_tensor(index, self.device)
         d = _norm_axis(dim, self.ndim, "dim")
         if idx.ndim != self.ndim:
-            raise ValueError(
+            raise ArgumentError(
                 f"scatter: index {idx.shape} must have the rank of the input {self.shape}"
             )
         idx = _checked(idx, self.shape[d], d, self.shape)
@@ -1898,7 +1998,7 @@ class Tensor:
         else:
             v = Tensor.full(idx.shape, src, self.dtype, self.device)
         if reduce not in (None, "add"):
-            raise ValueError(f"scatter: reduce must be None or 'add', got {reduce!r}")
+            raise ArgumentError(f"scatter: reduce must be None or 'add', got {reduce!r}")
         return self._scatter_positions(pos, v, accumulate=reduce == "add")
 
     def scatter_add(self, dim: int, index, src) -> Tensor:
@@ -2142,7 +2242,7 @@ class Tensor:
     def tan(self) -> Tensor:
         """Tangent, elementwise (radians): ``x.tan()``."""
         x = self._float()
-        return x.sin() / x.cos()
+        return _derivative("tan", x.sin() / x.cos(), (x,), lambda c, g: (g * (1 + c.out * c.out),))
 
     @_traced
     def trunc(self) -> Tensor:
@@ -2173,7 +2273,8 @@ class Tensor:
         poly = Tensor.full((), 1 / math.factorial(n), x.dtype, x.device)
         for k in range(n - 1, 0, -1):
             poly = poly * x + 1 / math.factorial(k)
-        return (x.abs() < 0.5).where(x * poly, x.exp() - 1)
+        out = (x.abs() < 0.5).where(x * poly, x.exp() - 1)
+        return _derivative("expm1", out, (x,), lambda c, g: (g * (c.out + 1),))
 
     @_traced
     def log1p(self) -> Tensor:
@@ -2185,7 +2286,8 @@ class Tensor:
         poly = Tensor.full((), 1 / (2 * n + 1), x.dtype, x.device)
         for k in range(n - 1, -1, -1):
             poly = poly * u2 + 1 / (2 * k + 1)
-        return (x.abs() < 0.5).where(2 * u * poly, (x + 1).log())
+        out = (x.abs() < 0.5).where(2 * u * poly, (x + 1).log())
+        return _derivative("log1p", out, (x,), lambda c, g: (g / (c.x + 1),))
 
     @_traced
     def erf(self) -> Tensor:
@@ -2193,7 +2295,15 @@ class Tensor:
         float64 and rounded once): ``x.erf()``."""
         x = self._float()
         if x.dtype != dtypes.float64:
-            return x.cast(dtypes.float64).erf().cast(x.dtype)
+            out = x.cast(dtypes.float64).erf().cast(x.dtype)
+        else:
+            out = x._erf64()
+        return _derivative(
+            "erf", out, (x,), lambda c, g: (g * (-(c.x * c.x)).exp() * (2 / math.sqrt(math.pi)),)
+        )
+
+    def _erf64(self) -> Tensor:
+        x = self
         a = x.abs()
         # |x| < 2: the Maclaurin series 2/sqrt(pi) sum (-1)^n x^(2n+1) / (n! (2n+1))
         x2 = x * x
@@ -2221,11 +2331,18 @@ class Tensor:
         """``1 - erf(x)`` without cancellation for large x: ``x.erfc()``."""
         x = self._float()
         if x.dtype != dtypes.float64:
-            return x.cast(dtypes.float64).erfc().cast(x.dtype)
-        a = x.abs()
-        tail = a.maximum(2)._erfc_tail()
-        far = (x < 0).where(2 - tail, tail)
-        return (a < 2).where(1 - x.erf(), (a < 27).where(far, 1 - x.sign()))  # NaN stays NaN
+            out = x.cast(dtypes.float64).erfc().cast(x.dtype)
+        else:
+            a = x.abs()
+            tail = a.maximum(2)._erfc_tail()
+            far = (x < 0).where(2 - tail, tail)
+            out = (a < 2).where(1 - x._erf64(), (a < 27).where(far, 1 - x.sign()))  # NaN stays
+        return _derivative(
+            "erfc",
+            out,
+            (x,),
+            lambda c, g: (g * (-(c.x * c.x)).exp() * (-2 / math.sqrt(math.pi)),),
+        )
 
     @_traced
     def leaky_relu(self, negative_slope: float = 0.01) -> Tensor:
@@ -2237,13 +2354,13 @@ class Tensor:
     def elu(self, alpha: float = 1.0) -> Tensor:
         """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere: ``x.elu()``."""
         x = self._float()
-        return (x > 0).where(x, x.expm1() * alpha)
+        return (x > 0).where(x, (x > 0).where(0.0, x).expm1() * alpha)  # no exp overflow
 
     @_traced
     def celu(self, alpha: float = 1.0) -> Tensor:
         """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``: ``x.celu()``."""
         x = self._float()
-        return (x > 0).where(x, (x * (1 / alpha)).expm1() * alpha)
+        return (x > 0).where(x, ((x > 0).where(0.0, x) * (1 / alpha)).expm1() * alpha)
 
     @_traced
     def selu(self) -> Tensor:
@@ -2256,7 +2373,13 @@ class Tensor:
         ``x.softplus()``."""
         x = self._float()
         bx = x * beta
-        return (bx > threshold).where(x, bx.exp().log1p() * (1 / beta))
+        out = (bx > threshold).where(x, bx.minimum(threshold).exp().log1p() * (1 / beta))
+        return _derivative(
+            "softplus",
+            out,
+            (x,),
+            lambda c, g: ((c.x * beta > threshold).where(g, g * (c.x * beta).sigmoid()),),
+        )
 
     @_traced
     def logsigmoid(self) -> Tensor:
@@ -2272,18 +2395,32 @@ class Tensor:
 
     @_traced
     def hardtanh(self, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-        """Clamp to ``[min_val, max_val]``: ``x.hardtanh()``."""
-        return self._float().clip(min_val, max_val)
+        """Clamp to ``[min_val, max_val]``: ``x.hardtanh()``. The gradient is 0 at
+        the bounds, as PyTorch's."""
+        x = self._float()
+        return _derivative(
+            "hardtanh",
+            x.clip(min_val, max_val),
+            (x,),
+            lambda c, g: (((c.x > min_val) & (c.x < max_val)).where(g, 0.0),),
+        )
 
     @_traced
     def relu6(self) -> Tensor:
-        """``min(max(x, 0), 6)``: ``x.relu6()``."""
-        return self.clip(0, 6)
+        """``min(max(x, 0), 6)``: ``x.relu6()`` (its gradient is 0 at 0 and 6)."""
+        return self.hardtanh(0.0, 6.0) if self.dtype.is_float else self.clip(0, 6)
 
     @_traced
     def hardsigmoid(self) -> Tensor:
-        """``clamp(x / 6 + 1/2, 0, 1)``: ``x.hardsigmoid()``."""
-        return (self._float() * (1 / 6) + 0.5).clip(0, 1)
+        """``clamp(x / 6 + 1/2, 0, 1)``: ``x.hardsigmoid()`` (gradient 1/6 strictly
+        inside (-3, 3), as PyTorch's)."""
+        x = self._float()
+        return _derivative(
+            "hardsigmoid",
+            (x * (1 / 6) + 0.5).clip(0, 1),
+            (x,),
+            lambda c, g: (((c.x > -3) & (c.x < 3)).where(g * (1 / 6), 0.0),),
+        )
 
     @_traced
     def hardswish(self) -> Tensor:
@@ -2354,11 +2491,17 @@ class Tensor:
     # hyperbolic and inverse trigonometric functions: built from exp/expm1/log/
     # log1p/sqrt so they fuse; float32 (and 16-bit) inputs are computed in float64
     # and rounded once, as erf is
-    def _in_float64(self, fn) -> Tensor:
+    def _in_float64(self, fn, name: str | None = None, derivative=None) -> Tensor:
+        """``fn`` of the float64 values, rounded back to this tensor's float
+        dtype; differentiated by ``derivative(x, out)`` (d out / dx) when given."""
         x = self._float()
         if x.dtype != dtypes.float64:
-            return fn(x.cast(dtypes.float64)).cast(x.dtype)
-        return fn(x)
+            out = fn(x.cast(dtypes.float64)).cast(x.dtype)
+        else:
+            out = fn(x)
+        if derivative is None:
+            return out
+        return _derivative(name, out, (x,), lambda c, g: (g * derivative(c.x, c.out),))
 
     @_traced
     def sinh(self) -> Tensor:
@@ -2372,7 +2515,7 @@ class Tensor:
             r = (a < 20).where(near, far)
             return (x < 0).where(-r, (a == 0).where(x, r))  # keeps -0.0 and NaN
 
-        return self._in_float64(f)
+        return self._in_float64(f, "sinh", lambda x, out: x.cosh())
 
     @_traced
     def cosh(self) -> Tensor:
@@ -2384,7 +2527,7 @@ class Tensor:
             # a - 1 is exact, a - log(2) would not be; e^a / 2 overflows early
             return (a < 20).where((e + 1 / e) * 0.5, (a - 1).exp() * (math.e / 2))
 
-        return self._in_float64(f)
+        return self._in_float64(f, "cosh", lambda x, out: x.sinh())
 
     @_traced
     def asinh(self) -> Tensor:
@@ -2397,7 +2540,7 @@ class Tensor:
             r = (a < 1e150).where(near, a.log() + math.log(2))
             return (x < 0).where(-r, (a == 0).where(x, r))
 
-        return self._in_float64(f)
+        return self._in_float64(f, "asinh", lambda x, out: 1 / x.hypot(1.0))
 
     @_traced
     def acosh(self) -> Tensor:
@@ -2408,7 +2551,7 @@ class Tensor:
             near = (t + (t * 2 + t * t).sqrt()).log1p()
             return (x < 1e150).where(near, x.log() + math.log(2))
 
-        return self._in_float64(f)
+        return self._in_float64(f, "acosh", lambda x, out: ((x - 1) * (x + 1)).rsqrt())
 
     @_traced
     def atanh(self) -> Tensor:
@@ -2419,22 +2562,30 @@ class Tensor:
             r = (a * 2 / (1 - a)).log1p() * 0.5
             return (x < 0).where(-r, (a == 0).where(x, r))
 
-        return self._in_float64(f)
+        return self._in_float64(f, "atanh", lambda x, out: 1 / ((1 - x) * (1 + x)))
 
     @_traced
     def atan(self) -> Tensor:
         """Inverse tangent (radians, in [-pi/2, pi/2]): ``x.atan()``."""
-        return self._in_float64(_atan64)
+        return self._in_float64(_atan64, "atan", lambda x, out: 1 / (1 + x * x))
 
     @_traced
     def asin(self) -> Tensor:
         """Inverse sine (radians; NaN outside [-1, 1]): ``x.asin()``."""
-        return self._in_float64(lambda x: _atan64(x / ((1 - x) * (1 + x)).sqrt()))
+        return self._in_float64(
+            lambda x: _atan64(x / ((1 - x) * (1 + x)).sqrt()),
+            "asin",
+            lambda x, out: ((1 - x) * (1 + x)).rsqrt(),
+        )
 
     @_traced
     def acos(self) -> Tensor:
         """Inverse cosine (radians, in [0, pi]; NaN outside [-1, 1]): ``x.acos()``."""
-        return self._in_float64(lambda x: _atan64(((1 - x) / (1 + x)).sqrt()) * 2)
+        return self._in_float64(
+            lambda x: _atan64(((1 - x) / (1 + x)).sqrt()) * 2,
+            "acos",
+            lambda x, out: -((1 - x) * (1 + x)).rsqrt(),
+        )
 
     @_traced
     def atan2(self, other) -> Tensor:
@@ -2460,8 +2611,16 @@ class Tensor:
             return neg_y.where(-r, r)
 
         if x.dtype != dtypes.float64:
-            return f(y.cast(dtypes.float64), x.cast(dtypes.float64)).cast(x.dtype)
-        return f(y, x)
+            out = f(y.cast(dtypes.float64), x.cast(dtypes.float64)).cast(x.dtype)
+        else:
+            out = f(y, x)
+
+        def rule(c, g):  # d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)
+            y, x = c.srcs
+            r2 = x * x + y * y
+            return (g * x / r2, -(g * y) / r2)
+
+        return _derivative("atan2", out, (y, x), rule)
 
     # -- more reductions ----------------------------------------------------------
     def _arg_reduce(self, axis, keepdim: bool, largest: bool) -> Tensor:
@@ -2475,7 +2634,7 @@ class Tensor:
             return Tensor.full((), 0, dtypes.int64, self.device)
         n = self.shape[d]
         if n == 0:
-            raise ValueError(f"{what} of an empty axis (dim {d} of {self.shape}) has no answer")
+            raise ArgumentError(f"{what} of an empty axis (dim {d} of {self.shape}) has no answer")
         x = self
         if x.dtype.is_bool:
             x = x.cast(dtypes.int32)
@@ -2533,7 +2692,7 @@ class Tensor:
         if p in ("fro", 2, 2.0):
             return (x * x).sum(dim, keepdim).sqrt()
         if not isinstance(p, (int, float)) or isinstance(p, bool):
-            raise ValueError(f"norm: p must be a number or 'fro', got {p!r}")
+            raise ArgumentError(f"norm: p must be a number or 'fro', got {p!r}")
         a = x.abs()
         if p == math.inf:
             return a.max(dim, keepdim)
@@ -2565,12 +2724,12 @@ class Tensor:
         if isinstance(split_size_or_sections, (int, np.integer)):
             step = int(split_size_or_sections)
             if step <= 0 and not (step == 0 and n == 0):
-                raise ValueError(f"split: split_size must be positive, got {step}")
+                raise ArgumentError(f"split: split_size must be positive, got {step}")
             sizes = [min(step, n - i) for i in range(0, n, step)] if n else [0]
         else:
             sizes = list(_ints(tuple(split_size_or_sections), "split sizes"))
             if sum(sizes) != n or any(s < 0 for s in sizes):
-                raise ValueError(
+                raise ArgumentError(
                     f"split: sizes {sizes} do not add up to dim {d} of {self.shape} ({n})"
                 )
         out, start = [], 0
@@ -2583,7 +2742,7 @@ class Tensor:
         """``chunks`` nearly equal pieces along ``dim`` (fewer if the dim is
         short, as in PyTorch): ``x.chunk(3, dim=1)``."""
         if not isinstance(chunks, (int, np.integer)) or chunks <= 0:
-            raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
+            raise ArgumentError(f"chunk: chunks must be a positive int, got {chunks!r}")
         n = self.shape[_norm_axis(dim, self.ndim, "dim")]
         return self.split(max(-(-n // int(chunks)), 1), dim)
 
@@ -2607,11 +2766,11 @@ class Tensor:
         extra leading sizes add dims): ``x.repeat(2, 1)``."""
         reps = _ints(sizes, "repeat sizes")
         if len(reps) < self.ndim:
-            raise ValueError(
+            raise ArgumentError(
                 f"repeat: {len(reps)} sizes for a tensor of {self.ndim} dims (need at least that)"
             )
         if any(r < 0 for r in reps):
-            raise ValueError(f"repeat: sizes must be non-negative, got {reps}")
+            raise ArgumentError(f"repeat: sizes must be non-negative, got {reps}")
         x = self.reshape((1,) * (len(reps) - self.ndim) + self.shape)
         inter = tuple(v for s in x.shape for v in (1, s))
         wide = tuple(v for r, s in zip(reps, x.shape) for v in (r, s))
@@ -2631,7 +2790,7 @@ class Tensor:
         """Repeat each element ``repeats`` times along ``dim`` (None: flattened):
         ``Tensor([1, 2]).repeat_interleave(2)`` is ``[1, 1, 2, 2]``."""
         if not isinstance(repeats, (int, np.integer)) or repeats < 0:
-            raise ValueError(f"repeat_interleave: repeats must be an int >= 0, got {repeats!r}")
+            raise ArgumentError(f"repeat_interleave: repeats must be an int >= 0, got {repeats!r}")
         x = self.reshape(-1) if dim is None else self
         d = _norm_axis(0 if dim is None else dim, x.ndim, "dim")
         s = x.shape
@@ -2644,7 +2803,7 @@ class Tensor:
 
     def _tri(self, diagonal: int, lower: bool) -> Tensor:
         if self.ndim < 2:
-            raise ValueError(
+            raise ArgumentError(
                 f"{'tril' if lower else 'triu'} needs at least 2 dims, got {self.shape}"
             )
         n, m = self.shape[-2:]
@@ -2672,7 +2831,7 @@ class Tensor:
         sh = _ints(shifts if isinstance(shifts, (tuple, list)) else (shifts,), "roll shifts")
         ds = _ints(dims if isinstance(dims, (tuple, list)) else (dims,), "roll dims")
         if len(sh) != len(ds):
-            raise ValueError(f"roll: {len(sh)} shifts for {len(ds)} dims")
+            raise ArgumentError(f"roll: {len(sh)} shifts for {len(ds)} dims")
         out = self
         for s, d in zip(sh, ds):
             d = _norm_axis(d, self.ndim, "dim")
@@ -2690,7 +2849,9 @@ class Tensor:
             rest = math.prod(s for s in sizes if s != -1)
             sizes[sizes.index(-1)] = self.shape[d] // rest if rest else 0
         if math.prod(sizes) != self.shape[d]:
-            raise ValueError(f"unflatten: sizes {tuple(sizes)} do not multiply to {self.shape[d]}")
+            raise ArgumentError(
+                f"unflatten: sizes {tuple(sizes)} do not multiply to {self.shape[d]}"
+            )
         return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1 :])
 
     @_traced
@@ -2702,7 +2863,7 @@ class Tensor:
         if num_classes == -1:
             num_classes = int(self.max().item()) + 1 if self.numel() else 0
         if num_classes < 0:
-            raise ValueError(f"one_hot: num_classes must be >= 0 or -1, got {num_classes}")
+            raise ArgumentError(f"one_hot: num_classes must be >= 0 or -1, got {num_classes}")
         classes = Tensor.arange(num_classes, device=self.device)
         return (self.unsqueeze(-1) == classes.cast(self.dtype)).cast(dtypes.int64)
 
@@ -2714,7 +2875,7 @@ class Tensor:
             "movedim destination",
         )
         if len(src) != len(dst):
-            raise ValueError(f"movedim: {len(src)} sources for {len(dst)} destinations")
+            raise ArgumentError(f"movedim: {len(src)} sources for {len(dst)} destinations")
         src = tuple(_norm_axis(s, self.ndim, "dim") for s in src)
         dst = tuple(_norm_axis(s, self.ndim, "dim") for s in dst)
         rest = [d for d in range(self.ndim) if d not in src]
@@ -2740,7 +2901,7 @@ class Tensor:
     def t(self) -> Tensor:
         """Transpose a tensor of at most 2 dims: ``x.t()``."""
         if self.ndim > 2:
-            raise ValueError(f"t() needs at most 2 dims, got {self.shape}; use transpose")
+            raise ArgumentError(f"t() needs at most 2 dims, got {self.shape}; use transpose")
         return self.T
 
     @property
@@ -2874,7 +3035,7 @@ class Tensor:
     # -- in-place operators (PyTorch's): the result is written into the tensor --
     def _inplace(self, result: Tensor, what: str) -> Tensor:
         if result.shape != self.shape:
-            raise ValueError(
+            raise ArgumentError(
                 f"{what}: the result's shape {result.shape} does not match the tensor's "
                 f"{self.shape} (an in-place op cannot broadcast its target)"
             )
@@ -3013,7 +3174,7 @@ class Tensor:
         """The slices along ``dim``, that dim removed (views): ``a, b = x.unbind(1)``."""
         d = _norm_axis(dim, self.ndim, "dim")
         if self.ndim == 0:
-            raise ValueError("unbind: a 0-d tensor has no dim to unbind")
+            raise ArgumentError("unbind: a 0-d tensor has no dim to unbind")
         return tuple(self[(slice(None),) * d + (i,)] for i in range(self.shape[d]))
 
     def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
@@ -3029,7 +3190,7 @@ class Tensor:
         ):
             k = int(indices_or_sections)
             if k <= 0:
-                raise ValueError(f"tensor_split: sections must be a positive int, got {k}")
+                raise ArgumentError(f"tensor_split: sections must be a positive int, got {k}")
             q, r = divmod(n, k)
             sizes = [q + 1] * r + [q] * (k - r)
         else:
@@ -3046,10 +3207,10 @@ class Tensor:
 
     def _dsplit_like(self, what: str, d: int, need: int, sections) -> tuple[Tensor, ...]:
         if self.ndim < need:
-            raise ValueError(f"{what} needs a tensor of at least {need} dims, got {self.shape}")
+            raise ArgumentError(f"{what} needs a tensor of at least {need} dims, got {self.shape}")
         if isinstance(sections, (int, np.integer)) and not isinstance(sections, bool):
             if sections <= 0 or self.shape[d] % int(sections):
-                raise ValueError(
+                raise ArgumentError(
                     f"{what}: dim {d} of size {self.shape[d]} does not split into {sections} "
                     "equal sections"
                 )
@@ -3085,9 +3246,9 @@ class Tensor:
         """The ``n``-th forward difference along ``dim`` (bools: ``!=``), with
         ``prepend``/``append`` joined first: ``x.diff()``, ``x.diff(2, dim=0)``."""
         if not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"diff: n must be a non-negative int, got {n!r}")
+            raise ArgumentError(f"diff: n must be a non-negative int, got {n!r}")
         if self.ndim == 0:
-            raise ValueError("diff needs a tensor of at least 1 dim")
+            raise ArgumentError("diff needs a tensor of at least 1 dim")
         d = _norm_axis(dim, self.ndim, "dim")
         parts = []
         for extra in (prepend, append):
@@ -3115,12 +3276,12 @@ class Tensor:
         dim toward the second (PyTorch's direction): ``x.rot90()``, ``x.rot90(2, (1, 2))``."""
         dims = tuple(dims)
         if len(dims) != 2:
-            raise ValueError(f"rot90: dims must be two dims, got {dims}")
+            raise ArgumentError(f"rot90: dims must be two dims, got {dims}")
         if self.ndim < 2:
-            raise ValueError(f"rot90 needs a tensor of at least 2 dims, got {self.shape}")
+            raise ArgumentError(f"rot90 needs a tensor of at least 2 dims, got {self.shape}")
         a, b = (_norm_axis(x, self.ndim, "dim") for x in dims)
         if a == b:
-            raise ValueError(f"rot90: dims must differ, got {dims}")
+            raise ArgumentError(f"rot90: dims must differ, got {dims}")
         k = int(k) % 4
         if k == 0:
             return self.clone()
@@ -3136,7 +3297,7 @@ class Tensor:
         """The outer product of two 1-d tensors: ``a.outer(b)[i, j] == a[i] * b[j]``."""
         o = vec2 if isinstance(vec2, Tensor) else Tensor(vec2, device=self.device)
         if self.ndim != 1 or o.ndim != 1:
-            raise ValueError(f"outer needs two 1-d tensors, got {self.shape} and {o.shape}")
+            raise ArgumentError(f"outer needs two 1-d tensors, got {self.shape} and {o.shape}")
         return self.reshape(-1, 1) * o.reshape(1, -1)
 
     def ger(self, vec2) -> Tensor:
@@ -3151,7 +3312,7 @@ class Tensor:
         if self.ndim == 0 or o.ndim == 0:
             return self * o
         if self.shape[-1] != o.shape[-1]:
-            raise ValueError(f"inner: last dims differ: {self.shape} and {o.shape}")
+            raise ArgumentError(f"inner: last dims differ: {self.shape} and {o.shape}")
         k = self.shape[-1]
         out = self.reshape(-1, k).matmul(o.reshape(-1, k).T)
         return out.reshape(self.shape[:-1] + o.shape[:-1])
@@ -3161,7 +3322,7 @@ class Tensor:
         """Matrix times vector: ``m.mv(v)`` for a (n, m) matrix and a (m,) vector."""
         v = vec if isinstance(vec, Tensor) else Tensor(vec, device=self.device)
         if self.ndim != 2 or v.ndim != 1 or self.shape[1] != v.shape[0]:
-            raise ValueError(
+            raise ArgumentError(
                 f"mv needs a (n, m) matrix and a (m,) vector, got {self.shape} and {v.shape}"
             )
         return self.matmul(v)
@@ -3171,7 +3332,9 @@ class Tensor:
         """Matrix product of two 2-d tensors (no broadcasting): ``a.mm(b)``."""
         m = mat2 if isinstance(mat2, Tensor) else Tensor(mat2, device=self.device)
         if self.ndim != 2 or m.ndim != 2 or self.shape[1] != m.shape[0]:
-            raise ValueError(f"mm needs (n, k) and (k, m) matrices, got {self.shape} and {m.shape}")
+            raise ArgumentError(
+                f"mm needs (n, k) and (k, m) matrices, got {self.shape} and {m.shape}"
+            )
         return self.matmul(m)
 
     @_traced
@@ -3185,7 +3348,7 @@ class Tensor:
             or self.shape[0] != m.shape[0]
             or self.shape[2] != m.shape[1]
         ):
-            raise ValueError(
+            raise ArgumentError(
                 f"bmm needs (b, n, k) and (b, k, m) tensors, got {self.shape} and {m.shape}"
             )
         return self.matmul(m)
@@ -3198,7 +3361,9 @@ class Tensor:
         s = self if beta == 1 else self * beta
         out = s + p
         if out.shape != p.shape:
-            raise ValueError(f"the input {self.shape} does not broadcast to the product {p.shape}")
+            raise ArgumentError(
+                f"the input {self.shape} does not broadcast to the product {p.shape}"
+            )
         return out
 
     @_traced
@@ -3242,7 +3407,7 @@ class Tensor:
         """The dot product of two 1-d tensors of one length: ``a.vdot(b)``."""
         o = other if isinstance(other, Tensor) else Tensor(other, device=self.device)
         if self.ndim != 1 or o.ndim != 1 or self.shape != o.shape:
-            raise ValueError(
+            raise ArgumentError(
                 f"vdot needs two 1-d tensors of one length, got {self.shape} and {o.shape}"
             )
         return (self * o).sum().cast(dtypes.promote(self.dtype, o.dtype))
@@ -3268,11 +3433,11 @@ class Tensor:
         if dim is None:
             d = next((i for i, s in enumerate(a.shape) if s == 3), None)
             if d is None:
-                raise ValueError(f"cross: no dim of size 3 in {a.shape}")
+                raise ArgumentError(f"cross: no dim of size 3 in {a.shape}")
         else:
             d = _norm_axis(dim, a.ndim, "dim")
         if a.shape[d] != 3:
-            raise ValueError(f"cross: dim {d} of {a.shape} must have size 3")
+            raise ArgumentError(f"cross: dim {d} of {a.shape} must have size 3")
         return a.roll(-1, d) * b.roll(-2, d) - a.roll(-2, d) * b.roll(-1, d)
 
     @_traced
@@ -3283,7 +3448,7 @@ class Tensor:
         if self.ndim == 2:
             return self.diagonal(k).clone()
         if self.ndim != 1:
-            raise ValueError(f"diag needs a 1-d or 2-d tensor, got {self.shape}")
+            raise ArgumentError(f"diag needs a 1-d or 2-d tensor, got {self.shape}")
         n = self.shape[0] + abs(k)
         v = self.pad(((0, abs(k)),))
         rows = Tensor.arange(n, device=self.device).reshape(n, 1)
@@ -3298,10 +3463,10 @@ class Tensor:
         dim (a view: writing it writes this tensor): ``m.diagonal()``,
         ``x.diagonal(1, -2, -1)``."""
         if self.ndim < 2:
-            raise ValueError(f"diagonal needs a tensor of at least 2 dims, got {self.shape}")
+            raise ArgumentError(f"diagonal needs a tensor of at least 2 dims, got {self.shape}")
         a, b = _norm_axis(dim1, self.ndim, "dim1"), _norm_axis(dim2, self.ndim, "dim2")
         if a == b:
-            raise ValueError(f"diagonal: dim1 and dim2 must differ, got {dim1} and {dim2}")
+            raise ArgumentError(f"diagonal: dim1 and dim2 must differ, got {dim1} and {dim2}")
         x = self.movedim((a, b), (-2, -1))
         n, m = x.shape[-2:]
         off = int(offset)
@@ -3319,7 +3484,7 @@ class Tensor:
     def trace(self) -> Tensor:
         """The sum of a matrix's main diagonal (integers sum in int64): ``m.trace()``."""
         if self.ndim != 2:
-            raise ValueError(f"trace needs a 2-d tensor, got {self.shape}")
+            raise ArgumentError(f"trace needs a 2-d tensor, got {self.shape}")
         return self.diagonal().sum()
 
     # -- more elementwise math ------------------------------------------------------
@@ -3486,9 +3651,9 @@ class Tensor:
         """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to
         it: ``w.renorm(2, 0, 1.0)`` (rows of norm at most 1)."""
         if not isinstance(p, (int, float)) or isinstance(p, bool) or p <= 0:
-            raise ValueError(f"renorm: p must be a positive number, got {p!r}")
+            raise ArgumentError(f"renorm: p must be a positive number, got {p!r}")
         if self.ndim == 0:
-            raise ValueError("renorm needs a tensor of at least 1 dim")
+            raise ArgumentError("renorm needs a tensor of at least 1 dim")
         d = _norm_axis(dim, self.ndim, "dim")
         x = self._float()
         rest = tuple(i for i in range(self.ndim) if i != d)
@@ -3502,13 +3667,13 @@ class Tensor:
         d = _norm_axis(dim, self.ndim, "dim")
         idx = _index_tensor(index, self.device)
         if idx.ndim > 1:
-            raise ValueError(f"{what}: index must be 0-d or 1-d, got {idx.shape}")
+            raise ArgumentError(f"{what}: index must be 0-d or 1-d, got {idx.shape}")
         idx = idx.reshape(-1)
         n = self.shape[d] if self.ndim else 1
         if source is not None:
             want = tuple(idx.shape[0] if i == d else s for i, s in enumerate(self.shape))
             if source.shape != want and not (self.ndim == 0 and source.numel() == idx.numel()):
-                raise ValueError(
+                raise ArgumentError(
                     f"{what}: source {source.shape} must have shape {want} (the input "
                     f"{self.shape} with len(index) = {idx.shape[0]} along dim {d})"
                 )
@@ -3546,7 +3711,7 @@ class Tensor:
         d = _norm_axis(dim, self.ndim, "dim")
         idx = _index_tensor(index, self.device)
         if idx.ndim > 1:
-            raise ValueError(f"index_fill: index must be 0-d or 1-d, got {idx.shape}")
+            raise ArgumentError(f"index_fill: index must be 0-d or 1-d, got {idx.shape}")
         idx = _checked(idx.reshape(-1), self.shape[d], d, self.shape)
         n = self.shape[d]
         pos = Tensor.arange(n, device=self.device).reshape(n, 1)
@@ -3570,7 +3735,7 @@ class Tensor:
         the writes it receives (O(numel x most writes to one element) work)."""
         kinds = {"sum": "add", "prod": "mul", "mean": "add", "amax": "max", "amin": "min"}
         if reduce not in kinds:
-            raise ValueError(
+            raise ArgumentError(
                 "scatter_reduce: reduce must be one of 'sum', 'prod', 'mean', 'amax' or "
                 f"'amin', got {reduce!r}"
             )
@@ -3578,14 +3743,14 @@ class Tensor:
         idx = _index_tensor(index, self.device)
         d = _norm_axis(dim, self.ndim, "dim")
         if idx.ndim != self.ndim or s.ndim != self.ndim:
-            raise ValueError(
+            raise ArgumentError(
                 f"scatter_reduce: index {idx.shape} and src {s.shape} must have the rank of "
                 f"the input {self.shape}"
             )
         if any(i > t for i, t in zip(idx.shape, s.shape)) or any(
             i > t for k, (i, t) in enumerate(zip(idx.shape, self.shape)) if k != d
         ):
-            raise ValueError(
+            raise ArgumentError(
                 f"scatter_reduce: index {idx.shape} is larger than src {s.shape} or than the "
                 f"input {self.shape} off dim {d}"
             )
@@ -3636,7 +3801,7 @@ class Tensor:
         idx = _index_tensor(index, self.device)
         s = source if isinstance(source, Tensor) else Tensor(source, device=self.device)
         if s.numel() != idx.numel():
-            raise ValueError(
+            raise ArgumentError(
                 f"put: source has {s.numel()} elements, index {idx.numel()} (they must match)"
             )
         pos = _checked(idx.reshape(-1), self.numel(), 0, self.shape)
@@ -3651,11 +3816,11 @@ class Tensor:
         x = self.reshape(1) if self.ndim == 0 else self
         n = x.shape[d]
         if not isinstance(size, (int, np.integer)) or not 1 <= size <= n:
-            raise ValueError(
+            raise ArgumentError(
                 f"unfold: size must be in 1..{n} (dim {d} of {self.shape}), got {size!r}"
             )
         if not isinstance(step, (int, np.integer)) or step <= 0:
-            raise ValueError(f"unfold: step must be a positive int, got {step!r}")
+            raise ArgumentError(f"unfold: step must be a positive int, got {step!r}")
         size, step = int(size), int(step)
         o = (n - size) // step + 1
         x = x.movedim(d, -1)
@@ -3687,15 +3852,15 @@ class Tensor:
         stride = _ints(tuple(stride), "as_strided strides")
         off = int(storage_offset)
         if len(size) != len(stride):
-            raise ValueError(f"as_strided: {len(size)} sizes but {len(stride)} strides")
+            raise ArgumentError(f"as_strided: {len(size)} sizes but {len(stride)} strides")
         if off < 0 or any(s < 0 for s in stride):
-            raise ValueError(f"as_strided: negative stride or offset ({stride}, {off})")
+            raise ArgumentError(f"as_strided: negative stride or offset ({stride}, {off})")
         n = self.numel()
         if math.prod(size) == 0:
             return Tensor.zeros(size, dtype=self.dtype, device=self.device)
         last = off + sum((z - 1) * s for z, s in zip(size, stride))
         if last >= n:
-            raise ValueError(
+            raise ArgumentError(
                 f"as_strided: size {size}, stride {stride} and offset {off} reach element "
                 f"{last} of a tensor of {n} elements"
             )
@@ -3705,7 +3870,7 @@ class Tensor:
         )
         for a, b in zip(live, live[1:]):  # coarse to fine: each must hold the next whole
             if stride[a] % stride[b] or stride[a] < stride[b] * size[b]:
-                raise ValueError(
+                raise ArgumentError(
                     f"as_strided: size {size} with stride {stride} is not expressible as a "
                     "view here (overlapping or interleaved dims); use unfold or gather"
                 )
@@ -3733,11 +3898,11 @@ class Tensor:
         ``a.cdist(b)``, ``a.cdist(b, p=1)``."""
         b = x2 if isinstance(x2, Tensor) else Tensor(x2, device=self.device)
         if self.ndim < 2 or b.ndim < 2 or self.shape[-1] != b.shape[-1]:
-            raise ValueError(
+            raise ArgumentError(
                 f"cdist needs (..., P, M) and (..., R, M) tensors, got {self.shape} and {b.shape}"
             )
         if not isinstance(p, (int, float)) or isinstance(p, bool) or p < 0:
-            raise ValueError(f"cdist: p must be a non-negative number, got {p!r}")
+            raise ArgumentError(f"cdist: p must be a non-negative number, got {p!r}")
         d = self._float().unsqueeze(-2) - b._float().unsqueeze(-3)
         return d.norm(p, dim=-1)
 
@@ -3825,7 +3990,7 @@ class Tensor:
         d = _norm_axis(dim, self.ndim, "dim")
         n = self.shape[d] if self.ndim else 1
         if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= n:
-            raise ValueError(
+            raise ArgumentError(
                 f"topk: k must be an int in 0..{n} (dim {d} of {self.shape}), got {k!r}"
             )
         v, i = self._sorted_part(d, bool(largest), int(k), "topk")
@@ -3838,7 +4003,7 @@ class Tensor:
         d = _norm_axis(dim, self.ndim, "dim")
         n = self.shape[d] if self.ndim else 1
         if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= n:
-            raise ValueError(
+            raise ArgumentError(
                 f"kthvalue: k must be an int in 1..{n} (dim {d} of {self.shape}), got {k!r}"
             )
         x = self.reshape(1) if self.ndim == 0 else self
@@ -3871,14 +4036,14 @@ class Tensor:
     def _median(self, dim, keepdim: bool, skip_nan: bool):
         if dim is None:
             if self.numel() == 0:
-                raise ValueError("median of an empty tensor has no value")
+                raise ArgumentError("median of an empty tensor has no value")
             return self.reshape(-1)._median(0, False, skip_nan)[0]
         d = _norm_axis(dim, self.ndim, "dim")
         x = self.reshape(1) if self.ndim == 0 else self
         x = x.movedim(d, -1)
         n = x.shape[-1]
         if n == 0:
-            raise ValueError(f"median of an empty dim (dim {d} of {self.shape}) has no value")
+            raise ArgumentError(f"median of an empty dim (dim {d} of {self.shape}) has no value")
         ranks = x._ranks(False)
         nan = x.isnan()
         if skip_nan:  # NaN sorts last: the median of the first count values
@@ -3905,14 +4070,14 @@ class Tensor:
             raise TypeError(f"quantile needs a float tensor, got {self.dtype.name}")
         modes = ("linear", "lower", "higher", "midpoint", "nearest")
         if interpolation not in modes:
-            raise ValueError(
+            raise ArgumentError(
                 f"quantile: interpolation must be one of {', '.join(modes)}, got {interpolation!r}"
             )
         qs = np.asarray(q.numpy() if isinstance(q, Tensor) else q, dtype=np.float64)
         if qs.ndim > 1:
-            raise ValueError(f"quantile: q must be a number or 1-d, got shape {qs.shape}")
+            raise ArgumentError(f"quantile: q must be a number or 1-d, got shape {qs.shape}")
         if qs.size and (np.isnan(qs).any() or qs.min() < 0 or qs.max() > 1):
-            raise ValueError(f"quantile: q must be in [0, 1], got {qs.tolist()}")
+            raise ArgumentError(f"quantile: q must be in [0, 1], got {qs.tolist()}")
         if dim is None:
             x, d = self.reshape(-1), 0
         else:
@@ -3921,7 +4086,7 @@ class Tensor:
         xm = x.movedim(d, -1)
         n = xm.shape[-1]
         if n == 0:
-            raise ValueError("quantile of an empty dim has no value")
+            raise ArgumentError("quantile of an empty dim has no value")
         pos = qs.reshape(-1) * (n - 1)
         lo, hi = np.floor(pos), np.ceil(pos)
         w = pos - lo
@@ -3957,12 +4122,12 @@ class Tensor:
         those of ``values``: ``edges.searchsorted(x)``. O(len * values) compares."""
         if side is not None:
             if side not in ("left", "right"):
-                raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+                raise ArgumentError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
             if right and side == "left":
-                raise ValueError("searchsorted: right=True and side='left' contradict")
+                raise ArgumentError("searchsorted: right=True and side='left' contradict")
             right = side == "right"
         if self.ndim == 0:
-            raise ValueError("searchsorted: the sorted sequence must have at least 1 dim")
+            raise ArgumentError("searchsorted: the sorted sequence must have at least 1 dim")
         seq = self
         if sorter is not None:
             seq = seq.gather(-1, sorter)
@@ -3970,7 +4135,7 @@ class Tensor:
         scalar = v.ndim == 0
         if seq.ndim > 1:
             if v.ndim != seq.ndim or v.shape[:-1] != seq.shape[:-1]:
-                raise ValueError(
+                raise ArgumentError(
                     f"searchsorted: the leading dims of the sequence {seq.shape} and the values "
                     f"{v.shape} must match"
                 )
@@ -3997,7 +4162,7 @@ class Tensor:
         ``x.bucketize(edges)``."""
         b = boundaries if isinstance(boundaries, Tensor) else Tensor(boundaries, device=self.device)
         if b.ndim != 1:
-            raise ValueError(f"bucketize: boundaries must be 1-d, got {b.shape}")
+            raise ArgumentError(f"bucketize: boundaries must be 1-d, got {b.shape}")
         return b.searchsorted(self, out_int32=out_int32, right=right)
 
     @_traced
@@ -4008,21 +4173,23 @@ class Tensor:
         depends on the data (the tensor is computed); the counts are one fused
         compare-and-sum."""
         if self.ndim != 1 or self.dtype.is_float or self.dtype.is_bool:
-            raise ValueError(
+            raise ArgumentError(
                 f"bincount needs a 1-d integer tensor, got {self.dtype.name} {self.shape}"
             )
         if not isinstance(minlength, (int, np.integer)) or minlength < 0:
-            raise ValueError(f"bincount: minlength must be a non-negative int, got {minlength!r}")
+            raise ArgumentError(
+                f"bincount: minlength must be a non-negative int, got {minlength!r}"
+            )
         vals = self.numpy()
         if vals.size and vals.min() < 0:
-            raise ValueError(f"bincount: values must be non-negative, got {int(vals.min())}")
+            raise ArgumentError(f"bincount: values must be non-negative, got {int(vals.min())}")
         length = max(int(vals.max()) + 1 if vals.size else 0, int(minlength))
         hit = self.unsqueeze(1) == Tensor.arange(length, device=self.device).cast(self.dtype)
         if weights is None:
             return hit.sum(0)
         w = weights if isinstance(weights, Tensor) else Tensor(weights, device=self.device)
         if w.shape != self.shape:
-            raise ValueError(
+            raise ArgumentError(
                 f"bincount: weights {w.shape} must have the input's shape {self.shape}"
             )
         w = w.cast(dtypes.float32 if w.dtype == dtypes.float32 else dtypes.float64)
@@ -4036,7 +4203,7 @@ class Tensor:
         if not self.dtype.is_float:
             raise TypeError(f"histc needs a float tensor, got {self.dtype.name}")
         if not isinstance(bins, (int, np.integer)) or bins <= 0:
-            raise ValueError(f"histc: bins must be a positive int, got {bins!r}")
+            raise ArgumentError(f"histc: bins must be a positive int, got {bins!r}")
         lo, hi = float(min), float(max)
         if lo == hi and self.numel():
             vals = self.numpy().astype(np.float64)
@@ -4044,9 +4211,9 @@ class Tensor:
         if lo == hi:
             lo, hi = lo - 1, hi + 1
         if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise ValueError(f"histc: range of [{lo}, {hi}] is not finite")
+            raise ArgumentError(f"histc: range of [{lo}, {hi}] is not finite")
         if lo > hi:
-            raise ValueError(f"histc: max ({hi}) must be larger than min ({lo})")
+            raise ArgumentError(f"histc: max ({hi}) must be larger than min ({lo})")
         x = self.double().reshape(-1)
         b = ((x - lo) * (bins / (hi - lo))).floor().minimum(bins - 1)
         inside = (x >= lo) & (x <= hi)
@@ -4065,7 +4232,7 @@ class Tensor:
         steps = 3 if self.dtype == dtypes.float64 else 2  # the tail start is off by ~4%
 
         def f(xg: Tensor) -> Tensor:
-            x = xg.detach()  # the value; its gradient is attached at the end
+            x = xg.detach()  # the steps are not differentiated: the rule below is
             a = x.abs()
             w = -((1 - a) * (1 + a)).log()
             s = w - 2.5
@@ -4085,14 +4252,13 @@ class Tensor:
                 # into one, the uses of y would multiply the work step by step
                 y = (y - resid / (slope + y * resid)).contiguous()
             y = (a == 1).where(math.inf, y)
-            v = (x < 0).where(-y, (a == 0).where(x, y))
-            # d erfinv / dx = sqrt(pi) / 2 * exp(v^2), attached to the value with
-            # a term that is exactly 0 (differentiating the steps costs far more)
-            c = (v * v).exp() * (math.sqrt(math.pi) / 2)
-            c = c.isfinite().where(c, 0.0)
-            return (v == 0).where(xg * c, v + (xg - x) * c)
+            return (x < 0).where(-y, (a == 0).where(x, y))
 
-        return self._in_float64(f)
+        # d erfinv / dx = sqrt(pi) / 2 * exp(erfinv(x)^2) (differentiating the steps
+        # would cost far more)
+        return self._in_float64(
+            f, "erfinv", lambda x, out: (out * out).exp() * (math.sqrt(math.pi) / 2)
+        )
 
     # -- data-dependent shapes: computed on the host, as x[mask] ----------------------
     def nonzero(self, as_tuple: bool = False):
@@ -4185,7 +4351,7 @@ class Tensor:
         x = x.movedim(d, -1)
         n = x.shape[-1]
         if n == 0:
-            raise ValueError(f"mode of an empty dim (dim {d} of {self.shape}) has no value")
+            raise ArgumentError(f"mode of an empty dim (dim {d} of {self.shape}) has no value")
         k = x._sort_key()
         count = (k.unsqueeze(-1) == k.unsqueeze(-2)).sum(-1)  # [.., i]: equals of element i
         best = count == count.max(-1, keepdim=True)
@@ -4228,7 +4394,7 @@ class Tensor:
                 return (a / b).trunc()
             q = a // b
             return ((q < 0) & (q * b != a)).where(q + 1, q)
-        raise ValueError(
+        raise ArgumentError(
             f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
         )
 
@@ -4462,7 +4628,7 @@ def _write_through(parent: Tensor, op: str, arg, shape: Shape, val: Tensor) -> T
         pairs, _ = arg
         return val.shrink(tuple((b, b + s) for (b, _e), s in zip(pairs, pshape)))
     if op == "expand":
-        raise ValueError(
+        raise ArgumentError(
             f"cannot assign to an expanded view ({pshape} expanded to {shape}): several of "
             "its elements are one element of the tensor it views; assign a .contiguous() copy"
         )
@@ -4543,19 +4709,19 @@ def cat(tensors, dim: int = 0) -> Tensor:
     for elementwise inputs): ``mlfuse.cat([a, b], dim=1)``."""
     ts = list(tensors)
     if not ts:
-        raise ValueError("cat needs at least one tensor")
+        raise ArgumentError("cat needs at least one tensor")
     for t in ts:
         if not isinstance(t, Tensor):
             raise TypeError(f"cat: expected Tensors, got {type(t).__name__}")
     nd = ts[0].ndim
     if nd == 0:
-        raise ValueError("cat: zero-dimensional tensors cannot be concatenated (use stack)")
+        raise ArgumentError("cat: zero-dimensional tensors cannot be concatenated (use stack)")
     d = _norm_axis(dim, nd, "dim")
     for t in ts:
         if t.ndim != nd or any(
             a != b for i, (a, b) in enumerate(zip(t.shape, ts[0].shape)) if i != d
         ):
-            raise ValueError(
+            raise ArgumentError(
                 f"cat: shapes {' and '.join(str(t.shape) for t in ts)} differ outside dim {d}"
             )
     dt = ts[0].dtype
@@ -4589,12 +4755,12 @@ def stack(tensors, dim: int = 0) -> Tensor:
     """Join tensors of one shape along a new ``dim``: ``mlfuse.stack([a, b])``."""
     ts = list(tensors)
     if not ts:
-        raise ValueError("stack needs at least one tensor")
+        raise ArgumentError("stack needs at least one tensor")
     for t in ts:
         if not isinstance(t, Tensor):
             raise TypeError(f"stack: expected Tensors, got {type(t).__name__}")
         if t.shape != ts[0].shape:
-            raise ValueError(
+            raise ArgumentError(
                 "stack: every tensor must have one shape, got "
                 + " and ".join(str(u.shape) for u in ts)
             )
@@ -4617,7 +4783,7 @@ def _atleast(t: Tensor, nd: int) -> Tensor:
 def _tensor_list(tensors, what: str) -> list[Tensor]:
     ts = list(tensors)
     if not ts:
-        raise ValueError(f"{what} needs at least one tensor")
+        raise ArgumentError(f"{what} needs at least one tensor")
     for t in ts:
         if not isinstance(t, Tensor):
             raise TypeError(f"{what}: expected Tensors, got {type(t).__name__}")
@@ -4645,17 +4811,17 @@ def dstack(tensors) -> Tensor:
 def _einsum_terms(equation: str, n_ops: int):
     eq = equation.replace(" ", "")
     if eq.count("->") > 1:
-        raise ValueError(f"einsum: more than one '->' in {equation!r}")
+        raise ArgumentError(f"einsum: more than one '->' in {equation!r}")
     lhs, arrow, rhs = eq.partition("->")
     terms = lhs.split(",")
     if len(terms) != n_ops:
-        raise ValueError(
+        raise ArgumentError(
             f"einsum: the equation {equation!r} has {len(terms)} operand terms for {n_ops} operands"
         )
     for t in terms + ([rhs] if arrow else []):
         rest = t.replace("...", "", 1)
         if "." in rest or not all(c.isalpha() and c.isascii() for c in rest):
-            raise ValueError(
+            raise ArgumentError(
                 f"einsum: bad term {t!r} in {equation!r}: use letters and at most one '...'"
             )
     return terms, (rhs if arrow else None)
@@ -4674,7 +4840,7 @@ def einsum(equation: str, *operands) -> Tensor:
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not operands:
-        raise ValueError("einsum needs at least one operand")
+        raise ArgumentError("einsum needs at least one operand")
     for t in operands:
         if not isinstance(t, Tensor):
             raise TypeError(f"einsum: expected Tensors, got {type(t).__name__}")
@@ -4684,7 +4850,7 @@ def einsum(equation: str, *operands) -> Tensor:
     for t, x in zip(terms, operands):
         named = len(t.replace("...", ""))
         if ("..." not in t and named != x.ndim) or ("..." in t and named > x.ndim):
-            raise ValueError(
+            raise ArgumentError(
                 f"einsum: term {t!r} names {named} dims but operand has shape {x.shape}"
             )
         if "..." in t:
@@ -4707,7 +4873,7 @@ def einsum(equation: str, *operands) -> Tensor:
             i = labels.index(lab)
             j = labels.index(lab, i + 1)
             if x.shape[i] != x.shape[j]:
-                raise ValueError(
+                raise ArgumentError(
                     f"einsum: label {lab!r} repeated in {t!r} over dims of sizes "
                     f"{x.shape[i]} and {x.shape[j]}"
                 )
@@ -4721,18 +4887,18 @@ def einsum(equation: str, *operands) -> Tensor:
     else:
         before, dots, after = out_term.partition("...")
         if not dots and n_ell and any("..." in t for t in terms):
-            raise ValueError(f"einsum: the output of {equation!r} must keep '...'")
+            raise ArgumentError(f"einsum: the output of {equation!r} must keep '...'")
         out = list(before) + (ell if dots else []) + list(after)
         for c in out:
             if out.count(c) > 1:
-                raise ValueError(f"einsum: output label {c!r} repeated in {equation!r}")
+                raise ArgumentError(f"einsum: output label {c!r} repeated in {equation!r}")
             if c not in seen:
-                raise ValueError(f"einsum: output label {c!r} is in no input of {equation!r}")
+                raise ArgumentError(f"einsum: output label {c!r} is in no input of {equation!r}")
     sizes: dict[str, int] = {}
     for x, labels in ops:
         for c, s in zip(labels, x.shape):
             if sizes.get(c, 1) not in (1, s) and s != 1:
-                raise ValueError(
+                raise ArgumentError(
                     f"einsum: label {c!r} has sizes {sizes[c]} and {s} in {equation!r}"
                 )
             if s != 1 or c not in sizes:

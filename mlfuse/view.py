@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Generic, Protocol, TypeVar
 
+from mlfuse.errors import ArgumentError
+
 Shape = tuple[int, ...]
 Mask = tuple[tuple[int, int], ...]
 
@@ -59,7 +61,7 @@ def unravel(shape: Shape, linear: int) -> list[int]:
     return out[::-1]
 
 
-class ViewError(ValueError):
+class ViewError(ArgumentError):
     """A movement op whose arguments do not fit the shape it is applied to."""
 
 

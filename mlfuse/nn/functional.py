@@ -18,6 +18,7 @@ import numpy as np
 
 from mlfuse import dtypes
 from mlfuse.autograd import no_grad
+from mlfuse.errors import ArgumentError, UnsupportedModeError
 from mlfuse.tensor import Tensor, _rng
 
 # ---------------------------------------------------------------------------
@@ -93,9 +94,9 @@ def one_hot(x: Tensor, num_classes: int = -1) -> Tensor:
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``x @ weight.T + bias`` with PyTorch's ``(out, in)`` weight: ``F.linear(x, w, b)``."""
     if weight.ndim != 2:
-        raise ValueError(f"linear: weight must be 2-d (out, in), got {weight.shape}")
+        raise ArgumentError(f"linear: weight must be 2-d (out, in), got {weight.shape}")
     if x.shape[-1:] != weight.shape[1:]:
-        raise ValueError(
+        raise ArgumentError(
             f"linear: input {x.shape} has {x.shape[-1] if x.ndim else 0} features, "
             f"weight {weight.shape} expects {weight.shape[1]}"
         )
@@ -115,7 +116,7 @@ def _tuple(v, n: int, what: str) -> tuple[int, ...]:
         and all(isinstance(i, (int, np.integer)) for i in v)
     ):
         return tuple(int(i) for i in v)
-    raise ValueError(f"{what} must be an int or {n} ints, got {v!r}")
+    raise ArgumentError(f"{what} must be an int or {n} ints, got {v!r}")
 
 
 def _windows(xp: Tensor, kernel, stride, dilation, out_size):
@@ -170,32 +171,32 @@ def _window_view(xp: Tensor, kernel, stride, dilation, out_size) -> Tensor:
 
 def _conv_nd(x, weight, bias, stride, padding, dilation, groups, nd: int, name: str) -> Tensor:
     if x.ndim != nd + 2:
-        raise ValueError(f"{name}: input must be (N, C, {_SPATIAL[nd]}), got {x.shape}")
+        raise ArgumentError(f"{name}: input must be (N, C, {_SPATIAL[nd]}), got {x.shape}")
     if weight.ndim != nd + 2:
-        raise ValueError(f"{name}: weight must have {nd + 2} dims, got {weight.shape}")
+        raise ArgumentError(f"{name}: weight must have {nd + 2} dims, got {weight.shape}")
     n, c = x.shape[:2]
     o, cg = weight.shape[:2]
     kernel = weight.shape[2:]
     if not isinstance(groups, (int, np.integer)) or groups <= 0 or c % groups or o % groups:
-        raise ValueError(
+        raise ArgumentError(
             f"{name}: groups={groups!r} must divide the input channels ({c}) and the output "
             f"channels ({o})"
         )
     if cg != c // groups:
-        raise ValueError(
+        raise ArgumentError(
             f"{name}: weight {weight.shape} expects {cg * groups} input channels in {groups} "
             f"groups, the input {x.shape} has {c}"
         )
     stride = _tuple(stride, nd, f"{name}: stride")
     dilation = _tuple(dilation, nd, f"{name}: dilation")
     if any(s <= 0 for s in stride) or any(d <= 0 for d in dilation):
-        raise ValueError(f"{name}: stride {stride} and dilation {dilation} must be positive")
+        raise ArgumentError(f"{name}: stride {stride} and dilation {dilation} must be positive")
     spatial = x.shape[2:]
     if padding == "valid":
         pads = tuple((0, 0) for _ in range(nd))
     elif padding == "same":
         if any(s != 1 for s in stride):
-            raise ValueError(f"{name}: padding='same' needs stride 1, got {stride}")
+            raise ArgumentError(f"{name}: padding='same' needs stride 1, got {stride}")
         total = [d * (k - 1) for d, k in zip(dilation, kernel)]
         pads = tuple((t // 2, t - t // 2) for t in total)
     elif (
@@ -209,7 +210,7 @@ def _conv_nd(x, weight, bias, stride, padding, dilation, groups, nd: int, name: 
     if any(a < 0 or b < 0 for a, b in pads):
         crop = tuple((max(-a, 0), s - max(-b, 0)) for (a, b), s in zip(pads, spatial))
         if any(lo >= hi for lo, hi in crop):
-            raise ValueError(f"{name}: padding {pads} crops the whole input {x.shape}")
+            raise ArgumentError(f"{name}: padding {pads} crops the whole input {x.shape}")
         x = x.shrink(((0, x.shape[0]), (0, x.shape[1])) + crop)
         spatial = x.shape[2:]
         pads = tuple((max(a, 0), max(b, 0)) for a, b in pads)
@@ -218,7 +219,7 @@ def _conv_nd(x, weight, bias, stride, padding, dilation, groups, nd: int, name: 
         for s, (a, b), d, k, st in zip(spatial, pads, dilation, kernel, stride)
     )
     if any(v <= 0 for v in out_size):
-        raise ValueError(
+        raise ArgumentError(
             f"{name}: the kernel {kernel} (dilation {dilation}) does not fit the padded input "
             f"{tuple(s + a + b for s, (a, b) in zip(spatial, pads))}"
         )
@@ -259,7 +260,7 @@ def _conv_nd(x, weight, bias, stride, padding, dilation, groups, nd: int, name: 
     out = acc.reshape((n, o) + out_size)
     if bias is not None:
         if bias.shape != (o,):
-            raise ValueError(f"{name}: bias must be ({o},), got {bias.shape}")
+            raise ArgumentError(f"{name}: bias must be ({o},), got {bias.shape}")
         out = out + bias.cast(dt).reshape((1, o) + (1,) * nd)
     return out
 
@@ -283,26 +284,28 @@ def _conv_transpose_nd(
     x, weight, bias, stride, padding, output_padding, groups, dilation, nd: int, name: str
 ) -> Tensor:
     if x.ndim != nd + 2 or weight.ndim != nd + 2:
-        raise ValueError(
+        raise ArgumentError(
             f"{name}: input must have {nd + 2} dims and weight (in, out / groups, *kernel) "
             f"{nd + 2}, got {x.shape} and {weight.shape}"
         )
     n, c = x.shape[:2]
     if not isinstance(groups, (int, np.integer)) or groups <= 0 or c % groups:
-        raise ValueError(f"{name}: groups={groups!r} must divide the input channels ({c})")
+        raise ArgumentError(f"{name}: groups={groups!r} must divide the input channels ({c})")
     if weight.shape[0] != c:
-        raise ValueError(f"{name}: weight {weight.shape} expects {weight.shape[0]} input channels, "
-                         f"the input {x.shape} has {c}")  # fmt: skip
+        raise ArgumentError(
+            f"{name}: weight {weight.shape} expects {weight.shape[0]} input channels, "
+            f"the input {x.shape} has {c}"
+        )
     kernel = weight.shape[2:]
     stride = _tuple(stride, nd, f"{name}: stride")
     dilation = _tuple(dilation, nd, f"{name}: dilation")
     pad = _tuple(padding, nd, f"{name}: padding")
     extra = _tuple(output_padding, nd, f"{name}: output_padding")
     if any(v <= 0 for v in stride + dilation) or any(v < 0 for v in pad + extra):
-        raise ValueError(f"{name}: stride and dilation must be positive, padding and "
+        raise ArgumentError(f"{name}: stride and dilation must be positive, padding and "
                          f"output_padding not negative")  # fmt: skip
     if any(e >= max(s, d) for e, s, d in zip(extra, stride, dilation)):
-        raise ValueError(
+        raise ArgumentError(
             f"{name}: output_padding {extra} must be smaller than stride {stride} or dilation "
             f"{dilation}"
         )
@@ -391,7 +394,7 @@ def conv3d(
 
 def _pool_geometry(x: Tensor, kernel_size, stride, padding, dilation, ceil_mode, name, nd=2):
     if x.ndim not in (nd + 1, nd + 2):
-        raise ValueError(
+        raise ArgumentError(
             f"{name}: input must be (N, C, {_SPATIAL[nd]}) or (C, {_SPATIAL[nd]}), got {x.shape}"
         )
     kernel = _tuple(kernel_size, nd, f"{name}: kernel_size")
@@ -399,12 +402,12 @@ def _pool_geometry(x: Tensor, kernel_size, stride, padding, dilation, ceil_mode,
     pad = _tuple(padding, nd, f"{name}: padding")
     dilation = _tuple(dilation, nd, f"{name}: dilation")
     if any(v <= 0 for v in kernel + stride + dilation) or any(p < 0 for p in pad):
-        raise ValueError(
+        raise ArgumentError(
             f"{name}: kernel {kernel}, stride {stride} and dilation {dilation} must be positive "
             f"and padding {pad} not negative"
         )
     if any(2 * p > k for p, k in zip(pad, kernel)):
-        raise ValueError(f"{name}: padding {pad} must be at most half the kernel {kernel}")
+        raise ArgumentError(f"{name}: padding {pad} must be at most half the kernel {kernel}")
     spatial = x.shape[-nd:]
     out = []
     for s, k, st, p, d in zip(spatial, kernel, stride, pad, dilation):
@@ -413,7 +416,7 @@ def _pool_geometry(x: Tensor, kernel_size, stride, padding, dilation, ceil_mode,
         if ceil_mode and (o - 1) * st >= s + p:  # the last window must start inside
             o -= 1
         if o <= 0:
-            raise ValueError(f"{name}: kernel {kernel} does not fit the input {x.shape}")
+            raise ArgumentError(f"{name}: kernel {kernel} does not fit the input {x.shape}")
         out.append(o)
     # right padding that ceil_mode's last window may read
     extra = [
@@ -453,7 +456,7 @@ def _avg_pool(
     assert total is not None
     if divisor_override is not None:
         if isinstance(divisor_override, bool) or divisor_override == 0:
-            raise ValueError(f"{name}: divisor_override must be a non-zero number")
+            raise ArgumentError(f"{name}: divisor_override must be a non-zero number")
         res = total * (1.0 / divisor_override)
     elif count_include_pad and not any(extra):
         res = total * (1.0 / math.prod(kernel))
@@ -586,13 +589,13 @@ def batch_norm(
     (inference), or with the batch's when ``training`` (the running ones are
     then updated in place): ``F.batch_norm(x, mean, var, w, b)``."""
     if x.ndim < 2:
-        raise ValueError(f"batch_norm: input must be (N, C, ...), got {x.shape}")
+        raise ArgumentError(f"batch_norm: input must be (N, C, ...), got {x.shape}")
     c = x.shape[1]
     shape = (1, c) + (1,) * (x.ndim - 2)
     for t, what in ((running_mean, "running_mean"), (running_var, "running_var"),
                     (weight, "weight"), (bias, "bias")):  # fmt: skip
         if t is not None and t.shape != (c,):
-            raise ValueError(f"batch_norm: {what} must be ({c},), got {t.shape}")
+            raise ArgumentError(f"batch_norm: {what} must be ({c},), got {t.shape}")
     xf = x._float()
     if training:
         axes = (0,) + tuple(range(2, x.ndim))
@@ -607,7 +610,7 @@ def batch_norm(
                 running_var.assign(running_var * (1 - momentum) + unbiased * momentum)
     else:
         if running_mean is None or running_var is None:
-            raise ValueError("batch_norm: inference needs running_mean and running_var")
+            raise ArgumentError("batch_norm: inference needs running_mean and running_var")
         mean, var = running_mean, running_var
     out = (xf - mean.reshape(shape)) * (var.reshape(shape) + eps).rsqrt()
     if weight is not None:
@@ -632,7 +635,9 @@ def layer_norm(
         else (normalized_shape,)
     )
     if x.shape[x.ndim - len(ns) :] != ns:
-        raise ValueError(f"layer_norm: normalized_shape {ns} is not the end of the input {x.shape}")
+        raise ArgumentError(
+            f"layer_norm: normalized_shape {ns} is not the end of the input {x.shape}"
+        )
     axes = tuple(range(x.ndim - len(ns), x.ndim))
     xf = x._float()
     mu = xf.mean(axes, keepdim=True)
@@ -651,7 +656,7 @@ def group_norm(
     """Normalize groups of channels: ``F.group_norm(x, 4, w, b)``."""
     n, c = x.shape[:2]
     if c % num_groups:
-        raise ValueError(f"group_norm: {num_groups} groups do not divide {c} channels")
+        raise ArgumentError(f"group_norm: {num_groups} groups do not divide {c} channels")
     g = x._float().reshape(n, num_groups, -1)
     out = layer_norm(g, g.shape[-1:], eps=eps).reshape(x.shape)
     shape = (1, c) + (1,) * (x.ndim - 2)
@@ -681,7 +686,7 @@ def scaled_dot_product_attention(
     keeps where true, a float one is added:
     ``F.scaled_dot_product_attention(q, k, v, is_causal=True)``."""
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-        raise ValueError(
+        raise ArgumentError(
             f"scaled_dot_product_attention: shapes q {query.shape}, k {key.shape}, "
             f"v {value.shape} do not fit (q[..., E], k[..., S, E], v[..., S, Ev])"
         )
@@ -690,7 +695,9 @@ def scaled_dot_product_attention(
     lq, sk = scores.shape[-2:]
     if is_causal:
         if attn_mask is not None:
-            raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
+            raise ArgumentError(
+                "scaled_dot_product_attention: give attn_mask or is_causal, not both"
+            )
         keep = Tensor.ones(lq, sk, dtype=dtypes.bool_, device=query.device).tril()
         scores = keep.where(scores, -math.inf)
     elif attn_mask is not None:
@@ -709,7 +716,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     ``1 / (1 - p)`` (the mask comes from ``mlfuse.manual_seed``'s generator);
     the identity when not ``training``: ``F.dropout(x, 0.1)``."""
     if not 0 <= p <= 1:
-        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+        raise ArgumentError(f"dropout: p must be in [0, 1], got {p}")
     if not training or p == 0:
         return x
     if p == 1:
@@ -721,7 +728,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
 def embedding(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
     """Rows of ``weight`` at the integer ``input``: ``F.embedding(ids, table)``."""
     if weight.ndim != 2:
-        raise ValueError(f"embedding: weight must be (num_embeddings, dim), got {weight.shape}")
+        raise ArgumentError(f"embedding: weight must be (num_embeddings, dim), got {weight.shape}")
     if input.dtype.is_float or input.dtype.is_bool:
         raise TypeError(f"embedding: indices must be integers, got {input.dtype.name}")
     return weight[input]
@@ -739,7 +746,7 @@ def _reduce(loss: Tensor, reduction: str, what: str, count: Tensor | None = None
         return loss.sum()
     if reduction == "mean":
         return loss.sum() / count if count is not None else loss.mean()
-    raise ValueError(f"{what}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
+    raise ArgumentError(f"{what}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
 
 
 def nll_loss(
@@ -752,7 +759,7 @@ def nll_loss(
     """Negative log-likelihood of class indices under log-probabilities
     (N, C, ...): ``F.nll_loss(logp, labels)``."""
     if input.ndim < 1 or target.shape != input.shape[:1] + input.shape[2:]:
-        raise ValueError(
+        raise ArgumentError(
             f"nll_loss: target {target.shape} must be input {input.shape} without dim 1"
         )
     if target.dtype.is_float:
@@ -783,7 +790,7 @@ def cross_entropy(
     c = input.shape[1]
     if target.dtype.is_float:  # probabilities
         if target.shape != input.shape:
-            raise ValueError(
+            raise ArgumentError(
                 f"cross_entropy: probability targets must have the input's shape {input.shape}, "
                 f"got {target.shape}"
             )
@@ -871,7 +878,7 @@ def relu6(x: Tensor) -> Tensor:
 def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """Clamp to ``[min_val, max_val]``: ``F.hardtanh(x)``."""
     if min_val > max_val:
-        raise ValueError(f"hardtanh: min_val {min_val} is above max_val {max_val}")
+        raise ArgumentError(f"hardtanh: min_val {min_val} is above max_val {max_val}")
     return x.hardtanh(min_val, max_val)
 
 
@@ -898,7 +905,7 @@ def selu(x: Tensor) -> Tensor:
 def celu(x: Tensor, alpha: float = 1.0) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``: ``F.celu(x)``."""
     if alpha == 0:
-        raise ValueError("celu: alpha must not be 0")
+        raise ArgumentError("celu: alpha must not be 0")
     return x.celu(alpha)
 
 
@@ -922,7 +929,7 @@ def glu(x: Tensor, dim: int = -1) -> Tensor:
     second: ``F.glu(x)``."""
     d = dim % x.ndim if x.ndim and -x.ndim <= dim < x.ndim else None
     if d is None or x.shape[d] % 2:
-        raise ValueError(f"glu: dim {dim} of {x.shape} must exist and have an even size")
+        raise ArgumentError(f"glu: dim {dim} of {x.shape} must exist and have an even size")
     a, b = x.chunk(2, d)
     return a * b.sigmoid()
 
@@ -955,7 +962,7 @@ def adaptive_avg_pool2d(x: Tensor, output_size) -> Tensor:
     """Average over PyTorch's adaptive windows (overlapping where the sizes do
     not divide): ``F.adaptive_avg_pool2d(x, 1)`` is the global average pool."""
     if x.ndim not in (3, 4):
-        raise ValueError(
+        raise ArgumentError(
             f"adaptive_avg_pool2d: input must be (N, C, H, W) or (C, H, W), got {x.shape}"
         )
     h, w = x.shape[-2:]
@@ -967,7 +974,9 @@ def adaptive_avg_pool2d(x: Tensor, output_size) -> Tensor:
     else:
         oh, ow = _tuple(output_size, 2, "adaptive_avg_pool2d: output_size")
     if not all(isinstance(v, (int, np.integer)) and v > 0 for v in (oh, ow)):
-        raise ValueError(f"adaptive_avg_pool2d: output_size must be positive, got {output_size!r}")
+        raise ArgumentError(
+            f"adaptive_avg_pool2d: output_size must be positive, got {output_size!r}"
+        )
     xf = x._float()
     if h % oh == 0 and w % ow == 0:  # equal windows: a plain mean over a reshape
         lead = x.shape[:-2]
@@ -986,7 +995,7 @@ def smooth_l1_loss(
     """``0.5 d^2 / beta`` below ``beta``, ``|d| - beta / 2`` above:
     ``F.smooth_l1_loss(pred, y)``."""
     if beta < 0:
-        raise ValueError(f"smooth_l1_loss: beta must be >= 0, got {beta}")
+        raise ArgumentError(f"smooth_l1_loss: beta must be >= 0, got {beta}")
     d = (input - target)._float().abs()
     if beta == 0:
         return _reduce(d, reduction, "smooth_l1_loss")
@@ -1004,7 +1013,7 @@ def huber_loss(
     """``0.5 d^2`` below ``delta``, ``delta (|d| - delta / 2)`` above:
     ``F.huber_loss(pred, y)``."""
     if delta <= 0:
-        raise ValueError(f"huber_loss: delta must be > 0, got {delta}")
+        raise ArgumentError(f"huber_loss: delta must be > 0, got {delta}")
     d = (input - target)._float().abs()
     return _reduce(
         (d < delta).where(d * d * 0.5, (d - 0.5 * delta) * delta), reduction, "huber_loss"
@@ -1041,16 +1050,20 @@ def adaptive_avg_pool1d(x: Tensor, output_size) -> Tensor:
     """Average over PyTorch's adaptive windows of (N, C, L) or (C, L):
     ``F.adaptive_avg_pool1d(x, 4)``."""
     if x.ndim not in (2, 3):
-        raise ValueError(f"adaptive_avg_pool1d: input must be (N, C, L) or (C, L), got {x.shape}")
+        raise ArgumentError(
+            f"adaptive_avg_pool1d: input must be (N, C, L) or (C, L), got {x.shape}"
+        )
     (o,) = _tuple(output_size, 1, "adaptive_avg_pool1d: output_size")
     if o <= 0:
-        raise ValueError(f"adaptive_avg_pool1d: output_size must be positive, got {output_size!r}")
+        raise ArgumentError(
+            f"adaptive_avg_pool1d: output_size must be positive, got {output_size!r}"
+        )
     return adaptive_avg_pool2d(x.unsqueeze(-2), (1, o)).squeeze(-2)
 
 
 def _adaptive_sizes(x: Tensor, output_size, nd: int, name: str) -> tuple[int, ...]:
     if x.ndim not in (nd + 1, nd + 2):
-        raise ValueError(
+        raise ArgumentError(
             f"{name}: input must be (N, C, {_SPATIAL[nd]}) or (C, {_SPATIAL[nd]}), got {x.shape}"
         )
     spatial = x.shape[-nd:]
@@ -1059,7 +1072,7 @@ def _adaptive_sizes(x: Tensor, output_size, nd: int, name: str) -> tuple[int, ..
     else:
         out = _tuple(output_size, nd, f"{name}: output_size")
     if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 for v in out):
-        raise ValueError(f"{name}: output_size must be positive ints, got {output_size!r}")
+        raise ArgumentError(f"{name}: output_size must be positive ints, got {output_size!r}")
     return tuple(int(v) for v in out)
 
 
@@ -1119,25 +1132,25 @@ def interpolate(
     x = input
     modes = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "area")
     if mode not in modes:
-        raise ValueError(f"interpolate: mode must be one of {modes}, got {mode!r}")
+        raise UnsupportedModeError(f"interpolate: mode must be one of {modes}, got {mode!r}")
     nd = x.ndim - 2
     if not 1 <= nd <= 3:
-        raise ValueError(
+        raise ArgumentError(
             f"interpolate: input must be (N, C, *spatial) with 1 to 3 spatial dims, got {x.shape}"
         )
     if mode in _INTERP_DIMS and _INTERP_DIMS[mode] != nd:
-        raise ValueError(
+        raise ArgumentError(
             f"interpolate: mode {mode!r} needs a {_INTERP_DIMS[mode] + 2}-d input, got {x.shape}"
         )
     if align_corners is not None and mode not in _INTERP_DIMS:
-        raise ValueError(
+        raise ArgumentError(
             "interpolate: align_corners can only be set with the modes 'linear', 'bilinear' "
             f"and 'trilinear', not {mode!r}"
         )
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
     if (size is None) == (scale_factor is None):
-        raise ValueError("interpolate: give exactly one of size and scale_factor")
+        raise ArgumentError("interpolate: give exactly one of size and scale_factor")
     spatial = x.shape[2:]
     if size is not None:
         out = _tuple(size, nd, "interpolate: size")
@@ -1147,20 +1160,20 @@ def interpolate(
         if len(sf) != nd or not all(
             isinstance(f, (int, float)) and not isinstance(f, bool) and f > 0 for f in sf
         ):
-            raise ValueError(
+            raise ArgumentError(
                 f"interpolate: scale_factor must be a positive number or {nd} of them, "
                 f"got {scale_factor!r}"
             )
         out = tuple(math.floor(float(s) * f) for s, f in zip(spatial, sf))
         scales = (None,) * nd if recompute_scale_factor else tuple(float(f) for f in sf)
     if any(o <= 0 for o in out):
-        raise ValueError(f"interpolate: the output size {out} of {x.shape} must be positive")
+        raise ArgumentError(f"interpolate: the output size {out} of {x.shape} must be positive")
     if mode == "area":
         if nd == 1:
             return adaptive_avg_pool1d(x, out)
         if nd == 2:
             return adaptive_avg_pool2d(x, out)
-        raise ValueError(f"interpolate: mode 'area' needs a 3-d or 4-d input, got {x.shape}")
+        raise ArgumentError(f"interpolate: mode 'area' needs a 3-d or 4-d input, got {x.shape}")
     if mode not in ("nearest", "nearest-exact"):
         x = x._float()
     # PyTorch computes the source positions in float (double for double inputs)
@@ -1230,9 +1243,9 @@ def pixel_shuffle(x: Tensor, upscale_factor: int) -> Tensor:
     """(*, C r^2, H, W) -> (*, C, H r, W r): ``F.pixel_shuffle(x, 2)``."""
     r = upscale_factor
     if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r <= 0:
-        raise ValueError(f"pixel_shuffle: upscale_factor must be a positive int, got {r!r}")
+        raise ArgumentError(f"pixel_shuffle: upscale_factor must be a positive int, got {r!r}")
     if x.ndim < 3 or x.shape[-3] % (r * r):
-        raise ValueError(
+        raise ArgumentError(
             f"pixel_shuffle: input must be (*, C * {r * r}, H, W) (channels divisible by "
             f"upscale_factor**2), got {x.shape}"
         )
@@ -1248,9 +1261,9 @@ def pixel_unshuffle(x: Tensor, downscale_factor: int) -> Tensor:
     ``F.pixel_unshuffle(x, 2)``."""
     r = downscale_factor
     if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r <= 0:
-        raise ValueError(f"pixel_unshuffle: downscale_factor must be a positive int, got {r!r}")
+        raise ArgumentError(f"pixel_unshuffle: downscale_factor must be a positive int, got {r!r}")
     if x.ndim < 3 or x.shape[-2] % r or x.shape[-1] % r:
-        raise ValueError(
+        raise ArgumentError(
             f"pixel_unshuffle: input must be (*, C, H, W) with H and W divisible by {r}, "
             f"got {x.shape}"
         )
@@ -1267,7 +1280,7 @@ def _unfold_geometry(x, kernel_size, dilation, padding, stride, name):
     pad = _tuple(padding, 2, f"{name}: padding")
     stride = _tuple(stride, 2, f"{name}: stride")
     if any(v <= 0 for v in kernel + dilation + stride) or any(p < 0 for p in pad):
-        raise ValueError(
+        raise ArgumentError(
             f"{name}: kernel_size {kernel}, dilation {dilation} and stride {stride} must be "
             f"positive and padding {pad} not negative"
         )
@@ -1278,7 +1291,7 @@ def unfold(x: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """The sliding windows of (N, C, H, W) as columns (N, C kh kw, L) (im2col):
     ``F.unfold(x, 3, padding=1)``."""
     if x.ndim not in (3, 4):
-        raise ValueError(f"unfold: input must be (N, C, H, W) or (C, H, W), got {x.shape}")
+        raise ArgumentError(f"unfold: input must be (N, C, H, W) or (C, H, W), got {x.shape}")
     kernel, dilation, pad, stride = _unfold_geometry(
         x, kernel_size, dilation, padding, stride, "unfold"
     )
@@ -1289,7 +1302,7 @@ def unfold(x: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
         for s, p, d, k, st in zip((h, w), pad, dilation, kernel, stride)
     )
     if any(o <= 0 for o in out):
-        raise ValueError(
+        raise ArgumentError(
             f"unfold: the kernel {kernel} (dilation {dilation}) does not fit the padded input "
             f"{(h + 2 * pad[0], w + 2 * pad[1])}"
         )
@@ -1303,7 +1316,7 @@ def fold(x: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -
     """Sum columns (N, C kh kw, L) back into (N, C, H, W), the adjoint of
     ``unfold`` (col2im): ``F.fold(cols, (4, 5), 2)``."""
     if x.ndim not in (2, 3):
-        raise ValueError(
+        raise ArgumentError(
             f"fold: input must be (N, C * kh * kw, L) or (C * kh * kw, L), got {x.shape}"
         )
     kernel, dilation, pad, stride = _unfold_geometry(
@@ -1318,7 +1331,7 @@ def fold(x: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -
         for s, p, d, k, st in zip(size, pad, dilation, kernel, stride)
     )
     if ck % kk or any(o <= 0 for o in out) or out[0] * out[1] != ln:
-        raise ValueError(
+        raise ArgumentError(
             f"fold: input {x.shape} must have C * {kk} rows and {max(out[0], 0) * max(out[1], 0)} "
             f"blocks for output_size {size}, kernel {kernel}, dilation {dilation}, padding "
             f"{pad} and stride {stride}"
@@ -1364,13 +1377,13 @@ def instance_norm(
     statistics, when given, are updated with the batch mean of the per-sample
     ones): ``F.instance_norm(x, weight=w, bias=b)``."""
     if x.ndim < 3:
-        raise ValueError(f"instance_norm: input must be (N, C, *spatial), got {x.shape}")
+        raise ArgumentError(f"instance_norm: input must be (N, C, *spatial), got {x.shape}")
     c = x.shape[1]
     shape = (1, c) + (1,) * (x.ndim - 2)
     for t, what in ((running_mean, "running_mean"), (running_var, "running_var"),
                     (weight, "weight"), (bias, "bias")):  # fmt: skip
         if t is not None and t.shape != (c,):
-            raise ValueError(f"instance_norm: {what} must be ({c},), got {t.shape}")
+            raise ArgumentError(f"instance_norm: {what} must be ({c},), got {t.shape}")
     xf = x._float()
     axes = tuple(range(2, x.ndim))
     if use_input_stats:
@@ -1386,7 +1399,7 @@ def instance_norm(
                 running_var.assign(running_var * (1 - momentum) + v * momentum)
     else:
         if running_mean is None or running_var is None:
-            raise ValueError(
+            raise ArgumentError(
                 "instance_norm: use_input_stats=False needs running_mean and running_var"
             )
         mean, var = running_mean.reshape(shape), running_var.reshape(shape)
@@ -1410,9 +1423,11 @@ def rms_norm(
         else (normalized_shape,)
     )
     if x.shape[x.ndim - len(ns) :] != ns:
-        raise ValueError(f"rms_norm: normalized_shape {ns} is not the end of the input {x.shape}")
+        raise ArgumentError(
+            f"rms_norm: normalized_shape {ns} is not the end of the input {x.shape}"
+        )
     if weight is not None and weight.shape != ns:
-        raise ValueError(f"rms_norm: weight must be {ns}, got {weight.shape}")
+        raise ArgumentError(f"rms_norm: weight must be {ns}, got {weight.shape}")
     xf = x._float()
     if eps is None:
         eps = float(np.finfo(np.float64 if xf.dtype == dtypes.float64 else np.float32).eps)
@@ -1427,9 +1442,9 @@ def local_response_norm(
     """Divide by ``(k + alpha * mean of x^2 over size neighbouring channels)^beta``:
     ``F.local_response_norm(x, 5)``."""
     if x.ndim < 3:
-        raise ValueError(f"local_response_norm: input must be (N, C, *spatial), got {x.shape}")
+        raise ArgumentError(f"local_response_norm: input must be (N, C, *spatial), got {x.shape}")
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size <= 0:
-        raise ValueError(f"local_response_norm: size must be a positive int, got {size!r}")
+        raise ArgumentError(f"local_response_norm: size must be a positive int, got {size!r}")
     xf = x._float()
     c = x.shape[1]
     sq = (xf * xf).pad(((0, 0), (size // 2, (size - 1) // 2)) + ((0, 0),) * (x.ndim - 2))
@@ -1456,10 +1471,10 @@ def prelu(x: Tensor, weight: Tensor) -> Tensor:
     """``max(0, x) + weight * min(0, x)``, ``weight`` one slope or one per
     channel (dim 1): ``F.prelu(x, a)``."""
     if weight.ndim != 1:
-        raise ValueError(f"prelu: weight must be 1-d, got {weight.shape}")
+        raise ArgumentError(f"prelu: weight must be 1-d, got {weight.shape}")
     c = x.shape[1] if x.ndim >= 2 else (x.shape[0] if x.ndim else 1)
     if weight.shape[0] not in (1, c):
-        raise ValueError(
+        raise ArgumentError(
             f"prelu: weight {weight.shape} must have 1 or {c} (the input {x.shape}'s channels) "
             "entries"
         )
@@ -1479,7 +1494,7 @@ def softshrink(x: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0:
     ``F.softshrink(x)``."""
     if lambd < 0:
-        raise ValueError(f"softshrink: lambd must be >= 0, got {lambd}")
+        raise ArgumentError(f"softshrink: lambd must be >= 0, got {lambd}")
     return (x > lambd).where(x - lambd, (x < -lambd).where(x + lambd, 0))
 
 
@@ -1490,9 +1505,9 @@ def tanhshrink(x: Tensor) -> Tensor:
 
 def _channel_dropout(x: Tensor, p: float, training: bool, nd: int, name: str) -> Tensor:
     if not 0 <= p <= 1:
-        raise ValueError(f"{name}: p must be in [0, 1], got {p}")
+        raise ArgumentError(f"{name}: p must be in [0, 1], got {p}")
     if x.ndim not in (nd + 1, nd + 2):
-        raise ValueError(
+        raise ArgumentError(
             f"{name}: input must be (N, C, {_SPATIAL[nd]}) or (C, {_SPATIAL[nd]}), got {x.shape}"
         )
     if not training or p == 0:
@@ -1528,7 +1543,7 @@ def alpha_dropout(x: Tensor, p: float = 0.5, training: bool = False, inplace: bo
     identity unless ``training``, PyTorch's default False):
     ``F.alpha_dropout(x, 0.1, training=True)``."""
     if not 0 <= p <= 1:
-        raise ValueError(f"alpha_dropout: p must be in [0, 1], got {p}")
+        raise ArgumentError(f"alpha_dropout: p must be in [0, 1], got {p}")
     if not training or p == 0:
         return x
     if p == 1:
@@ -1551,14 +1566,14 @@ def pairwise_distance(
     ``F.pairwise_distance(a, b)``."""
     a, b = x1._float()._operands(x2)
     if a.ndim == 0:
-        raise ValueError("pairwise_distance: inputs must have at least 1 dim")
+        raise ArgumentError("pairwise_distance: inputs must have at least 1 dim")
     return (a - b + eps).norm(p, dim=-1, keepdim=keepdim)
 
 
 def _same_shape(name: str, **ts: Tensor) -> None:
     shapes = {k: t.shape for k, t in ts.items()}
     if len(set(shapes.values())) > 1:
-        raise ValueError(
+        raise ArgumentError(
             f"{name}: " + ", ".join(f"{k} {s}" for k, s in shapes.items()) + " must match"
         )
 
@@ -1589,7 +1604,7 @@ def hinge_embedding_loss(
 
 def _deprecated_reduction(name: str, size_average, reduce) -> None:
     if size_average is not None or reduce is not None:
-        raise ValueError(f"{name}: size_average and reduce are deprecated, use reduction=")
+        raise ArgumentError(f"{name}: size_average and reduce are deprecated, use reduction=")
 
 
 def poisson_nll_loss(
@@ -1630,12 +1645,12 @@ def gaussian_nll_loss(
         if input.shape[:-1] == var.shape:
             var = var.unsqueeze(-1)
         elif not (input.shape[:-1] == var.shape[:-1] and var.shape[-1:] == (1,)):
-            raise ValueError(
+            raise ArgumentError(
                 f"gaussian_nll_loss: var {var.shape} must be the input's shape {input.shape}, "
                 "or it without (or with size 1 in) the last dim"
             )
     if eps < 0:
-        raise ValueError(f"gaussian_nll_loss: eps must be >= 0, got {eps}")
+        raise ArgumentError(f"gaussian_nll_loss: eps must be >= 0, got {eps}")
     v = var._float()
     v = v + (v.maximum(eps) - v).detach()  # clamped value, identity gradient
     d = input._float() - target
@@ -1652,12 +1667,12 @@ def cosine_embedding_loss(
     is -1 (cosine along dim 1, or dim 0 of 1-d inputs):
     ``F.cosine_embedding_loss(a, b, y)``."""
     if input1.shape != input2.shape or input1.ndim not in (1, 2):
-        raise ValueError(
+        raise ArgumentError(
             f"cosine_embedding_loss: inputs must be (N, D) or (D,) of one shape, got "
             f"{input1.shape} and {input2.shape}"
         )
     if target.shape != input1.shape[:-1]:
-        raise ValueError(
+        raise ArgumentError(
             f"cosine_embedding_loss: target must be {input1.shape[:-1]}, got {target.shape}"
         )
     a, b = input1._float(), input2._float()
@@ -1710,12 +1725,12 @@ def triplet_margin_loss(
     ``swap`` uses the smaller of d(a, n) and d(p, n):
     ``F.triplet_margin_loss(a, pos, neg)``."""
     if not anchor.ndim == positive.ndim == negative.ndim or anchor.ndim not in (1, 2):
-        raise ValueError(
+        raise ArgumentError(
             f"triplet_margin_loss: anchor {anchor.shape}, positive {positive.shape} and "
             f"negative {negative.shape} must all be (N, D) or (D,)"
         )
     if margin <= 0:
-        raise ValueError(f"triplet_margin_loss: margin must be > 0, got {margin}")
+        raise ArgumentError(f"triplet_margin_loss: margin must be > 0, got {margin}")
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -1735,9 +1750,9 @@ def multi_margin_loss(
     for scores (N, C) or (C,) and class indices ``y``:
     ``F.multi_margin_loss(scores, labels)``."""
     if p not in (1, 2):
-        raise ValueError(f"multi_margin_loss: p must be 1 or 2, got {p!r}")
+        raise ArgumentError(f"multi_margin_loss: p must be 1 or 2, got {p!r}")
     if input.ndim not in (1, 2) or target.shape != input.shape[:-1]:
-        raise ValueError(
+        raise ArgumentError(
             f"multi_margin_loss: input must be (N, C) or (C,) and target (N,) or (), got "
             f"{input.shape} and {target.shape}"
         )
@@ -1754,7 +1769,7 @@ def multi_margin_loss(
         h = h * h
     if weight is not None:
         if weight.shape != (c,):
-            raise ValueError(f"multi_margin_loss: weight must be ({c},), got {weight.shape}")
+            raise ArgumentError(f"multi_margin_loss: weight must be ({c},), got {weight.shape}")
         h = h * hit.where(weight, 0).sum(-1, keepdim=True)
     loss = hit.where(0, h).sum(-1) * (1 / c)
     return _reduce(loss, reduction, "multi_margin_loss")

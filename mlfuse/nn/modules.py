@@ -18,12 +18,13 @@ import math
 import numpy as np
 
 from mlfuse.nn import functional as F
+from mlfuse.errors import ArgumentError
 from mlfuse.tensor import Tensor
 
 
 def _positive_int(v, what: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-        raise ValueError(f"{what} must be a positive int, got {v!r}")
+        raise ArgumentError(f"{what} must be a positive int, got {v!r}")
     return v
 
 
@@ -129,7 +130,7 @@ class Module:
                 t = mine[k]
                 v = v if isinstance(v, Tensor) else Tensor(v, dtype=t.dtype, device=t.device)
                 if v.shape != t.shape:
-                    raise ValueError(
+                    raise ArgumentError(
                         f"load_state_dict: {k} has shape {v.shape}, the model {t.shape}"
                     )
                 t.assign(v.cast(t.dtype).to(t.device)).realize()
@@ -212,16 +213,16 @@ class _ConvNd(Module):
         _positive_int(out_channels, f"{name}: out_channels")
         _positive_int(groups, f"{name}: groups")
         if in_channels % groups or out_channels % groups:
-            raise ValueError(
+            raise ArgumentError(
                 f"{name}: groups {groups} must divide in_channels {in_channels} and "
                 f"out_channels {out_channels}"
             )
         if padding_mode not in _PAD_MODES:
-            raise ValueError(
+            raise ArgumentError(
                 f"{name}: padding_mode must be one of {_PAD_MODES}, got {padding_mode!r}"
             )
         if padding_mode != "zeros" and (self._transposed or isinstance(padding, str)):
-            raise ValueError(f"{name}: padding_mode {padding_mode!r} needs int padding")
+            raise ArgumentError(f"{name}: padding_mode {padding_mode!r} needs int padding")
         k = F._tuple(kernel_size, self._nd, f"{name}: kernel_size")
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, k
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
@@ -359,7 +360,7 @@ class _BatchNorm(Module):
         name = type(self).__name__
         _positive_int(num_features, f"{name}: num_features")
         if momentum is None or not 0 <= momentum <= 1:
-            raise ValueError(f"{name}: momentum must be in [0, 1], got {momentum!r}")
+            raise ArgumentError(f"{name}: momentum must be in [0, 1], got {momentum!r}")
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.weight = _param(Tensor.ones(num_features)) if affine else None
@@ -371,7 +372,9 @@ class _BatchNorm(Module):
     def forward(self, x: Tensor) -> Tensor:
         """``F.batch_norm`` in the module's mode: ``bn.forward(x)``."""
         if x.ndim not in self._ndims:
-            raise ValueError(f"{type(self).__name__}: input must be {self._layout}, got {x.shape}")
+            raise ArgumentError(
+                f"{type(self).__name__}: input must be {self._layout}, got {x.shape}"
+            )
         if self.training and self.num_batches_tracked is not None:
             self.num_batches_tracked.assign(self.num_batches_tracked + 1)
         return F.batch_norm(
@@ -433,7 +436,7 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.5) -> None:
         if not 0 <= p <= 1:
-            raise ValueError(f"Dropout: p must be in [0, 1], got {p}")
+            raise ArgumentError(f"Dropout: p must be in [0, 1], got {p}")
         self.p = p
 
     def forward(self, x: Tensor) -> Tensor:
@@ -469,7 +472,7 @@ class GELU(_Activation):
 
     def __init__(self, approximate: str = "none") -> None:
         if approximate not in ("none", "tanh"):
-            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+            raise ArgumentError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
         super().__init__(F.gelu, "gelu", approximate=approximate)
 
 
@@ -789,7 +792,7 @@ class GroupNorm(Module):
         _positive_int(num_groups, "GroupNorm: num_groups")
         _positive_int(num_channels, "GroupNorm: num_channels")
         if num_channels % num_groups:
-            raise ValueError(
+            raise ArgumentError(
                 f"GroupNorm: num_groups {num_groups} must divide num_channels {num_channels}"
             )
         self.num_groups, self.num_channels, self.eps, self.affine = (
@@ -801,7 +804,7 @@ class GroupNorm(Module):
     def forward(self, x: Tensor) -> Tensor:
         """``F.group_norm`` with the layer's parameters: ``gn.forward(x)``."""
         if x.ndim < 2 or x.shape[1] != self.num_channels:
-            raise ValueError(
+            raise ArgumentError(
                 f"GroupNorm: input must be (N, {self.num_channels}, ...), got {x.shape}"
             )
         return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
@@ -836,7 +839,7 @@ class _InstanceNorm(Module):
         nd, name = self._nd, type(self).__name__
         if x.ndim not in (nd + 1, nd + 2):
             sp = F._SPATIAL[nd]
-            raise ValueError(f"{name}: input must be (N, C, {sp}) or (C, {sp}), got {x.shape}")
+            raise ArgumentError(f"{name}: input must be (N, C, {sp}) or (C, {sp}), got {x.shape}")
         batched = x.ndim == nd + 2
         xb = x if batched else x.unsqueeze(0)
         use_input_stats = self.training or not self.track_running_stats
@@ -1009,7 +1012,7 @@ class _ChannelDropout(Module):
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         if not 0 <= p <= 1:
-            raise ValueError(f"{type(self).__name__}: p must be in [0, 1], got {p}")
+            raise ArgumentError(f"{type(self).__name__}: p must be in [0, 1], got {p}")
         self.p = p
 
     def forward(self, x: Tensor) -> Tensor:
@@ -1074,7 +1077,7 @@ class _Pad(Module):
     def forward(self, x: Tensor) -> Tensor:
         """``F.pad`` with the layer's amounts (last dim first): ``pad.forward(x)``."""
         if x.ndim < self._nd + 1:
-            raise ValueError(
+            raise ArgumentError(
                 f"{type(self).__name__}: input needs at least {self._nd + 1} dims, got {x.shape}"
             )
         return F.pad(x, self.padding, self._mode, self.value)
@@ -1193,7 +1196,7 @@ class CELU(_Activation):
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         if alpha == 0:
-            raise ValueError("CELU: alpha must not be 0")
+            raise ArgumentError("CELU: alpha must not be 0")
         super().__init__(F.celu, "celu", alpha=alpha)
 
 
@@ -1216,7 +1219,7 @@ class Hardtanh(_Activation):
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
         if min_val > max_val:
-            raise ValueError(f"Hardtanh: min_val {min_val} is above max_val {max_val}")
+            raise ArgumentError(f"Hardtanh: min_val {min_val} is above max_val {max_val}")
         super().__init__(F.hardtanh, "hardtanh", min_val=min_val, max_val=max_val)
 
 
@@ -1274,7 +1277,7 @@ class Softshrink(_Activation):
 
     def __init__(self, lambd: float = 0.5) -> None:
         if lambd < 0:
-            raise ValueError(f"Softshrink: lambd must be >= 0, got {lambd}")
+            raise ArgumentError(f"Softshrink: lambd must be >= 0, got {lambd}")
         super().__init__(F.softshrink, "softshrink", lambd=lambd)
 
 
@@ -1334,9 +1337,9 @@ class _Loss(Module):
     def __init__(self, reduction: str = "mean", size_average=None, reduce=None) -> None:
         name = type(self).__name__
         if size_average is not None or reduce is not None:
-            raise ValueError(f"{name}: size_average and reduce are deprecated, use reduction=")
+            raise ArgumentError(f"{name}: size_average and reduce are deprecated, use reduction=")
         if reduction not in self._reductions:
-            raise ValueError(
+            raise ArgumentError(
                 f"{name}: reduction must be one of {self._reductions}, got {reduction!r}"
             )
         self.reduction = reduction
@@ -1360,7 +1363,7 @@ class CrossEntropyLoss(_Loss):
     ) -> None:
         super().__init__(reduction, size_average, reduce)
         if not 0 <= label_smoothing <= 1:
-            raise ValueError(
+            raise ArgumentError(
                 f"CrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing}"
             )
         self.weight, self.ignore_index, self.label_smoothing = weight, ignore_index, label_smoothing
@@ -1456,7 +1459,7 @@ class SmoothL1Loss(_Loss):
     def __init__(self, size_average=None, reduce=None, reduction="mean", beta: float = 1.0):
         super().__init__(reduction, size_average, reduce)
         if beta < 0:
-            raise ValueError(f"SmoothL1Loss: beta must be >= 0, got {beta}")
+            raise ArgumentError(f"SmoothL1Loss: beta must be >= 0, got {beta}")
         self.beta = beta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
@@ -1470,7 +1473,7 @@ class HuberLoss(_Loss):
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
         super().__init__(reduction)
         if delta <= 0:
-            raise ValueError(f"HuberLoss: delta must be > 0, got {delta}")
+            raise ArgumentError(f"HuberLoss: delta must be > 0, got {delta}")
         self.delta = delta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002

@@ -95,7 +95,7 @@ def differentiate(f: func.FuncOp) -> None:
     for n in new:
         if id(n) in value:
             continue
-        if n.op == "detach":
+        if n.op in ("detach", "derivative"):
             value[id(n)] = value[id(n.srcs[0])]
             continue
         op = graph._op(n, [value[id(s)] for s in n.srcs])

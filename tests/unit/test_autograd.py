@@ -358,9 +358,136 @@ def test_kinks_follow_pytorch():
     np.testing.assert_array_equal(grad_of(lambda x: x ** Tensor([0.0, 2.0]), [0.0, 0.0]), [0, 0])
 
 
+def test_kinks_of_clamps_follow_pytorch():
+    x = [-3.0, -1.0, 0.0, 1.0, 6.0, 7.0]
+    # clamp passes the gradient at its bounds, hardtanh/relu6/hardsigmoid do not
+    np.testing.assert_array_equal(grad_of(lambda t: t.clip(-1, 1), x), [0, 1, 1, 1, 0, 0])
+    np.testing.assert_array_equal(grad_of(lambda t: t.hardtanh(), x), [0, 0, 1, 0, 0, 0])
+    np.testing.assert_array_equal(grad_of(lambda t: t.relu6(), x), [0, 0, 0, 1, 0, 0])
+    np.testing.assert_allclose(
+        grad_of(lambda t: t.hardsigmoid(), x), [0, 1 / 6, 1 / 6, 1 / 6, 0, 0]
+    )
+    np.testing.assert_allclose(grad_of(lambda t: t.hardswish(), x), [0, 1 / 6, 0.5, 5 / 6, 1, 1])
+    # elu's branch for x <= 0 owns the kink: alpha * exp(0)
+    np.testing.assert_allclose(grad_of(lambda t: t.elu(2.0), [0.0]), [2.0])
+    # tensor bounds get the gradient where x passes them
+    t = Tensor(np.array([-2.0, 0.0, 2.0]), requires_grad=True)
+    lo = Tensor(np.array([-1.0]), requires_grad=True)
+    hi = Tensor(np.array([1.0, 1.0, 1.0]), requires_grad=True)
+    t.clip(lo, hi).sum().backward()
+    np.testing.assert_array_equal(t.grad.numpy(), [0, 1, 0])
+    np.testing.assert_array_equal(lo.grad.numpy(), [1])
+    np.testing.assert_array_equal(hi.grad.numpy(), [0, 0, 1])
+
+
+EXTREMES = [-300.0, -90.0, -20.0, -1.0, -0.0, 0.0, 1e-3, 1.0, 20.0, 90.0, 300.0]
+
+
+def _sigmoid(x):
+    return 0.5 * (1 + np.tanh(0.5 * x))
+
+
+@pytest.mark.parametrize(
+    "name, fn, deriv",
+    [
+        ("sigmoid", lambda t: t.sigmoid(), lambda x: _sigmoid(x) * _sigmoid(-x)),
+        ("tanh", lambda t: t.tanh(), lambda x: 1 / np.cosh(np.clip(x, -300, 300)) ** 2),
+        ("softplus", lambda t: t.softplus(), _sigmoid),
+        ("silu", lambda t: t.silu(), lambda x: _sigmoid(x) * (1 + x * _sigmoid(-x))),
+        ("elu", lambda t: t.elu(), lambda x: np.where(x > 0, 1, np.exp(np.minimum(x, 0)))),
+        ("erf", lambda t: t.erf(), lambda x: 2 / np.sqrt(np.pi) * np.exp(-x * x)),
+        ("erfc", lambda t: t.erfc(), lambda x: -2 / np.sqrt(np.pi) * np.exp(-x * x)),
+        ("atan", lambda t: t.atan(), lambda x: 1 / (1 + x * x)),
+        ("asinh", lambda t: t.asinh(), lambda x: 1 / np.hypot(x, 1)),
+        (
+            "gelu",
+            lambda t: t.gelu(),
+            lambda x: (
+                0.5 * (1 + np.vectorize(__import__("math").erf)(x / np.sqrt(2)))
+                + x * np.exp(-x * x / 2) / np.sqrt(2 * np.pi)
+            ),
+        ),
+    ],
+)
+def test_gradients_stay_finite_at_extremes_and_zero(name, fn, deriv):
+    """Composite functions are differentiated by their closed-form derivative,
+    never through a branch that was not taken (0 * inf would be NaN)."""
+    x = np.array(EXTREMES)
+    with np.errstate(over="ignore"):
+        want = deriv(x)
+    for dtype in (np.float64, np.float32):
+        got = grad_of(lambda t, dt=dtype: fn(t.cast(dt)), x)
+        assert np.isfinite(got).all(), f"{name} ({dtype.__name__}): {got}"
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_products_with_zeros_have_exact_gradients():
+    a = np.array([[2.0, 0.0, 3.0, 4.0], [0.0, 5.0, 0.0, 1.0], [1.5, -2.0, 0.5, 3.0]])
+
+    def others(row):  # the product of the other entries, position by position
+        return np.array([np.prod(np.delete(row, i)) for i in range(len(row))])
+
+    np.testing.assert_allclose(
+        grad_of(lambda t: t.prod(1), a), np.stack([others(r) for r in a]), rtol=1e-12
+    )
+    np.testing.assert_allclose(grad_of(lambda t: t.prod(), a), others(a.ravel()).reshape(a.shape))
+
+    def cumprod_grad(row):  # d sum_j cumprod_j / d x_i
+        out = np.zeros_like(row)
+        for i in range(len(row)):
+            out[i] = sum(np.prod(np.delete(row[: j + 1], i)) for j in range(i, len(row)))
+        return out
+
+    np.testing.assert_allclose(
+        grad_of(lambda t: t.cumprod(1), a), np.stack([cumprod_grad(r) for r in a]), rtol=1e-12
+    )
+
+
+def test_composite_derivatives_compile_nothing_new(monkeypatch):
+    """A derivative node is its source to the compiler: equal programs on new
+    inputs reuse the compiled kernels, and the forward stays one kernel."""
+    from mlfuse import driver
+
+    monkeypatch.setenv("MLFUSE_CACHE", "0")
+    calls: list[int] = []
+    real = driver.compile_module
+    monkeypatch.setattr(driver, "compile_module", lambda *a, **k: calls.append(1) or real(*a, **k))
+    for _ in range(3):
+        x = Tensor(RNG.standard_normal(64).astype(np.float32))
+        (x.sigmoid() * x.tanh() + x.erf().clip(-0.5, 0.5)).relu().numpy()
+    assert len(calls) == 1
+
+
 # ---------------------------------------------------------------------------
 # the API
 # ---------------------------------------------------------------------------
+
+
+def test_gradient_takes_any_tensor_of_the_graph():
+    """tinygrad's ``Tensor.gradient``: targets need no requires_grad, unused
+    ones get zeros, .grad is left alone."""
+    x = Tensor(np.array([1.0, 2.0, 3.0]))
+    w = Tensor(np.array([[1.0, -2.0], [3.0, 4.0], [5.0, 6.0]]))
+    h = x @ w
+    unused = Tensor(np.array([7.0]))
+    dx, dw, dh, du = (h.relu().sum()).gradient(x, w, h, unused)
+    np.testing.assert_array_equal(dx.numpy(), [-1, 7, 11])  # h = [22, 24]: both positive
+    np.testing.assert_array_equal(dw.numpy(), np.repeat([[1.0], [2.0], [3.0]], 2, axis=1))
+    np.testing.assert_array_equal(dh.numpy(), [1, 1])
+    np.testing.assert_array_equal(du.numpy(), [0])
+    assert x.grad is None and w.grad is None
+    # a weighted output, and an intermediate value as the target
+    y = x * x
+    (dy,) = (y * 3).gradient(y, gradient=Tensor(np.array([1.0, 0.0, 2.0])))
+    np.testing.assert_array_equal(dy.numpy(), [3, 0, 6])
+    (dx2,) = (x * x).sum().gradient(x)
+    np.testing.assert_array_equal(dx2.numpy(), [2, 4, 6])
+    with pytest.raises(ValueError, match="one-element outputs"):
+        y.gradient(x)
+    with pytest.raises(TypeError, match="only float tensors"):
+        y.sum().gradient(Tensor([1, 2]))
+    with pytest.raises(ValueError, match=r"gradient= has shape \(2,\)"):
+        y.gradient(x, gradient=Tensor([1.0, 2.0]))
 
 
 def test_backward_accumulates_and_zero_grad():

@@ -543,3 +543,31 @@ def test_assign_contiguous_avoids_hazard(name):
     out = t.numpy()
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out, ref)
+
+
+# ---------------------------------------------------------------------------
+# the exception classes: Python's ValueError and PyTorch's class at once
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call, torch_class, message",
+    [
+        (lambda x: x.sum(5), IndexError, "axis 5 is out of range for a tensor of 2 dims"),
+        (lambda x: x.cumsum(-3), IndexError, "out of range"),
+        (lambda x: x @ x, RuntimeError, "matmul"),
+        (lambda x: x.reshape(4, 2), RuntimeError, r"cannot reshape tensor of shape \(2, 3\)"),
+        (lambda x: x.permute(0, 0), RuntimeError, "not a permutation"),
+        (lambda x: x + Tensor.ones(4), RuntimeError, "do not broadcast"),
+        (lambda x: x.flip((1, 1)), RuntimeError, "repeated axis"),
+        (lambda x: x.pad(((0, 0), (1, 1)), mode="typo"), NotImplementedError, "mode must be"),
+    ],
+    ids=["sum-axis", "cumsum-axis", "matmul", "reshape", "permute", "broadcast", "flip", "pad"],
+)
+def test_errors_are_value_errors_and_what_pytorch_raises(x, call, torch_class, message):
+    """Code written against either convention catches them: ``except
+    ValueError`` and PyTorch's ``except RuntimeError`` / ``IndexError``."""
+    with pytest.raises(ValueError, match=message) as info:
+        call(x)
+    assert isinstance(info.value, torch_class)
+    assert isinstance(info.value, mlfuse.ArgumentError)

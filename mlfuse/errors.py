@@ -1,0 +1,24 @@
+"""The exceptions the front end raises for bad arguments.
+
+Each is a ``ValueError`` (Python's convention for a bad value) and also the
+class PyTorch raises for the same mistake, so code written against either
+catches it: a shape or argument that does not fit is a ``RuntimeError`` in
+PyTorch, a dim out of range an ``IndexError`` (as numpy's ``AxisError``), an
+unknown mode a ``NotImplementedError``.
+"""
+
+from __future__ import annotations
+
+
+class ArgumentError(ValueError, RuntimeError):
+    """An argument that does not fit the call: shapes that do not broadcast,
+    inner dims of a product that differ, a size that cannot be reshaped, an
+    option out of its range: ``mlfuse.ones(2, 3) @ mlfuse.ones(2, 3)``."""
+
+
+class DimError(ArgumentError, IndexError):
+    """A dim (axis) out of range for the tensor's rank: ``x.sum(5)`` on 4 dims."""
+
+
+class UnsupportedModeError(ArgumentError, NotImplementedError):
+    """A mode name that does not exist: ``F.pad(x, (1, 1), mode="typo")``."""
