@@ -92,9 +92,10 @@ class PlanError(Exception):
 
 
 class _Restart(Exception):
-    def __init__(self, dim: Dim, factors: tuple[int, ...]):
+    def __init__(self, dim: Dim, factors: tuple[int, ...], culprit: SSAValue):
         self.dim = dim
         self.factors = factors
+        self.culprit = culprit  # the value whose view needs the split
 
 
 @dataclass(frozen=True)
@@ -219,10 +220,17 @@ def computed_value(op: Operation) -> SSAValue:
 
 
 class _Planner:
-    def __init__(self, roots: Sequence[Operation], members: set[Operation], splits):
+    def __init__(
+        self,
+        roots: Sequence[Operation],
+        members: set[Operation],
+        splits,
+        split_by: dict | None = None,
+    ):
         self.roots = list(roots)
         self.members = members
         self.splits: dict[Dim, tuple[int, ...]] = splits
+        self.split_by: dict[Dim, SSAValue] = split_by if split_by is not None else {}
         self.dims: list[Dim] = []
         self.sizes: list[int] = []
         self.nodes: dict[tuple, Node] = {}
@@ -462,7 +470,18 @@ class _Planner:
                 if axis == a:
                     along.append((d, k, n))
             if len(along) != 1 or along[0][1:] != (1, shape[a]) or lo[a] != 0:
-                raise PlanError(r.result, "view of scan")
+                # the scanned axis is not one whole space dim: a view of the result
+                # walks it so (the result is the cut), or a view of a value the scan
+                # reads split the dim (that value, or else the scan's input, is)
+                by = [
+                    self.split_by.get(self.dims[d][0])
+                    for d, _, _ in along
+                    if _is_part(self.dims[d])
+                ]
+                first = [v for v in by if v is not None and v is not r.result][:1]
+                if first:
+                    raise PlanError(first[0], "view into scan", alternatives=[r.input, r.result])
+                raise PlanError(r.result, "view of scan", alternatives=[r.input])
         except PlanError as e:
             self.problems.append(e)
             return Node("cut", r.result, at)
@@ -523,7 +542,7 @@ class _Planner:
         if len(factors) < 2:
             # the dim fits one axis: it is the offset that spills over
             raise PlanError(culprit, "view of reduce")
-        raise _Restart(self.dims[d], tuple(reversed(factors)))
+        raise _Restart(self.dims[d], tuple(reversed(factors)), culprit)
 
     def fit_load(self, node: Node) -> None:
         """Split the space dims a load's view reshapes across several axes of the
@@ -630,6 +649,11 @@ def domains(nodes: Sequence[Node], sizes: Sequence[int]) -> dict[int, frozenset[
     return dom
 
 
+def _is_part(dim: Dim) -> bool:
+    """Whether ``dim`` is one part of a split space dim (see ``_Planner.new_dim``)."""
+    return isinstance(dim, tuple) and len(dim) == 3 and dim[1] == "part"
+
+
 def is_empty(roots: Sequence[Operation]) -> bool:
     """A kernel whose outputs have no elements computes nothing."""
     return all(0 in lazy.shape_of(computed_value(r)) for r in roots)
@@ -643,13 +667,15 @@ def plan_kernel(
     reduction twice (or, with ``limits``, go past them); a kernel that cannot
     exist at all (outputs of different shapes) raises PlanError."""
     splits: dict[Dim, tuple[int, ...]] = {}
+    split_by: dict[Dim, SSAValue] = {}
     for _ in range(16):
-        planner = _Planner(roots, members, splits)
+        planner = _Planner(roots, members, splits, split_by)
         try:
             root_nodes, nodes = planner.run()
             break
         except _Restart as e:
             splits[e.dim] = e.factors
+            split_by[e.dim] = e.culprit
     else:  # pragma: no cover - every restart splits a dim further
         raise PlanError(roots[0].results[0], "view of reduce")
     sizes = tuple(planner.sizes)

@@ -404,6 +404,8 @@ _WHY = {
     "would redo the scan for every copy",
     "view of scan": "{b} reads {a}'s scan through a view that does not walk the scanned "
     "dim forward in one loop",
+    "view into scan": "{b} scans {a}'s values, read through a view that splits the "
+    "scanned dim across loops",
     "scan read at two index maps": "{b} reads {a}'s scan at two index maps; one kernel "
     "would compute it twice",
     "scan outside its loop": "{b} needs {a}'s scan in more than one loop, or inside a loop "

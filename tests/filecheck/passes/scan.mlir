@@ -138,3 +138,28 @@ func.func @both_dims(%x: tensor<4x8xi64>) -> tensor<4x8xi64> {
   %1 = lazy.scan add %0 dim 0 : tensor<4x8xi64>
   func.return %1 : tensor<4x8xi64>
 }
+
+// a scan over a dim that the view of its input splits (a broadcast copy
+// reshaped into the scanned dim): the scan's input is stored, contiguous, and
+// the scan reads it in one loop; the scan's own result needs no store
+
+// KERNEL-LABEL: kernel.func @k{{[0-9]+}}
+// KERNEL-SAME:    space [4, 2, 3]
+// KERNEL-SAME:    reasons = ["view into scan"]
+// KERNEL-NEXT:    kernel.load %x <[4, 2, 3] strides [3, 0, 1] offset 0>
+// KERNEL-NEXT:    math.exp
+// KERNEL-LABEL: kernel.func @k{{[0-9]+}}
+// KERNEL-SAME:    space [8, 3] plan [parallel 1, serial 0]
+// KERNEL-SAME:    reasons = ["output"]
+// KERNEL-NEXT:    kernel.load %0 <[8, 3] strides [3, 1] offset 0>
+// KERNEL-NEXT:    kernel.scan add %{{.*}} dim 0 : f32
+// KERNEL-LABEL: func.func @split_by_input
+// KERNEL-SAME:    not_fused = ["k{{[0-9]+}} (exp) -> k{{[0-9]+}} (scan): view into scan (k{{[0-9]+}} scans k{{[0-9]+}}'s values, read through a view that splits the scanned dim across loops)"]
+func.func @split_by_input(%x: tensor<4x3xf32>) -> tensor<8x3xf32> {
+  %0 = lazy.reshape %x : tensor<4x3xf32> -> tensor<1x4x3xf32>
+  %1 = lazy.expand %0 : tensor<1x4x3xf32> -> tensor<2x4x3xf32>
+  %2 = lazy.reshape %1 : tensor<2x4x3xf32> -> tensor<8x3xf32>
+  %3 = lazy.exp %2 : tensor<8x3xf32>
+  %4 = lazy.scan add %3 dim 0 : tensor<8x3xf32>
+  func.return %4 : tensor<8x3xf32>
+}
