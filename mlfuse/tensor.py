@@ -3011,20 +3011,35 @@ class Tensor:
         return self._accumulate("mul", axis, dtype)
 
     @_traced
-    def cummax(self, axis=0) -> Tensor:
-        """Running maxima along ``axis``, the values (PyTorch's ``.values``; NaN
-        propagates): ``x.cummax(0)``."""
-        x = self.cast(dtypes.int32) if self.dtype.is_bool else self
-        out = x._scan("max", axis)
-        return out.cast(dtypes.bool_) if self.dtype.is_bool else out
+    def cummax(self, axis=0) -> SortResult:
+        """Running maxima along ``axis`` and where each was found, as PyTorch's
+        and tinygrad's ``(values, indices)`` (int64; ties and NaN take the latest
+        position; NaN propagates): ``x.cummax(0).values``."""
+        return self._running("max", axis)
 
     @_traced
-    def cummin(self, axis=0) -> Tensor:
-        """Running minima along ``axis``, the values (PyTorch's ``.values``; NaN
-        propagates): ``x.cummin(0)``."""
+    def cummin(self, axis=0) -> SortResult:
+        """Running minima along ``axis`` and where each was found, ``(values,
+        indices)`` as :meth:`cummax`: ``x.cummin(0).indices``."""
+        return self._running("min", axis)
+
+    def _running(self, kind: str, axis) -> SortResult:
         x = self.cast(dtypes.int32) if self.dtype.is_bool else self
-        out = x._scan("min", axis)
-        return out.cast(dtypes.bool_) if self.dtype.is_bool else out
+        out = x._scan(kind, axis)
+        d = _norm_axis(axis, self.ndim, "dim")
+        if self.ndim == 0:
+            idx = Tensor.full((), 0, dtypes.int64, self.device)
+        else:
+            shape = [1] * self.ndim
+            shape[d] = self.shape[d]
+            pos = Tensor.arange(self.shape[d], dtype=dtypes.int64, device=self.device)
+            pos = pos.reshape(shape).expand(self.shape)
+            hit = x == out
+            if x.dtype.is_float:
+                hit = hit | x.isnan()
+            idx = hit.where(pos, -1)._scan("max", d)
+        values = out.cast(dtypes.bool_) if self.dtype.is_bool else out
+        return SortResult(values, idx)
 
     @_traced
     def logcumsumexp(self, axis=0) -> Tensor:

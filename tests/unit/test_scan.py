@@ -22,8 +22,8 @@ def test_scans_match_numpy(shape, axis):
     t = Tensor(x)
     np.testing.assert_allclose(t.cumsum(axis).numpy(), np.cumsum(x.astype(F64), axis), rtol=2e-6)
     np.testing.assert_allclose(t.cumprod(axis).numpy(), np.cumprod(x.astype(F64), axis), rtol=2e-5)
-    np.testing.assert_array_equal(t.cummax(axis).numpy(), np.maximum.accumulate(x, axis))
-    np.testing.assert_array_equal(t.cummin(axis).numpy(), np.minimum.accumulate(x, axis))
+    np.testing.assert_array_equal(t.cummax(axis).values.numpy(), np.maximum.accumulate(x, axis))
+    np.testing.assert_array_equal(t.cummin(axis).values.numpy(), np.minimum.accumulate(x, axis))
 
 
 def test_scans_of_views_and_expressions():
@@ -44,7 +44,7 @@ def test_integer_scans_accumulate_in_int64():
     np.testing.assert_array_equal(s.numpy(), np.cumsum(x, 1, dtype=np.int64))
     b = Tensor(np.array([True, False, True]))
     assert b.cumsum(0).tolist() == [1, 1, 2]
-    np.testing.assert_array_equal(Tensor(x).cummax(1).numpy(), np.maximum.accumulate(x, 1))
+    np.testing.assert_array_equal(Tensor(x).cummax(1).values.numpy(), np.maximum.accumulate(x, 1))
 
 
 def test_long_scan():
@@ -66,7 +66,7 @@ def test_scan_edges_and_errors():
     assert Tensor(np.zeros((0, 3), np.float32)).cumsum(0).shape == (0, 3)
     assert Tensor(np.array(3.0, np.float32)).cumsum(0).item() == 3.0
     x = Tensor(np.array([1.0, np.nan, 2.0], np.float32))
-    np.testing.assert_array_equal(x.cummax(0).numpy(), [1.0, np.nan, np.nan])
+    np.testing.assert_array_equal(x.cummax(0).values.numpy(), [1.0, np.nan, np.nan])
     with pytest.raises(ValueError, match="out of range"):
         Tensor(np.zeros((2, 3), np.float32)).cumsum(2)
 
@@ -90,11 +90,45 @@ def _np_scan(kind, x, axis):
 @pytest.mark.parametrize("shape", [(5,), (3, 17), (2, 3, 40), (40, 3, 2)])
 def test_every_axis_including_negative(kind, shape):
     x = RNG.uniform(0.5, 1.5, shape).astype(np.float32)
+
+    def values(r):  # cummax/cummin give (values, indices)
+        return (r.values if isinstance(r, tuple) else r).numpy()
+
     for axis in range(-len(shape), len(shape)):
-        got = getattr(Tensor(x), kind)(axis).numpy()
+        got = values(getattr(Tensor(x), kind)(axis))
         np.testing.assert_allclose(got, _np_scan(kind, x, axis), rtol=2e-6, err_msg=f"{axis}")
-        got = getattr(Tensor(x), kind)(dim=axis).numpy()  # PyTorch's spelling
+        got = values(getattr(Tensor(x), kind)(dim=axis))  # PyTorch's spelling
         np.testing.assert_allclose(got, _np_scan(kind, x, axis), rtol=2e-6)
+
+
+def _running_indices(x, axis, better):
+    """Where each running extremum was found: the latest position that reached
+    it (ties and NaN included), as PyTorch's cummax/cummin."""
+    x = np.moveaxis(x, axis, -1)
+    out = np.zeros(x.shape, np.int64)
+    for idx in np.ndindex(x.shape[:-1]):
+        best, at = None, 0
+        for i, v in enumerate(x[idx]):
+            if best is None or np.isnan(v) or (not np.isnan(best) and not better(best, v)):
+                best, at = v, i
+            out[idx + (i,)] = at
+    return np.moveaxis(out, -1, axis)
+
+
+@pytest.mark.parametrize("kind", ["cummax", "cummin"])
+def test_running_extrema_return_values_and_indices(kind):
+    x = RNG.integers(0, 4, (3, 9)).astype(np.float32)  # many ties
+    x[1, 4] = np.nan
+    x[2, 2] = x[2, 6] = np.nan
+    better = (lambda b, v: b > v) if kind == "cummax" else (lambda b, v: b < v)
+    for axis in (0, 1, -1):
+        r = getattr(Tensor(x), kind)(axis)
+        values, indices = r  # a named tuple, as PyTorch's
+        assert indices.dtype == mlfuse.int64 and r.indices is indices
+        np.testing.assert_array_equal(values.numpy(), _np_scan(kind, x, axis))
+        np.testing.assert_array_equal(indices.numpy(), _running_indices(x, axis, better))
+    r = Tensor(np.float32(2.5)).cummax(0)  # 0-d
+    assert r.values.item() == 2.5 and r.indices.item() == 0
 
 
 def test_non_contiguous_inputs():
@@ -116,7 +150,7 @@ def test_non_contiguous_inputs():
                 err_msg=f"{name} {axis}",
             )
             np.testing.assert_array_equal(
-                tv.cummax(axis).numpy(), np.maximum.accumulate(xv, axis), err_msg=name
+                tv.cummax(axis).values.numpy(), np.maximum.accumulate(xv, axis), err_msg=name
             )
 
 
@@ -132,7 +166,7 @@ def test_long_axes_a_million_elements():
             Tensor(y).cumsum(axis).numpy(), np.cumsum(y.astype(F64), axis), rtol=1e-6
         )
         np.testing.assert_array_equal(
-            Tensor(y).cummin(axis).numpy(), np.minimum.accumulate(y, axis)
+            Tensor(y).cummin(axis).values.numpy(), np.minimum.accumulate(y, axis)
         )
 
 
@@ -142,18 +176,18 @@ def test_dtypes():
         s = Tensor(x.astype(dt)).cumsum(1)
         assert s.dtype == mlfuse.int64
         np.testing.assert_array_equal(s.numpy(), np.cumsum(x.astype(dt), 1, dtype=np.int64))
-        m = Tensor(x.astype(dt)).cummin(0)
+        m = Tensor(x.astype(dt)).cummin(0).values
         assert m.dtype == mlfuse.dtypes.from_numpy(np.dtype(dt))
         np.testing.assert_array_equal(m.numpy(), np.minimum.accumulate(x.astype(dt), 0))
     u = RNG.integers(0, 256, (3, 20)).astype(np.uint8)  # unsigned order, not signed
-    np.testing.assert_array_equal(Tensor(u).cummax(1).numpy(), np.maximum.accumulate(u, 1))
-    np.testing.assert_array_equal(Tensor(u).cummin(1).numpy(), np.minimum.accumulate(u, 1))
+    np.testing.assert_array_equal(Tensor(u).cummax(1).values.numpy(), np.maximum.accumulate(u, 1))
+    np.testing.assert_array_equal(Tensor(u).cummin(1).values.numpy(), np.minimum.accumulate(u, 1))
     assert Tensor(u).cumsum(1).dtype == mlfuse.int64
     p = Tensor(np.array([[2, 3, -4, 5]], np.int32)).cumprod(1)
     assert p.dtype == mlfuse.int64 and p.tolist() == [[2, 6, -24, -120]]
     b = np.array([[True, False, True], [False, False, True]])
     assert Tensor(b).cumsum(1).tolist() == [[1, 1, 2], [0, 0, 1]]
-    assert Tensor(b).cummax(1).tolist() == [[True, True, True], [False, False, True]]
+    assert Tensor(b).cummax(1).values.tolist() == [[True, True, True], [False, False, True]]
     h = RNG.uniform(0, 1, (2, 50)).astype(np.float16)
     got = Tensor(h).cumsum(1)
     assert got.dtype == mlfuse.float16
@@ -165,14 +199,14 @@ def test_dtypes():
 
 def test_nan_inf_and_edges():
     x = np.array([[1.0, np.nan, 2.0], [np.inf, -np.inf, 0.0]], np.float32)
-    np.testing.assert_array_equal(Tensor(x).cummin(1).numpy(), np.minimum.accumulate(x, 1))
+    np.testing.assert_array_equal(Tensor(x).cummin(1).values.numpy(), np.minimum.accumulate(x, 1))
     with np.errstate(invalid="ignore"):  # inf + -inf
         want = np.cumsum(x, 1)
     np.testing.assert_array_equal(Tensor(x).cumsum(1).numpy(), want)
     s = Tensor(np.array(2.5, np.float32))
     assert s.cumprod(0).shape == () and s.cumprod(-1).item() == 2.5
     assert Tensor(np.zeros((3, 0), np.float32)).cumsum(1).shape == (3, 0)
-    assert Tensor(np.zeros((0, 4), np.int32)).cummax(1).shape == (0, 4)
+    assert Tensor(np.zeros((0, 4), np.int32)).cummax(1).values.shape == (0, 4)
     one = Tensor(np.array([[7.0], [8.0]], np.float32)).cumsum(1)
     assert one.tolist() == [[7.0], [8.0]]
 
@@ -195,7 +229,7 @@ def test_kernel_counts():
     assert len(mlfuse.schedule(x.cumsum(1).sum(1))) == 1  # the sum's loop carries the scan
     assert len(mlfuse.schedule(x.cumsum(1) / x.sum(1, keepdim=True))) == 1
     assert len(mlfuse.schedule(x.softmax(1).cumsum(1))) == 1
-    assert len(mlfuse.schedule(x.cummax(1) - x)) == 1
+    assert len(mlfuse.schedule(x.cummax(1).values - x)) == 1
     assert len(mlfuse.schedule(x.cumsum(1).T + 1)) == 1
     assert len(mlfuse.schedule(x.cumsum(1).reshape(-1) * 2)) == 1
     # a scan along each dim: the first is stored, the second reads it
@@ -217,7 +251,10 @@ def test_fused_results_match_numpy():
         (t.cumsum(1) / t.abs().sum(1, keepdim=True), np.cumsum(x64, 1) / a64),
         (t.cumsum(1).cumsum(0), np.cumsum(np.cumsum(x64, 1), 0)),
         (t.cumsum(0).flip(0) * 3, np.flip(np.cumsum(x64, 0), 0) * 3),
-        (t.cummax(0) + t.cummin(1), np.maximum.accumulate(x64, 0) + np.minimum.accumulate(x64, 1)),
+        (
+            t.cummax(0).values + t.cummin(1).values,
+            np.maximum.accumulate(x64, 0) + np.minimum.accumulate(x64, 1),
+        ),
     ]
     for got, want in cases:
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-4)
@@ -235,3 +272,14 @@ def test_errors_name_the_argument():
         x.cumsum(0, dim=1)
     with pytest.raises(ValueError, match="dim 1 is out of range for a tensor of 0 dims"):
         Tensor(np.float32(1)).cummin(1)
+
+
+def test_scan_over_a_dim_its_input_view_splits():
+    """A broadcast copy reshaped into the scanned dim: the input is stored
+    contiguous first (two kernels), never an error."""
+    a = RNG.standard_normal((4, 3)).astype(np.float32)
+    b = np.broadcast_to(a, (2, 4, 3)).reshape(8, 3)
+    t = Tensor(a).expand(2, 4, 3).reshape(8, 3)
+    np.testing.assert_allclose(t.cumsum(0).numpy(), np.cumsum(b.astype(F64), 0), rtol=1e-6)
+    np.testing.assert_array_equal(t.cummax(0).values.numpy(), np.maximum.accumulate(b, 0))
+    assert len(mlfuse.schedule(t.exp().cumsum(0))) == 2
