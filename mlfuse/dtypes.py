@@ -60,6 +60,16 @@ class DType:
         return 1 if self.is_bool else 8 * self.itemsize
 
     @property
+    def min(self):
+        """The smallest value (floats: -inf), tinygrad's ``dtypes.int8.min``."""
+        return min(self)
+
+    @property
+    def max(self):
+        """The largest value (floats: inf), tinygrad's ``dtypes.uint8.max``."""
+        return max(self)
+
+    @property
     def is_half(self) -> bool:
         """float16 or bfloat16: stored in 16 bits, computed in float32."""
         return self.is_float and self.itemsize == 2

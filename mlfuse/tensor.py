@@ -322,17 +322,15 @@ class Tensor:
         dt = dtype or dtypes.default_float
         return Tensor.full(_shape_arg(shape), 1, dt, device, requires_grad)
 
-    @staticmethod
     def full_like(t: Tensor, value, dtype=None, device=None) -> Tensor:
-        """Like ``t`` (shape, dtype and device unless given) and filled with ``value``."""
+        """Like ``t`` (shape, dtype and device unless given) and filled with ``value``:
+        ``Tensor.full_like(x, 2)``, ``x.full_like(2)``."""
         return Tensor.full(t.shape, value, dtype or t.dtype, device or t.device)
 
-    @staticmethod
     def zeros_like(t: Tensor, dtype=None, device=None) -> Tensor:
         """Zeros with ``t``'s shape, dtype and device: ``Tensor.zeros_like(x)``."""
         return Tensor.full(t.shape, 0, dtype or t.dtype, device or t.device)
 
-    @staticmethod
     def ones_like(t: Tensor, dtype=None, device=None) -> Tensor:
         """Ones with ``t``'s shape, dtype and device: ``Tensor.ones_like(x)``."""
         return Tensor.full(t.shape, 1, dtype or t.dtype, device or t.device)
@@ -377,6 +375,8 @@ class Tensor:
         if not isinstance(steps, (int, np.integer)) or steps < 0:
             raise ArgumentError(f"linspace: steps must be a non-negative int, got {steps!r}")
         dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
+        if dt.is_bool:
+            raise ArgumentError("linspace: bool is not supported (as in PyTorch)")
         vals = np.linspace(float(start), float(end), int(steps))
         return Tensor(vals.astype(dt.host) if not dt.is_float else vals, dt, device)
 
@@ -402,12 +402,10 @@ class Tensor:
         dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.int64
         return Tensor(_rng(seed).integers(low, high, shape), dt, device)
 
-    @staticmethod
     def randn_like(t: Tensor, dtype=None, device=None) -> Tensor:
         """Standard normal values with ``t``'s shape: ``Tensor.randn_like(x)``."""
         return Tensor.randn(*t.shape, dtype=dtype or t.dtype, device=device or t.device)
 
-    @staticmethod
     def rand_like(t: Tensor, dtype=None, device=None) -> Tensor:
         """Uniform [0, 1) values with ``t``'s shape: ``Tensor.rand_like(x)``."""
         return Tensor.rand(*t.shape, dtype=dtype or t.dtype, device=device or t.device)
@@ -442,6 +440,56 @@ class Tensor:
         seed=0)``."""
         dt = dtype or dtypes.default_float
         return Tensor(_rng(seed).uniform(low, high, _shape_arg(shape)), dt, device, requires_grad)
+
+    @staticmethod
+    def normal(
+        *shape,
+        mean=0.0,
+        std=1.0,
+        seed: int | None = None,
+        dtype=None,
+        device=None,
+        requires_grad=False,
+    ) -> Tensor:
+        """Normal random values: ``Tensor.normal(3, 4, mean=1, std=0.5)`` (tinygrad's)."""
+        dt = dtype or dtypes.default_float
+        vals = _rng(seed).normal(mean, std, _shape_arg(shape))
+        return Tensor(vals, dt, device, requires_grad)
+
+    @staticmethod
+    def _fan_in(shape) -> int:
+        shape = _shape_arg(shape)
+        return math.prod(shape[1:]) if len(shape) > 1 else (shape[0] if shape else 1)
+
+    @staticmethod
+    def scaled_uniform(*shape, **kw) -> Tensor:
+        """Uniform in ``[-1, 1) / sqrt(numel)`` (tinygrad's initializer)."""
+        shape = _shape_arg(shape)
+        b = math.prod(shape) ** -0.5 if math.prod(shape) else 1.0
+        return Tensor.uniform(*shape, low=-b, high=b, **kw)
+
+    @staticmethod
+    def glorot_uniform(*shape, **kw) -> Tensor:
+        """Xavier/Glorot uniform: bound ``sqrt(6 / (shape[0] + prod(shape[1:])))``."""
+        shape = _shape_arg(shape)
+        fan = (shape[0] if shape else 1) + (math.prod(shape[1:]) if len(shape) > 1 else 1)
+        b = math.sqrt(6 / fan)
+        return Tensor.uniform(*shape, low=-b, high=b, **kw)
+
+    @staticmethod
+    def kaiming_uniform(*shape, a: float = 0.01, **kw) -> Tensor:
+        """He uniform for a leaky relu of slope ``a``: bound
+        ``sqrt(3) * sqrt(2 / (1 + a^2)) / sqrt(fan_in)``, fan_in ``prod(shape[1:])``."""
+        shape = _shape_arg(shape)
+        b = math.sqrt(3.0) * math.sqrt(2.0 / (1 + a * a)) / math.sqrt(max(Tensor._fan_in(shape), 1))
+        return Tensor.uniform(*shape, low=-b, high=b, **kw)
+
+    @staticmethod
+    def kaiming_normal(*shape, a: float = 0.01, **kw) -> Tensor:
+        """He normal: std ``sqrt(2 / (1 + a^2)) / sqrt(fan_in)``."""
+        shape = _shape_arg(shape)
+        std = math.sqrt(2.0 / (1 + a * a)) / math.sqrt(max(Tensor._fan_in(shape), 1))
+        return Tensor.normal(*shape, std=std, **kw)
 
     # -- properties -------------------------------------------------------------
     @property
@@ -851,6 +899,10 @@ class Tensor:
     def __rmod__(self, other):
         a, b = self._operands(other, reverse=True)
         return a.__mod__(b)
+
+    def mod(self, other) -> Tensor:
+        """Python's remainder (the sign of the divisor), as ``%``: ``x.mod(3)``."""
+        return self % other
 
     def _int_op(self, kind: str, other: Tensor) -> Tensor:
         if self.dtype.is_bool:
@@ -1331,16 +1383,20 @@ class Tensor:
         return out.reshape(tuple(s for d, s in enumerate(x.shape) if d not in axes))
 
     @_traced
-    def sum(self, axis=None, keepdim=False):
+    def sum(self, axis=None, keepdim=False, dtype=None):
         """Sum over ``axis`` (None: all; integers and bools accumulate in int64): ``x.sum()``,
-        ``x.sum(1, keepdim=True)``.
+        ``x.sum(1, keepdim=True)``; ``dtype`` converts the input first (PyTorch's
+        ``x.sum(dtype=torch.float64)``).
         """
-        return self._reduce("add", axis, keepdim)
+        x = self if dtype is None else self.cast(dtype)
+        return x._reduce("add", axis, keepdim)
 
     @_traced
-    def prod(self, axis=None, keepdim=False):
-        """Product over ``axis`` (integers accumulate in int64): ``x.prod(1)``."""
-        return self._reduce("mul", axis, keepdim)
+    def prod(self, axis=None, keepdim=False, dtype=None):
+        """Product over ``axis`` (integers accumulate in int64): ``x.prod(1)``;
+        ``dtype`` converts the input first."""
+        x = self if dtype is None else self.cast(dtype)
+        return x._reduce("mul", axis, keepdim)
 
     @_traced
     def max(self, axis=None, keepdim=False):
@@ -1505,15 +1561,80 @@ class Tensor:
         return F.dropout(self, p, Tensor.training)
 
     def scaled_dot_product_attention(
-        self, key, value, attn_mask=None, dropout_p: float = 0.0, is_causal: bool = False
+        self,
+        key,
+        value,
+        attn_mask=None,
+        dropout_p: float = 0.0,
+        is_causal: bool = False,
+        scale: float | None = None,
+        enable_gqa: bool = False,
     ) -> Tensor:
-        """``softmax(self key^T / sqrt(E) + mask) value``:
-        ``q.scaled_dot_product_attention(k, v, is_causal=True)``."""
+        """``softmax(self key^T / sqrt(E) + mask) value`` (see
+        ``F.scaled_dot_product_attention``): ``q.scaled_dot_product_attention(k, v,
+        is_causal=True)``."""
         from mlfuse.nn import functional as F
 
+        p = dropout_p if Tensor.training else 0.0
         return F.scaled_dot_product_attention(
-            self, key, value, attn_mask, dropout_p if Tensor.training else 0.0, is_causal
+            self, key, value, attn_mask, p, is_causal, scale, enable_gqa
         )
+
+    def interpolate(self, size, mode: str = "linear", align_corners: bool = False) -> Tensor:
+        """Resize the last ``len(size)`` dims, tinygrad's method: ``mode`` "linear"
+        interpolates along each of them (bilinear, trilinear), "nearest" and
+        "nearest-exact" pick; PyTorch's index rules (``F.interpolate``):
+        ``x.interpolate((64, 64))``."""
+        from mlfuse.nn import functional as F
+
+        size = _ints((size,) if isinstance(size, (int, np.integer)) else size, "size entries")
+        nd = len(size)
+        if not 1 <= nd <= 3 or nd > self.ndim:
+            raise ArgumentError(
+                f"interpolate: size {size} must name 1 to 3 of the last dims of {self.shape}"
+            )
+        lead = self.shape[: self.ndim - nd]
+        x = self.reshape(1, math.prod(lead), *self.shape[self.ndim - nd :])
+        if mode == "linear":
+            mode = ("linear", "bilinear", "trilinear")[nd - 1]
+        ac = align_corners if mode in ("linear", "bilinear", "trilinear") else None
+        out = F.interpolate(x, size=size, mode=mode, align_corners=ac)
+        return out.reshape(*lead, *size)
+
+    def softmin(self, axis=-1) -> Tensor:
+        """``softmax(-x)`` along ``axis``: ``x.softmin(-1)``."""
+        return (-self._float()).softmax(axis)
+
+    def normalize(self, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+        """``x / max(norm_p(x, dim), eps)`` (PyTorch's ``F.normalize``): ``x.normalize(dim=-1)``."""
+        return self._float() / self.norm(p, dim=dim, keepdim=True).maximum(eps)
+
+    def quick_gelu(self) -> Tensor:
+        """``x * sigmoid(1.702 x)``, the sigmoid approximation of gelu: ``x.quick_gelu()``."""
+        x = self._float()
+        return x * (x * 1.702).sigmoid()
+
+    def meshgrid(self, *others: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
+        """Coordinate grids of 1-d (or 0-d) tensors, PyTorch's ``meshgrid``: with
+        ``indexing="ij"`` output k varies along dim k, with ``"xy"`` the first two
+        dims swap: ``xs, ys = x.meshgrid(y, indexing="xy")``."""
+        ts = [self, *others]
+        if indexing not in ("ij", "xy"):
+            raise ArgumentError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+        for i, t in enumerate(ts):
+            if t.ndim > 1:
+                raise ArgumentError(f"meshgrid: tensor {i} has {t.ndim} dims; 0 or 1 expected")
+        flat = [t.reshape(-1) for t in ts]
+        shape = [t.shape[0] for t in flat]
+        if indexing == "xy" and len(ts) > 1:
+            shape[0], shape[1] = shape[1], shape[0]
+        out = []
+        for k, t in enumerate(flat):
+            d = k if indexing == "ij" or len(ts) < 2 or k > 1 else 1 - k
+            view = [1] * len(ts)
+            view[d] = t.shape[0]
+            out.append(t.reshape(view).expand(shape))
+        return tuple(out)
 
     def sequential(self, layers) -> Tensor:
         """Apply each callable in ``layers`` in turn: ``x.sequential([l1, Tensor.relu, l2])``."""
@@ -1670,7 +1791,14 @@ class Tensor:
 
     @_traced
     def reshape(self, *shape) -> Tensor:
-        """The same elements in another shape (one dim may be -1): ``x.reshape(2, -1)``."""
+        """The same elements in another shape (one dim may be -1; tinygrad's None
+        keeps the dim at its place): ``x.reshape(2, -1)``, ``x.reshape(None, 6)``."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        if any(s is None for s in shape):
+            shape = tuple(
+                self.shape[i] if s is None and i < self.ndim else s for i, s in enumerate(shape)
+            )
         shape = list(_ints(shape))
         if any(s < -1 for s in shape):
             raise ArgumentError(
@@ -1793,12 +1921,29 @@ class Tensor:
                 f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}"
             )
         out = self
+        if any(b < 0 or e < 0 for b, e in pairs):
+            # PyTorch: reflect and replicate read output i at input i - before (a
+            # negative amount crops what the positive ones made); circular wraps
+            # around what is left after the crop
+            if any(s + b + e < 0 for (b, e), s in zip(pairs, self.shape)):
+                raise ArgumentError(
+                    f"pad: amounts {pairs} crop more than the dims of {self.shape} hold"
+                )
+            grow = tuple((max(b, 0), max(e, 0)) for b, e in pairs)
+            if mode == "circular":
+                if any(n + min(b, 0) + min(e, 0) < 0 for (b, e), n in zip(pairs, self.shape)):
+                    raise ArgumentError(
+                        f"pad: circular amounts {pairs} crop more than the dims of "
+                        f"{self.shape} hold"
+                    )
+                crop = tuple((-min(b, 0), n + min(e, 0)) for (b, e), n in zip(pairs, self.shape))
+                return self.shrink(crop)._pad_mode(grow, mode)
+            grown = self._pad_mode(grow, mode)
+            return grown.shrink(
+                tuple((-min(b, 0), n + min(e, 0)) for (b, e), n in zip(pairs, grown.shape))
+            )
         for d, (b, e) in enumerate(pairs):
             n = out.shape[d]
-            if b < 0 or e < 0:
-                raise ArgumentError(
-                    f"pad: {mode} padding amounts must be non-negative, got {pairs}"
-                )
             if not b and not e:
                 continue
             limit = n - 1 if mode == "reflect" else n
@@ -1890,13 +2035,16 @@ class Tensor:
 
     @_traced
     def __getitem__(self, index) -> Tensor:
-        """numpy indexing: ints, slices (any step), None, ``...``, and advanced
-        indices (integer tensors, lists and arrays, broadcast together; bool
-        masks): ``x[1:, ::2]``, ``x[idx]``, ``x[:, [0, 2]]``, ``x[x > 0]``.
+        """PyTorch's indexing: ints, slices (any step), None, ``...``, and advanced
+        indices (integer tensors, lists, tuples and arrays, broadcast together;
+        bool masks): ``x[1:, ::2]``, ``x[idx]``, ``x[:, [0, 2]]``, ``x[x > 0]``.
+        The advanced indices' dims go where the first one stands when they are
+        adjacent once ints have selected their dims (PyTorch's rule; numpy also
+        counts the ints), else first.
 
         Negative indices wrap once. A realized index out of range raises
         IndexError here; a lazy (computed) one is clamped to the dim instead."""
-        index = index if isinstance(index, tuple) else (index,)
+        index = _index_items(index)
         if any(_is_advanced(i) for i in index):
             return self._advanced_index(index)
         return self._basic_index(index)
@@ -1907,7 +2055,7 @@ class Tensor:
         ``x[idx] = 0`` (repeated indices: the last write wins)."""
         v = value if isinstance(value, Tensor) else Tensor(value, device=self.device)
         v = v.cast(self.dtype)
-        index = index if isinstance(index, tuple) else (index,)
+        index = _index_items(index)
         if not any(_is_advanced(i) for i in index):
             self._basic_index(index).assign(v)
             return
@@ -1983,8 +2131,13 @@ class Tensor:
 
     def scatter(self, dim: int, index, src, reduce: str | None = None) -> Tensor:
         """PyTorch's scatter (a copy): ``out[index[i][j]][j] = src[i][j]`` for
-        ``dim=0``; ``src`` may be a scalar; ``reduce="add"`` adds instead:
-        ``x.scatter(1, idx, 1.0)``."""
+        ``dim=0``; ``src`` may be a scalar; ``reduce="add"`` adds instead,
+        ``"multiply"`` multiplies: ``x.scatter(1, idx, 1.0)``."""
+        if reduce == "multiply":
+            if not isinstance(src, Tensor):
+                idx = _index_tensor(index, self.device)
+                src = Tensor.full(idx.shape, src, self.dtype, self.device)
+            return self.scatter_reduce(dim, index, src, "prod")
         idx = _index_tensor(index, self.device)
         d = _norm_axis(dim, self.ndim, "dim")
         if idx.ndim != self.ndim:
@@ -1998,7 +2151,9 @@ class Tensor:
         else:
             v = Tensor.full(idx.shape, src, self.dtype, self.device)
         if reduce not in (None, "add"):
-            raise ArgumentError(f"scatter: reduce must be None or 'add', got {reduce!r}")
+            raise ArgumentError(
+                f"scatter: reduce must be None, 'add' or 'multiply', got {reduce!r}"
+            )
         return self._scatter_positions(pos, v, accumulate=reduce == "add")
 
     def scatter_add(self, dim: int, index, src) -> Tensor:
@@ -2066,12 +2221,16 @@ class Tensor:
             items = items[:k] + [slice(None)] * (self.ndim - n_real) + items[k + 1 :]
         else:
             items = items + [slice(None)] * (self.ndim - n_real)
-        # basic part first (ints count as advanced, as in numpy, once arrays are present)
+        # basic part first; an int selects its dim there, as in PyTorch (numpy would
+        # count it as one more advanced index: x[1, :, idx] puts idx's dims first)
         basic, adv, dim, out_dim = [], [], 0, 0
         for i in items:
             if i is None:
                 basic.append(None)
                 out_dim += 1
+            elif isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)):
+                basic.append(i)
+                dim += 1
             elif isinstance(i, slice):
                 basic.append(i)
                 dim += 1
@@ -2446,10 +2605,15 @@ class Tensor:
         return self != self
 
     @_traced
-    def isinf(self) -> Tensor:
-        """True where x is +-inf: ``x.isinf()``."""
-        if not self.dtype.is_float:
+    def isinf(self, detect_positive: bool = True, detect_negative: bool = True) -> Tensor:
+        """True where x is +-inf: ``x.isinf()`` (tinygrad's ``detect_positive`` /
+        ``detect_negative`` pick one sign)."""
+        if not self.dtype.is_float or not (detect_positive or detect_negative):
             return Tensor.full(self.shape, False, dtypes.bool_, self.device)
+        if not detect_negative:
+            return self == math.inf
+        if not detect_positive:
+            return self == -math.inf
         return self.abs() == math.inf
 
     @_traced
@@ -2708,12 +2872,17 @@ class Tensor:
     @_traced
     def cat(self, *others: Tensor, dim: int = 0) -> Tensor:
         """Join tensors along ``dim`` (tinygrad's spelling of ``mlfuse.cat``):
-        ``a.cat(b, dim=1)``."""
+        ``a.cat(b, dim=1)``, ``Tensor.cat([a, b], dim=1)``."""
+        if isinstance(self, (list, tuple)) and not others:
+            return cat(self, dim)
         return cat([self, *others], dim)
 
     @_traced
     def stack(self, *others: Tensor, dim: int = 0) -> Tensor:
-        """Stack tensors along a new ``dim``: ``a.stack(b)``."""
+        """Stack tensors along a new ``dim``: ``a.stack(b)``, ``Tensor.stack([a, b])``
+        (PyTorch's one sequence)."""
+        if isinstance(self, (list, tuple)) and not others:
+            return stack(self, dim)
         return stack([self, *others], dim)
 
     def split(self, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
@@ -4276,12 +4445,19 @@ class Tensor:
         )
 
     # -- data-dependent shapes: computed on the host, as x[mask] ----------------------
-    def nonzero(self, as_tuple: bool = False):
+    def nonzero(self, as_tuple: bool = False, size: int | None = None, fill_value=-1):
         """The indices of the non-zero elements, one row per element in row-major
         order (int64, shape (count, ndim)), or a tuple of one index tensor per
         dim when ``as_tuple``: ``x.nonzero()``, ``x[x.nonzero(as_tuple=True)]``.
-        The count depends on the data: the tensor is computed."""
+        The count depends on the data: the tensor is computed. With ``size``
+        (tinygrad's, numpy's ``nonzero_static``) there are exactly ``size`` rows:
+        the first ones, then rows of ``fill_value``."""
         arr = np.asarray(self.numpy())
+        if size is not None:
+            if as_tuple:
+                raise ArgumentError("nonzero: size= gives one (size, ndim) tensor, not a tuple")
+            rows = _fixed_rows(np.argwhere(arr), size, int(fill_value), "nonzero")
+            return Tensor(rows.reshape(size, arr.ndim), dtypes.int64, self.device)
         if as_tuple:
             return tuple(
                 Tensor(i.astype(np.int64), dtypes.int64, self.device)
@@ -4294,10 +4470,11 @@ class Tensor:
         return self.nonzero()
 
     @_traced
-    def masked_select(self, mask) -> Tensor:
+    def masked_select(self, mask, size: int | None = None, fill_value=0) -> Tensor:
         """The elements where ``mask`` (broadcast with this tensor) is true, as a 1-d
         tensor (the mask is computed; the gradient flows to the selected
-        elements): ``x.masked_select(x > 0)``."""
+        elements): ``x.masked_select(x > 0)``. With ``size`` (tinygrad's) exactly
+        ``size`` elements: the first selected ones, then ``fill_value``."""
         m = mask if isinstance(mask, Tensor) else Tensor(mask, device=self.device)
         if not m.dtype.is_bool:
             raise TypeError(f"masked_select: mask must be a bool tensor, got {m.dtype.name}")
@@ -4305,6 +4482,14 @@ class Tensor:
         x, m = self._broadcast_to(shape), m._broadcast_to(shape)
         if not shape:
             x, m = x.reshape(1), m.reshape(1)
+        if size is not None:
+            where = np.flatnonzero(np.asarray(m.reshape(-1).numpy()))
+            picks = _fixed_rows(where.reshape(-1, 1), size, -1, "masked_select").reshape(-1)
+            if not where.size:
+                return Tensor.full((int(size),), fill_value, self.dtype, self.device)
+            got = x.reshape(-1)[Tensor(np.maximum(picks, 0), dtypes.int64, self.device)]
+            filled = Tensor(picks < 0, dtypes.bool_, self.device)
+            return filled.where(Tensor.full((), fill_value, self.dtype, self.device), got)
         return x.reshape(-1)[m.reshape(-1).contiguous()]
 
     def unique(
@@ -4764,6 +4949,33 @@ def cat(tensors, dim: int = 0) -> Tensor:
         start += n
     assert out is not None
     return out
+
+
+def _index_items(index) -> tuple:
+    """The items of an index: a tuple is several, anything else one; a tuple
+    inside it is a sequence index, as a list (``x[(0, 2), :]``)."""
+    items = index if isinstance(index, tuple) else (index,)
+    return tuple(list(i) if isinstance(i, tuple) else i for i in items)
+
+
+def _fixed_rows(rows: np.ndarray, size: int, fill: int, what: str) -> np.ndarray:
+    """The first ``size`` rows of an (n, k) int array, padded with ``fill``."""
+    if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 0:
+        raise ArgumentError(f"{what}: size must be a non-negative int, got {size!r}")
+    out = np.full((int(size), rows.shape[1]), fill, np.int64)
+    n = min(len(rows), int(size))
+    out[:n] = rows[:n]
+    return out
+
+
+def meshgrid(*tensors, indexing: str = "ij") -> tuple[Tensor, ...]:
+    """Coordinate grids of 1-d tensors, as ``torch.meshgrid``: ``mlfuse.meshgrid(x, y)``
+    (one sequence is accepted too)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if not tensors:
+        raise ArgumentError("meshgrid needs at least one tensor")
+    return tensors[0].meshgrid(*tensors[1:], indexing=indexing)
 
 
 def stack(tensors, dim: int = 0) -> Tensor:

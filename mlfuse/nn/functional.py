@@ -680,11 +680,22 @@ def scaled_dot_product_attention(
     dropout_p: float = 0.0,
     is_causal: bool = False,
     scale: float | None = None,
+    enable_gqa: bool = False,
 ) -> Tensor:
     """``softmax(q k^T * scale + mask) v`` over the last two dims (batch dims
     broadcast); ``is_causal`` masks the upper triangle; a bool ``attn_mask``
-    keeps where true, a float one is added:
-    ``F.scaled_dot_product_attention(q, k, v, is_causal=True)``."""
+    keeps where true, a float one is added; ``enable_gqa`` lets key and value
+    have fewer heads (dim -3) than the query, each shared by a group of query
+    heads: ``F.scaled_dot_product_attention(q, k, v, is_causal=True)``."""
+    if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        hq, hk = query.shape[-3], key.shape[-3]
+        if hk == 0 or hq % hk or value.shape[-3] != hk:
+            raise ArgumentError(
+                f"scaled_dot_product_attention: {hq} query heads cannot be grouped over "
+                f"{hk} key and {value.shape[-3]} value heads (enable_gqa needs a divisor)"
+            )
+        key = key.repeat_interleave(hq // hk, -3)
+        value = value.repeat_interleave(hq // hk, -3)
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
         raise ArgumentError(
             f"scaled_dot_product_attention: shapes q {query.shape}, k {key.shape}, "

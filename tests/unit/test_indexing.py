@@ -162,7 +162,7 @@ CASES = [
     lambda i: (slice(None), slice(None), i),
     lambda i: (Ellipsis, i),
     lambda i: (None, i),
-    lambda i: (1, slice(None), i),  # an int beside an array: both advanced, non-adjacent
+    lambda i: (1, slice(None), i),  # an int selects first (PyTorch; numpy counts it too)
     lambda i: (slice(None), i, 2),
 ]
 
@@ -173,7 +173,21 @@ def test_one_index_array(case, kind):
     a = r(4, 5, 6)
     raw = np.array([[3, 0], [-1, 2]])
     ix = {"tensor": Tensor(raw), "list": raw.tolist(), "array": raw}[kind]
-    same(Tensor(a)[CASES[case](ix)], a[CASES[case](raw)])
+    # PyTorch applies the int first: a[1][:, raw] (numpy's a[1, :, raw] is (2, 2, 5))
+    want = a[1][:, raw] if case == 6 else a[CASES[case](raw)]
+    same(Tensor(a)[CASES[case](ix)], want)
+
+
+def test_ints_select_before_the_advanced_indices_are_placed():
+    """PyTorch's rule: x[1, :, idx] is x[1][:, idx], the index's dims where it
+    stands; numpy would count the 1 as a second advanced index, non-adjacent,
+    and put the index's dims first. A tuple inside the index is a sequence."""
+    a = r(2, 5, 6, 4)
+    i = np.array([[0, 3], [5, 1]])
+    same(Tensor(a)[1, :, Tensor(i)], a[1][:, i])
+    same(Tensor(a)[Tensor(i[:, :1] % 2), 2, Tensor(i % 4)], a[:, 2][i[:, :1] % 2, i % 4])
+    same(Tensor(a)[(1, 0), :, 2], a[[1, 0], :, 2])
+    same(Tensor(a)[((0,),)], a[[0]])
 
 
 def test_several_index_arrays_broadcast():
