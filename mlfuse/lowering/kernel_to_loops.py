@@ -334,8 +334,14 @@ class _Lowering:
                 stack.append((what, 0))
 
     def acc_shape(self, r: int) -> _Shape:
-        """A reduce's accumulators: one per register point of its input."""
-        return self.shape_of(self.items[self.items[r].operands[0]].domain)
+        """A reduce's accumulators: one per register point of its input and of
+        its axes. An input that does not vary along an axis the plan vectorizes
+        or unrolls still counts once per lane and point (a sum of a broadcast
+        value is that many copies of it)."""
+        op = self.ops[r]
+        assert isinstance(op, kernel.ReduceOp)
+        dims = self.items[self.items[r].operands[0]].domain | frozenset(op.reduce_axes)
+        return self.shape_of(dims)
 
     def open_loop(self, parent: Scope, s: Scope) -> None:
         assert s.loop is not None

@@ -11,8 +11,10 @@ import pytest
 from fuzz_programs import check
 
 # programs that once failed, with their step counts: a scan over a dim that its
-# input's view splits (group-reduces could form no kernel)
-REGRESSIONS = [(10105, 16)]
+# input's view splits (group-reduces could form no kernel); the variance of a
+# broadcast value (a sum over a vectorized dim its input does not vary along
+# counted each lane once per loop trip)
+REGRESSIONS = [(10105, 16), (20172, 14)]
 
 
 @pytest.mark.parametrize("seed", range(24))
@@ -23,3 +25,15 @@ def test_random_programs_agree_with_numpy(seed):
 @pytest.mark.parametrize("seed, steps", REGRESSIONS)
 def test_programs_that_once_failed(seed, steps):
     check(seed, steps)
+
+
+def test_sums_of_broadcast_values_count_every_lane():
+    import numpy as np
+
+    from mlfuse import Tensor
+
+    a = np.array([0.3, -1.2, 2.5], np.float32)
+    assert Tensor(a).sum(-1, keepdim=True).expand(4).var(-1).item() == 0.0
+    for n in (4, 8, 13, 64):
+        got = Tensor(a).reshape(3, 1).expand(3, n).sum(1).numpy()
+        np.testing.assert_allclose(got, a.astype(np.float64) * n, rtol=1e-6)

@@ -159,3 +159,23 @@ kernel.func @taps outs(%o: memref<4xf32>) ins(%x: memref<32xf32>, %w: memref<8xf
   %5 = kernel.reduce add %4 [1] : f32
   kernel.store %o <[4, 8] strides [1, 0] offset 0>, %5 : memref<4xf32>
 }
+
+// -----
+
+// A sum over a dim its input does not vary along (a broadcast value), with the
+// dim vectorized and unrolled: the value still counts once per lane and point
+// (two vector accumulators of splats, combined, then the lanes), not once per
+// trip of the loop.
+// CHECK-LABEL: func.func @broadcast_sum(
+// CHECK:         [[R0:%[0-9]+]], [[R1:%[0-9]+]] = scf.for {{%.*}} = {{%.*}} to {{%.*}} step {{%.*}} iter_args([[A0:%[0-9]+]] = {{%.*}}, [[A1:%[0-9]+]] = {{%.*}}) -> (vector<4xf32>, vector<4xf32>)
+// CHECK:           [[S:%[0-9]+]] = vector.broadcast {{%.*}} : f32 to vector<4xf32>
+// CHECK-NEXT:      [[N0:%[0-9]+]] = arith.addf [[A0]], [[S]] fastmath<reassoc,contract> : vector<4xf32>
+// CHECK-NEXT:      [[N1:%[0-9]+]] = arith.addf [[A1]], [[S]] fastmath<reassoc,contract> : vector<4xf32>
+// CHECK-NEXT:      scf.yield [[N0]], [[N1]]
+// CHECK:         arith.addf [[R0]], [[R1]] fastmath<reassoc,contract> : vector<4xf32>
+// CHECK:         vector.shuffle
+kernel.func @broadcast_sum outs(%out: memref<2xf32>) ins(%x: memref<2xf32>) space [2, 32] plan [parallel 0, serial 1:4, unroll 1:2, vector 1:4] {
+  %0 = kernel.load %x <[2, 32] strides [1, 0] offset 0> : memref<2xf32>
+  %1 = kernel.reduce add %0 [1] : f32
+  kernel.store %out <[2, 32] strides [1, 0] offset 0>, %1 : memref<2xf32>
+}
