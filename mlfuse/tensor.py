@@ -63,6 +63,16 @@ def _tinygrad_pads(padding, nd: int, what: str):
     )
 
 
+def _pool_dims(kernel_size, x) -> int:
+    """How many trailing dims a pool given ``kernel_size`` works on (2 for an int)."""
+    nd = 2 if isinstance(kernel_size, (int, np.integer)) else len(tuple(kernel_size))
+    if not 1 <= nd <= 3:
+        raise ArgumentError(f"pool: kernel_size {kernel_size!r} must name 1 to 3 dims")
+    if x.ndim < nd + 1:
+        raise ArgumentError(f"pool: a {nd}-d kernel needs at least {nd + 1} dims, got {x.shape}")
+    return nd
+
+
 def _norm_axis(axis: int, ndim: int, what: str = "axis") -> int:
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise TypeError(f"{what} must be an int, got {type(axis).__name__}")
@@ -1441,9 +1451,9 @@ class Tensor:
         n = math.prod(self.shape[a] for a in axes)
         x = self._float()
         d = x - x.mean(axis, keepdim=True)
-        return (d * d).sum(axis, keepdim) * (
-            1.0 / max(n - correction, 0) if n > correction else float("nan")
-        )
+        # PyTorch divides by max(n - correction, 0): no degrees of freedom left gives
+        # inf, or NaN where every deviation is 0
+        return (d * d).sum(axis, keepdim) * (1.0 / (n - correction) if n > correction else math.inf)
 
     @_traced
     def std(self, axis=None, keepdim=False, correction=1):
@@ -1535,23 +1545,68 @@ class Tensor:
         )  # fmt: skip
 
     def max_pool2d(
-        self, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode=False
-    ) -> Tensor:
-        """Max over windows of the last two dims: ``x.max_pool2d()`` halves them."""
+        self,
+        kernel_size=(2, 2),
+        stride=None,
+        dilation=1,
+        padding=0,
+        ceil_mode=False,
+        return_indices=False,
+    ):
+        """Max over windows of the last two dims (the last one, two or three,
+        as many as ``kernel_size`` names, tinygrad's): ``x.max_pool2d()`` halves
+        them. ``padding``: an int, one per dim, or tinygrad's two per dim from
+        the last (left, right, top, bottom), which may differ. With
+        ``return_indices``, also where each maximum is (PyTorch's flat index)."""
         from mlfuse.nn import functional as F
 
-        return F.max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode)
+        nd = _pool_dims(kernel_size, self)
+        fn = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[nd - 1]
+        pads = _tinygrad_pads(padding, nd, "max_pool2d")
+        if any(b != e for b, e in pads):  # uneven: pad with the lowest value first
+            if return_indices:
+                raise NotImplementedError(
+                    "max_pool2d: return_indices with uneven padding is not supported"
+                )
+            low = -math.inf if self.dtype.is_float else int(np.iinfo(self.dtype.np).min)
+            x = self.pad(((0, 0),) * (self.ndim - nd) + pads, value=low)
+            return fn(x, kernel_size, stride, 0, dilation, ceil_mode)
+        return fn(
+            self,
+            kernel_size,
+            stride,
+            tuple(b for b, _ in pads),
+            dilation,
+            ceil_mode,
+            return_indices,
+        )
+
+    def max_unpool2d(
+        self, indices, kernel_size=(2, 2), stride=None, dilation=1, padding=0, output_size=None
+    ):
+        """The inverse of ``max_pool2d(..., return_indices=True)`` over the last
+        one, two or three dims: ``y.max_unpool2d(idx)``."""
+        from mlfuse.nn import functional as F
+
+        nd = _pool_dims(kernel_size, self)
+        if dilation not in (1, (1,) * nd):
+            raise ArgumentError(f"max_unpool2d: dilation {dilation} is not supported (only 1)")
+        fn = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[nd - 1]
+        return fn(self, indices, kernel_size, stride, padding, output_size)
 
     def avg_pool2d(
         self, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode=False,
         count_include_pad=True,
     ) -> Tensor:  # fmt: skip
-        """Mean over windows of the last two dims: ``x.avg_pool2d()``."""
+        """Mean over windows of the last two dims (one, two or three, as many as
+        ``kernel_size`` names, tinygrad's): ``x.avg_pool2d()``."""
         from mlfuse.nn import functional as F
 
-        if dilation not in (1, (1, 1)):
+        nd = _pool_dims(kernel_size, self)
+        if dilation not in (1, (1,) * nd):
             raise ArgumentError(f"avg_pool2d: dilation {dilation} is not supported (only 1)")
-        return F.avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad)
+        fn = (F.avg_pool1d, F.avg_pool2d, F.avg_pool3d)[nd - 1]
+        return fn(self, kernel_size, stride, padding, ceil_mode, count_include_pad)
 
     def dropout(self, p: float = 0.5) -> Tensor:
         """Zero elements with probability ``p`` and scale the rest, while

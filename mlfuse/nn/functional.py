@@ -426,7 +426,7 @@ def _pool_geometry(x: Tensor, kernel_size, stride, padding, dilation, ceil_mode,
     return kernel, stride, pad, dilation, tuple(out), extra
 
 
-def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, nd, name) -> Tensor:
+def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, nd, name, return_indices=False):
     batched = x.ndim == nd + 2
     kernel, stride, pad, dilation, out, extra = _pool_geometry(
         x, kernel_size, stride, padding, dilation, ceil_mode, name, nd
@@ -434,11 +434,91 @@ def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, nd, name) ->
     xb = x if batched else x.unsqueeze(0)
     low = -math.inf if x.dtype.is_float else int(np.iinfo(x.dtype.np).min)
     xp = xb.pad(((0, 0), (0, 0)) + tuple((p, p + e) for p, e in zip(pad, extra)), low)
+    if return_indices:
+        acc, idx = _max_pool_indices(xp, xb.shape[2:], kernel, stride, pad, dilation, out)
+        return (acc, idx) if batched else (acc.squeeze(0), idx.squeeze(0))
     acc = None
     for _, win in _windows(xp, kernel, stride, dilation, out):
         acc = win if acc is None else acc.maximum(win)
     assert acc is not None
     return acc if batched else acc.squeeze(0)
+
+
+def _max_pool_indices(xp: Tensor, spatial, kernel, stride, pad, dilation, out):
+    """The maxima and where they are, as PyTorch: the flat index into the
+    input's spatial dims (int64) of the first maximum of each window in scan
+    order (a NaN wins, the last one); taps in the padding never count. The
+    taps' positions and validity are constants per output position."""
+    grids = np.meshgrid(*(np.arange(o) for o in out), indexing="ij")
+    inner = [math.prod(spatial[d + 1 :]) for d in range(len(spatial))]
+    acc = idx = have = None
+    for tap, win in _windows(xp, kernel, stride, dilation, out):
+        pos = [g * st + t * dl - p for g, st, t, dl, p in zip(grids, stride, tap, dilation, pad)]
+        inside = np.ones(out, bool)
+        flat = np.zeros(out, np.int64)
+        for q, n, m in zip(pos, spatial, inner):
+            inside &= (q >= 0) & (q < n)
+            flat += q * m
+        ok = Tensor(inside, device=xp.device)
+        at = Tensor(flat, device=xp.device)
+        if acc is None:
+            acc, idx, have = win, at._broadcast_to(win.shape), ok
+            continue
+        better = (win > acc) | win.isnan() if win.dtype.is_float else win > acc
+        take = ok & (better | ~have)
+        acc = take.where(win, acc)
+        idx = take.where(at, idx)
+        have = have | ok
+    return acc, idx
+
+
+def _max_unpool(x: Tensor, indices: Tensor, kernel_size, stride, padding, output_size, nd, name):
+    """Each value of ``x`` written at its flat index (``indices``, from
+    ``max_pool{nd}d(..., return_indices=True)``) into zeros of the unpooled
+    spatial shape: ``(in - 1) * stride - 2 * padding + kernel`` or ``output_size``."""
+    batched = x.ndim == nd + 2
+    if x.ndim not in (nd + 1, nd + 2):
+        raise ArgumentError(
+            f"{name}: input must be (N, C, {_SPATIAL[nd]}) or (C, {_SPATIAL[nd]}), got {x.shape}"
+        )
+    if indices.shape != x.shape:
+        raise ArgumentError(
+            f"{name}: indices {indices.shape} must have the input's shape {x.shape}"
+        )
+    kernel = _tuple(kernel_size, nd, f"{name}: kernel_size")
+    stride = kernel if stride is None else _tuple(stride, nd, f"{name}: stride")
+    pad = _tuple(padding, nd, f"{name}: padding")
+    spatial = tuple(
+        (i - 1) * s - 2 * p + k for i, s, p, k in zip(x.shape[-nd:], stride, pad, kernel)
+    )
+    if output_size is not None:
+        size = tuple(int(v) for v in output_size)[-nd:]
+        if len(size) != nd:
+            raise ArgumentError(f"{name}: output_size {output_size} needs {nd} spatial sizes")
+        spatial = size
+    xb = x if batched else x.unsqueeze(0)
+    ib = indices if batched else indices.unsqueeze(0)
+    lead = xb.shape[:2]
+    flat = Tensor.zeros(*lead, math.prod(spatial), dtype=x.dtype, device=x.device)
+    out = flat.scatter(2, ib.reshape(*lead, -1), xb.reshape(*lead, -1))
+    out = out.reshape(*lead, *spatial)
+    return out if batched else out.squeeze(0)
+
+
+def max_unpool1d(x, indices, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """The inverse of ``max_pool1d(..., return_indices=True)``: ``F.max_unpool1d(y, i, 2)``."""
+    return _max_unpool(x, indices, kernel_size, stride, padding, output_size, 1, "max_unpool1d")
+
+
+def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """The inverse of ``max_pool2d(..., return_indices=True)``: zeros but the maxima,
+    put back where they were: ``F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2)``."""
+    return _max_unpool(x, indices, kernel_size, stride, padding, output_size, 2, "max_unpool2d")
+
+
+def max_unpool3d(x, indices, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """The inverse of ``max_pool3d(..., return_indices=True)``."""
+    return _max_unpool(x, indices, kernel_size, stride, padding, output_size, 3, "max_unpool3d")
 
 
 def _avg_pool(
@@ -491,8 +571,9 @@ def max_pool1d(
     return_indices: bool = False,
 ) -> Tensor:
     """Max over each window of (N, C, L) or (C, L): ``F.max_pool1d(x, 3, stride=2)``."""
-    _no_indices(return_indices, "max_pool1d")
-    return _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, 1, "max_pool1d")
+    return _max_pool(
+        x, kernel_size, stride, padding, dilation, ceil_mode, 1, "max_pool1d", return_indices
+    )
 
 
 def max_pool2d(
@@ -505,8 +586,9 @@ def max_pool2d(
     return_indices: bool = False,
 ) -> Tensor:
     """Max over each window (padding reads -inf): ``F.max_pool2d(x, 2)``."""
-    _no_indices(return_indices, "max_pool2d")
-    return _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, 2, "max_pool2d")
+    return _max_pool(
+        x, kernel_size, stride, padding, dilation, ceil_mode, 2, "max_pool2d", return_indices
+    )
 
 
 def max_pool3d(
@@ -519,8 +601,9 @@ def max_pool3d(
     return_indices: bool = False,
 ) -> Tensor:
     """Max over each window of (N, C, D, H, W) or (C, D, H, W): ``F.max_pool3d(x, 2)``."""
-    _no_indices(return_indices, "max_pool3d")
-    return _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, 3, "max_pool3d")
+    return _max_pool(
+        x, kernel_size, stride, padding, dilation, ceil_mode, 3, "max_pool3d", return_indices
+    )
 
 
 def avg_pool1d(

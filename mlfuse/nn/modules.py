@@ -522,14 +522,21 @@ class _MaxPool(Module):
     def __init__(
         self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
     ):
-        F._no_indices(return_indices, type(self).__name__)
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         self.dilation, self.ceil_mode = dilation, ceil_mode
+        self.return_indices = return_indices
 
-    def forward(self, x: Tensor) -> Tensor:
-        """The max over each window: ``pool.forward(x)``."""
+    def forward(self, x: Tensor):
+        """The max over each window (and where it is, with ``return_indices``):
+        ``pool.forward(x)``."""
         return self._fn(
-            x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode
+            x,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.ceil_mode,
+            self.return_indices,
         )
 
     def _settings(self) -> str:
@@ -550,6 +557,36 @@ class MaxPool3d(_MaxPool):
     """``F.max_pool3d`` with fixed settings: ``nn.MaxPool3d(2)(x)``."""
 
     _fn = staticmethod(F.max_pool3d)
+
+
+class _MaxUnpool(Module):
+    _fn = staticmethod(F.max_unpool2d)
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+
+    def forward(self, x: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        """The maxima put back at ``indices``, zeros elsewhere: ``unpool(y, idx)``."""
+        return self._fn(x, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def _settings(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpool):
+    """``F.max_unpool1d`` with fixed settings: ``nn.MaxUnpool1d(2)(y, idx)``."""
+
+    _fn = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpool):
+    """``F.max_unpool2d`` with fixed settings: ``nn.MaxUnpool2d(2)(y, idx)``."""
+
+
+class MaxUnpool3d(_MaxUnpool):
+    """``F.max_unpool3d`` with fixed settings: ``nn.MaxUnpool3d(2)(y, idx)``."""
+
+    _fn = staticmethod(F.max_unpool3d)
 
 
 class _AvgPool(Module):
@@ -1554,6 +1591,9 @@ __all__ = [
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
     "Mish",
     "Module",
     "ModuleDict",

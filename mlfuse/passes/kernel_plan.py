@@ -243,16 +243,23 @@ class _Planner:
 
     # -- space dims ---------------------------------------------------------
     def new_dim(self, ident: Dim, size: int, stride: int) -> dict[int, int]:
-        """Add a dim of ``size`` walked with ``stride``; returns its strides (split parts)."""
-        factors = self.splits.get(ident, (size,))
+        """Add a dim of ``size`` walked with ``stride``; returns its strides (split
+        parts, and parts of parts: a part may be split again)."""
         out: dict[int, int] = {}
+        self._add_dim(ident, size, stride, out)
+        return out
+
+    def _add_dim(self, ident: Dim, size: int, stride: int, out: dict[int, int]) -> None:
+        factors = self.splits.get(ident)
+        if factors is None or len(factors) < 2:
+            self.dims.append(ident)
+            self.sizes.append(size)
+            out[len(self.dims) - 1] = stride
+            return
         inner = 1
         for k in range(len(factors) - 1, -1, -1):
-            self.dims.append((ident, "part", k) if len(factors) > 1 else ident)
-            self.sizes.append(factors[k])
-            out[len(self.dims) - 1] = stride * inner
+            self._add_dim((ident, "part", k), factors[k], stride * inner, out)
             inner *= factors[k]
-        return out
 
     def dense(self, a: Affine) -> View:
         return a.view(self.sizes)

@@ -120,10 +120,71 @@ def test_pool_errors():
         F.avg_pool1d(Tensor(r(1, 2, 5)), 2, padding=2)
     with pytest.raises(ValueError, match="does not fit"):
         F.max_pool1d(Tensor(r(1, 2, 3)), 5)
-    with pytest.raises(NotImplementedError, match="return_indices"):
-        F.max_pool1d(Tensor(r(1, 2, 5)), 2, return_indices=True)
-    with pytest.raises(NotImplementedError, match="max_pool2d: return_indices"):
-        F.max_pool2d(Tensor(r(1, 2, 4, 4)), 2, return_indices=True)
+    with pytest.raises(ValueError, match=r"indices \(1, 2, 2\) must have the input's shape"):
+        F.max_unpool1d(Tensor(r(1, 2, 3)), Tensor(np.zeros((1, 2, 2), np.int64)), 2)
+
+
+def _pool_indices_ref(x, k, s, p):
+    """PyTorch's max_pool2d indices: per window, the flat (h * W + w) index of
+    the first maximum over the in-bounds taps in scan order (a NaN wins)."""
+    n, c, h, w = x.shape
+    oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
+    vals, idx = np.zeros((n, c, oh, ow)), np.zeros((n, c, oh, ow), np.int64)
+    for b, ch, i, j in np.ndindex(n, c, oh, ow):
+        best, at = -np.inf, None
+        for a, e in np.ndindex(k, k):
+            y, z = i * s + a - p, j * s + e - p
+            if 0 <= y < h and 0 <= z < w:
+                v = x[b, ch, y, z]
+                if at is None or v > best or np.isnan(v):
+                    best, at = v, y * w + z
+        vals[b, ch, i, j], idx[b, ch, i, j] = best, at
+    return vals, idx
+
+
+@pytest.mark.parametrize("k, s, p", [(2, 2, 0), (3, 2, 1), (3, 1, 1)])
+def test_max_pool_indices_and_unpool(k, s, p):
+    x = RNG.integers(0, 3, (2, 3, 7, 8)).astype(np.float32)  # many ties
+    x[0, 0, 2, 2] = np.nan
+    x[1, 2] = -np.inf  # a plane of -inf: the first in-bounds tap
+    vals, idx = F.max_pool2d(Tensor(x), k, stride=s, padding=p, return_indices=True)
+    want_v, want_i = _pool_indices_ref(x, k, s, p)
+    assert idx.dtype == mlfuse.int64
+    np.testing.assert_array_equal(vals.numpy(), want_v)
+    np.testing.assert_array_equal(idx.numpy(), want_i)
+    # unpooling puts each maximum back where it was, zeros elsewhere
+    size = (7, 8)
+    up = F.max_unpool2d(vals, idx, k, stride=s, padding=p, output_size=size).numpy()
+    want = np.zeros((2, 3, 7 * 8))
+    for b, ch in np.ndindex(2, 3):
+        want[b, ch, want_i[b, ch].ravel()] = want_v[b, ch].ravel()
+    np.testing.assert_array_equal(up, want.reshape(2, 3, 7, 8))
+    # the module and the tinygrad-style method give the same
+    mv, mi = nn.MaxPool2d(k, stride=s, padding=p, return_indices=True)(Tensor(x))
+    np.testing.assert_array_equal(mi.numpy(), want_i)
+    np.testing.assert_array_equal(
+        nn.MaxUnpool2d(k, stride=s, padding=p)(mv, mi, output_size=size).numpy(), up
+    )
+    tv, ti = Tensor(x).max_pool2d(k, stride=s, padding=p, return_indices=True)
+    np.testing.assert_array_equal(
+        tv.max_unpool2d(ti, k, stride=s, padding=p, output_size=size).numpy(), up
+    )
+
+
+def test_tinygrad_pool_spellings():
+    x = r(1, 2, 10, 9)
+    # uneven padding (left, right, top, bottom): -inf first, then the pool
+    got = Tensor(x).max_pool2d(kernel_size=(3, 3), padding=(2, 0, 1, 2)).numpy()
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 2), (2, 0)), constant_values=-np.inf)
+    want = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))[:, :, ::3, ::3].max(
+        (-1, -2)
+    )
+    np.testing.assert_array_equal(got, want)
+    # a kernel of three sizes pools the last three dims
+    y = r(1, 1, 4, 6, 8)
+    got = Tensor(y).avg_pool2d(kernel_size=(2, 2, 2)).numpy()
+    want = y.reshape(1, 1, 2, 2, 3, 2, 4, 2).astype(np.float64).mean((3, 5, 7))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
 
 
 def adaptive_ref(x, out, kind):
