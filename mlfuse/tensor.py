@@ -4054,14 +4054,17 @@ class Tensor:
         d = _norm_axis(dimension, self.ndim, "dimension")
         x = self.reshape(1) if self.ndim == 0 else self
         n = x.shape[d]
-        if not isinstance(size, (int, np.integer)) or not 1 <= size <= n:
+        if not isinstance(size, (int, np.integer)) or not 0 <= size <= n:
             raise ArgumentError(
-                f"unfold: size must be in 1..{n} (dim {d} of {self.shape}), got {size!r}"
+                f"unfold: size must be in 0..{n} (dim {d} of {self.shape}), got {size!r}"
             )
         if not isinstance(step, (int, np.integer)) or step <= 0:
             raise ArgumentError(f"unfold: step must be a positive int, got {step!r}")
         size, step = int(size), int(step)
         o = (n - size) // step + 1
+        if size == 0:  # empty windows, as PyTorch: (n // step + 1) of them
+            shape = self.shape[:d] + (o,) + self.shape[d + 1 :] + (0,)
+            return Tensor.zeros(*shape, dtype=self.dtype, device=self.device)
         x = x.movedim(d, -1)
         lead = x.shape[:-1]
         keep = [None] * len(lead)
@@ -5115,7 +5118,7 @@ def einsum(equation: str, *operands) -> Tensor:
 
     Letters name dims; a letter repeated in one operand takes that diagonal;
     letters missing from the output are summed; ``...`` stands for broadcast
-    dims. Without ``->`` the output is ``...`` then the letters used once, in
+    dims (summed too when the output leaves it out, as PyTorch). Without ``->`` the output is ``...`` then the letters used once, in
     alphabetical order (numpy's and PyTorch's rule). The operands are permuted,
     reshaped and expanded against each other, multiplied and summed: one fused
     contraction, differentiable."""
@@ -5168,8 +5171,7 @@ def einsum(equation: str, *operands) -> Tensor:
         out = ell + sorted(c for c in set(written) if written.count(c) == 1)
     else:
         before, dots, after = out_term.partition("...")
-        if not dots and n_ell and any("..." in t for t in terms):
-            raise ArgumentError(f"einsum: the output of {equation!r} must keep '...'")
+        # an output without '...' sums the ellipsis dims away (PyTorch's rule)
         out = list(before) + (ell if dots else []) + list(after)
         for c in out:
             if out.count(c) > 1:

@@ -493,8 +493,9 @@ def test_unfold():
     same(Tensor.arange(7).unfold(0, 3, 2), [[0, 1, 2], [2, 3, 4], [4, 5, 6]])
     x = Tensor(a)
     assert kernels(x.unfold(1, 3, 1).sum(-1)) == 1
-    with pytest.raises(ValueError, match=r"unfold: size must be in 1..9"):
+    with pytest.raises(ValueError, match=r"unfold: size must be in 0..9"):
         x.unfold(1, 10, 1)
+    assert x.unfold(1, 0, 4).shape == (a.shape[0], 3, *a.shape[2:], 0)  # PyTorch: empty windows
     with pytest.raises(ValueError, match="step must be a positive int"):
         x.unfold(1, 2, 0)
     check_grad(lambda s: s.unfold(0, 3, 1) * Tensor(np.arange(9.0).reshape(3, 3)), r(5))
@@ -854,6 +855,13 @@ def test_einsum_forms_errors_fusion_grad():
         mlfuse.einsum("ij")
     check_grad(lambda x, y: mlfuse.einsum("ij,jk->ki", x, y), r(2, 3), r(3, 2))
     check_grad(lambda x: mlfuse.einsum("ii->", x), r(3, 3))
+    # an output without '...' sums the ellipsis dims (PyTorch's rule; numpy refuses)
+    c, d = r(3, 4, 5, 2), r(3, 4, 5, 2)
+    close(
+        mlfuse.einsum("ij...,ij...->ij", Tensor(c), Tensor(d)),
+        (c.astype(F64) * d).sum((2, 3)),
+        rtol=1e-5,
+    )
 
 
 # ---------------------------------------------------------------------------
