@@ -2255,6 +2255,7 @@ class Tensor:
         return (flat + added.cast(self.dtype)).reshape(self.shape)
 
     def _advanced_index(self, index: tuple) -> Tensor:
+        _check_masks(index, self.shape)
         # bool masks become integer index arrays (their positions, found on the host)
         items: list = []
         for i in index:
@@ -4743,6 +4744,29 @@ def _is_advanced(i) -> bool:
     return isinstance(i, (Tensor, list, np.ndarray))
 
 
+def _check_masks(index: tuple, shape: Shape) -> None:
+    """IndexError unless each bool mask has the shape of the dims it indexes."""
+
+    def mask_dims(i) -> int:
+        return (i.ndim if isinstance(i, Tensor) else np.asarray(i).ndim) if _is_bool_index(i) else 1
+
+    used = sum(0 if i is None or i is Ellipsis else mask_dims(i) for i in index)
+    dim = 0
+    for i in index:
+        if i is Ellipsis:
+            dim += max(len(shape) - used, 0)
+        elif i is not None:
+            k = mask_dims(i)
+            if _is_bool_index(i):
+                m = tuple(i.shape) if isinstance(i, Tensor) else np.asarray(i).shape
+                if m != tuple(shape[dim : dim + k]):
+                    raise IndexError(
+                        f"the shape of the mask {m} at index {dim} does not match the shape "
+                        f"of the indexed tensor {shape}"
+                    )
+            dim += k
+
+
 def _is_bool_index(i) -> bool:
     if isinstance(i, Tensor):
         return i.dtype.is_bool
@@ -5118,8 +5142,9 @@ def einsum(equation: str, *operands) -> Tensor:
 
     Letters name dims; a letter repeated in one operand takes that diagonal;
     letters missing from the output are summed; ``...`` stands for broadcast
-    dims (summed too when the output leaves it out, as PyTorch). Without ``->`` the output is ``...`` then the letters used once, in
-    alphabetical order (numpy's and PyTorch's rule). The operands are permuted,
+    dims (summed too when the output leaves it out, as PyTorch). Without ``->``
+    the output is ``...`` then the letters used once, in alphabetical order
+    (numpy's and PyTorch's rule). The operands are permuted,
     reshaped and expanded against each other, multiplied and summed: one fused
     contraction, differentiable."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):

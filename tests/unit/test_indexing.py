@@ -358,3 +358,12 @@ def test_scatter_and_scatter_add():
     same(counts, np.array([1, 0, 0, 3], F32))
     with pytest.raises(IndexError, match="index 5 is out of bounds for dim 1 with size 5"):
         Tensor(a).scatter(1, Tensor(np.array([[5]])), 1.0)
+
+
+def test_a_mask_must_have_the_shape_of_the_dims_it_indexes():
+    x = Tensor(r(2, 3, 4))
+    with pytest.raises(IndexError, match=r"the shape of the mask \(3,\) at index 0"):
+        x[[True, False, True]]
+    with pytest.raises(IndexError, match=r"mask \(2,\) at index 2 does not match"):
+        x[..., Tensor([True, False])]
+    same(x[:, Tensor([True, False, True])], x.numpy()[:, [True, False, True]])
