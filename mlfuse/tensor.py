@@ -1469,7 +1469,14 @@ class Tensor:
             return self.float().softmax(axis).cast(self.dtype)
         x = self._float()
         e = (x - x.max(axis, keepdim=True)).exp()
-        return e / e.sum(axis, keepdim=True)
+        # PyTorch's gradient, y (g - sum(g y)): one reduction, and exact where the
+        # inputs tie for the max (the subtracted max is a constant to it)
+        return _derivative(
+            "softmax",
+            e / e.sum(axis, keepdim=True),
+            (x,),
+            lambda c, g: (c.out * (g - (g * c.out).sum(axis, keepdim=True)),),
+        )
 
     @_traced
     def log_softmax(self, axis=-1):
@@ -1478,7 +1485,12 @@ class Tensor:
             return self.float().log_softmax(axis).cast(self.dtype)
         x = self._float()
         m = x - x.max(axis, keepdim=True)
-        return m - m.exp().sum(axis, keepdim=True).log()
+        return _derivative(
+            "log_softmax",
+            m - m.exp().sum(axis, keepdim=True).log(),
+            (x,),
+            lambda c, g: (g - c.out.exp() * g.sum(axis, keepdim=True),),
+        )
 
     @_traced
     def logsumexp(self, axis=None, keepdim=False):

@@ -421,6 +421,24 @@ def test_gradients_stay_finite_at_extremes_and_zero(name, fn, deriv):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_softmax_gradients_are_the_closed_forms(axis):
+    """y (g - sum(g y)) and g - y' sum(g), computed in float32 to about an ulp of
+    the result: the gradient of sum(softmax) is 0 up to rounding."""
+    x = RNG.uniform(-2, 2, (9, 13)).astype(np.float32)
+    w = RNG.uniform(0, 1, (9, 13))
+    e = np.exp(x - x.max(axis, keepdims=True).astype(np.float64))
+    y = e / e.sum(axis, keepdims=True)
+    want = y * (w - (w * y).sum(axis, keepdims=True))
+    t = Tensor(x)
+    (got,) = (t.softmax(axis) * Tensor(w.astype(np.float32))).sum().gradient(t)
+    np.testing.assert_allclose(got.numpy(), want, atol=1e-7)
+    (got,) = (t.log_softmax(axis) * Tensor(w.astype(np.float32))).sum().gradient(t)
+    np.testing.assert_allclose(got.numpy(), w - y * w.sum(axis, keepdims=True), atol=2e-6)
+    (flat,) = t.softmax(axis).sum().gradient(t)
+    assert np.abs(flat.numpy()).max() < 1e-7
+
+
 def test_products_with_zeros_have_exact_gradients():
     a = np.array([[2.0, 0.0, 3.0, 4.0], [0.0, 5.0, 0.0, 1.0], [1.5, -2.0, 0.5, 3.0]])
 
