@@ -1308,6 +1308,11 @@ def interpolate(
         a = x.index_select(axis, Tensor(i0, device=x.device))
         b = x.index_select(axis, Tensor(i1, device=x.device))
         x = a * l0 + b * l1
+    if x.dtype != input.dtype and input.dtype.is_int:
+        # integer images stay integers: rounded to nearest, clamped to the dtype
+        # (PyTorch's uint8 path uses fixed-point weights and can differ by 1)
+        lo, hi = dtypes.min(input.dtype), dtypes.max(input.dtype)
+        x = x.round().clip(lo, hi).cast(input.dtype)
     return x
 
 

@@ -204,3 +204,13 @@ def test_padding_modes_crop_with_negative_amounts(mode, flat):
     pads = [(0, 0), (flat[2], flat[3]), (flat[0], flat[1])]
     got = Tensor(x).pad(flat, mode=mode).numpy()
     np.testing.assert_array_equal(got, _np_pad_mode(x, pads, mode))
+
+
+def test_integer_images_interpolate_to_integers():
+    x = RNG.integers(0, 256, (1, 2, 5, 7)).astype(np.uint8)
+    got = F.interpolate(Tensor(x), size=(8, 9), mode="bilinear")
+    assert got.dtype == dtypes.uint8
+    want = F.interpolate(Tensor(x.astype(np.float32)), size=(8, 9), mode="bilinear").numpy()
+    np.testing.assert_array_equal(got.numpy(), np.clip(np.round(want), 0, 255).astype(np.uint8))
+    near = F.interpolate(Tensor(x), size=(10, 14), mode="nearest")
+    np.testing.assert_array_equal(near.numpy(), x.repeat(2, 2).repeat(2, 3))
