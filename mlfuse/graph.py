@@ -213,9 +213,10 @@ class Derivative:
     is not taken, NaN (0 * inf); their rules are the closed forms
     (``erf'(x) = 2/sqrt(pi) exp(-x^2)``) PyTorch uses.
 
-    Programs see the node as its source (it lowers to nothing); keys see only
-    ``name``, so equal programs share compiled kernels and no cache holds
-    the inputs alive."""
+    Programs see the node as its source (it lowers to nothing); the keys of
+    compiled programs see only ``name``, so equal programs share kernels and
+    no cache holds the inputs alive (the key that shares equal nodes holds
+    the inputs' ids, as every node key holds its sources')."""
 
     __slots__ = ("name", "srcs", "rule")
 
