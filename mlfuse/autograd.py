@@ -437,30 +437,37 @@ def release(t: Tensor) -> None:
     _holders.discard(t)
 
 
+def seed_for(t: Tensor, gradient, what: str) -> Tensor:
+    """The gradient the walk starts from: ones for a one-element ``t``, else
+    ``gradient`` (of ``t``'s shape, cast to its dtype)."""
+    from mlfuse.errors import ArgumentError
+    from mlfuse.tensor import Tensor
+
+    if gradient is None:
+        if t.numel() != 1:
+            raise ArgumentError(
+                f"{what}: a gradient can be created implicitly only for one-element "
+                f"outputs, this one has shape {t.shape}; pass gradient="
+            )
+        return Tensor.ones(*t.shape, dtype=t.dtype, device=t.device)
+    seed = gradient if isinstance(gradient, Tensor) else Tensor(gradient, device=t.device)
+    if seed.shape != t.shape:
+        raise ArgumentError(f"{what}: gradient has shape {seed.shape}, the tensor {t.shape}")
+    return seed.cast(t.dtype)
+
+
 def backward(
     t: Tensor, gradient: Tensor | None = None, retain_graph: bool = False, create_graph=False
 ) -> None:
     """``t.backward()``: add the gradients of ``t`` to the ``.grad`` of every
     leaf it depends on."""
-    from mlfuse.tensor import Tensor
 
     if t.node.tape is None:
         raise RuntimeError(
             "backward: this tensor does not require grad (no input of it was made with "
             "requires_grad=True, or it was computed under mlfuse.no_grad())"
         )
-    if gradient is None:
-        if t.numel() != 1:
-            raise RuntimeError(
-                f"backward: a gradient can be created implicitly only for one-element "
-                f"outputs, this one has shape {t.shape}; pass gradient="
-            )
-        seed = Tensor.ones(*t.shape, dtype=t.dtype, device=t.device)
-    else:
-        seed = gradient if isinstance(gradient, Tensor) else Tensor(gradient, device=t.device)
-        if seed.shape != t.shape:
-            raise ValueError(f"backward: gradient has shape {seed.shape}, the tensor {t.shape}")
-        seed = seed.cast(t.dtype)
+    seed = seed_for(t, gradient, "backward")
     holders = [h for h in _holders if h.node.tape is not None]
     got = gradients(t.node, seed, [h.node for h in holders], create_graph)
     for h in holders:

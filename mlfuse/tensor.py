@@ -680,22 +680,7 @@ class Tensor:
                     f"gradient: target {i} has dtype {t.dtype.name}; only float tensors "
                     "have gradients"
                 )
-        if gradient is None:
-            if self.numel() != 1:
-                raise ArgumentError(
-                    f"gradient: a gradient can be created implicitly only for one-element "
-                    f"outputs, this one has shape {self.shape}; pass gradient="
-                )
-            seed = Tensor.ones(*self.shape, dtype=self.dtype, device=self.device)
-        else:
-            seed = (
-                gradient if isinstance(gradient, Tensor) else Tensor(gradient, device=self.device)
-            )
-            if seed.shape != self.shape:
-                raise ArgumentError(
-                    f"gradient: gradient= has shape {seed.shape}, the tensor {self.shape}"
-                )
-            seed = seed.cast(self.dtype)
+        seed = autograd.seed_for(self, gradient, "gradient")
         got = autograd.gradients(self.node, seed, [t.node for t in targets], whole_graph=True)
         return [got[id(t.node)] if id(t.node) in got else Tensor.zeros_like(t) for t in targets]
 

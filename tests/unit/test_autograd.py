@@ -504,7 +504,7 @@ def test_gradient_takes_any_tensor_of_the_graph():
         y.gradient(x)
     with pytest.raises(TypeError, match="only float tensors"):
         y.sum().gradient(Tensor([1, 2]))
-    with pytest.raises(ValueError, match=r"gradient= has shape \(2,\)"):
+    with pytest.raises(ValueError, match=r"gradient: gradient has shape \(2,\)"):
         y.gradient(x, gradient=Tensor([1.0, 2.0]))
 
 
