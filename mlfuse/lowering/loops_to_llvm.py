@@ -410,7 +410,11 @@ class _Converter:
         return self.intrinsic(f"llvm.abs.{_suffix(t)}", [self.v(op.operands[0]), poison], t)
 
     def _math_powf(self, op) -> SSAValue:
-        return self.emit(llvm.FPowOp(self.v(op.operands[0]), self.v(op.operands[1])))  # type: ignore[return-value]
+        # named with its type (llvm.pow.f64, llvm.pow.v4f64): xDSL's llvm.FPowOp declares
+        # one untyped "llvm.pow" per module, which a second width then mismatches
+        t = op.results[0].type
+        args = [self.v(x) for x in op.operands]
+        return self.intrinsic(f"llvm.pow.{_suffix(t)}", args, t)
 
     def _math_fma(self, op) -> SSAValue:
         a, b, c = (self.v(x) for x in op.operands)

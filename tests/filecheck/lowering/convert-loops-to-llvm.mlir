@@ -347,3 +347,27 @@ func.func @vectors(%out: memref<8xf32>, %x: memref<8xf32>, %i: index, %s: f32) a
   memref.store %e, %out[%i] : memref<8xf32>
   func.return
 }
+
+// -----
+
+// math.powf is a call of the intrinsic named with its type, so a scalar and a
+// vector power in one kernel are two declarations (an untyped llvm.pow would be
+// declared once, with the first width, and the second call would mismatch it).
+
+// CHECK-LABEL: llvm.func @pow_widths
+// CHECK:         llvm.call_intrinsic "llvm.pow.v4f64"(%{{.*}}, %{{.*}}) : (vector<4xf64>, vector<4xf64>) -> vector<4xf64>
+// CHECK:         llvm.call_intrinsic "llvm.pow.f64"(%{{.*}}, %{{.*}}) : (f64, f64) -> f64
+
+func.func @pow_widths(%out: memref<4xf64>, %x: memref<4xf64>, %lo: index, %hi: index) attributes {mlfuse.kernel} {
+  %c0 = arith.constant 0 : index
+  %e0 = arith.constant 3.500000e+00 : f64
+  %e = vector.broadcast %e0 : f64 to vector<4xf64>
+  %s = arith.constant 2.857000e-01 : f64
+  %v = vector.load %x[%c0] : memref<4xf64>, vector<4xf64>
+  %p = math.powf %v, %e : vector<4xf64>
+  vector.store %p, %out[%c0] : memref<4xf64>, vector<4xf64>
+  %a = memref.load %x[%c0] : memref<4xf64>
+  %q = math.powf %a, %s : f64
+  memref.store %q, %out[%c0] : memref<4xf64>
+  func.return
+}
