@@ -193,6 +193,10 @@ def _leaf_node(n: Node) -> Node:
     return a
 
 
+def _unpickle(values: np.ndarray, dtype: str, device: str, requires_grad: bool) -> Tensor:
+    return Tensor(values, dtype, device, requires_grad)
+
+
 class Tensor:
     """A lazy n-dimensional array on a device."""
 
@@ -224,6 +228,10 @@ class Tensor:
         n = getattr(self, "_node", None)
         if n is not None:
             n.refs -= 1
+
+    def __reduce__(self):
+        # pickled as its values (realized), dtype, device and requires_grad
+        return (_unpickle, (self.numpy(), self.dtype.name, self.device, self.requires_grad))
 
     def __init__(
         self,
@@ -1399,12 +1407,16 @@ class Tensor:
 
         NaN propagates, as in numpy and PyTorch.
         """
+        if isinstance(axis, Tensor):  # PyTorch's x.max(other): elementwise
+            return self.maximum(axis)
         self._nonempty(axis, "max")
         return self._reduce("max", axis, keepdim)
 
     @_traced
     def min(self, axis=None, keepdim=False):
         """Smallest value over ``axis`` (None: all): ``x.min()``, ``x.min(1)``."""
+        if isinstance(axis, Tensor):  # PyTorch's x.min(other): elementwise
+            return self.minimum(axis)
         self._nonempty(axis, "min")
         if self.dtype.is_bool:
             return self.logical_not().max(axis, keepdim).logical_not()
@@ -4306,18 +4318,28 @@ class Tensor:
         two values ``interpolation`` is ``"linear"``, ``"lower"``, ``"higher"``,
         ``"midpoint"`` or ``"nearest"``; NaN in a row gives NaN:
         ``x.quantile(0.5)``, ``x.quantile([0.1, 0.9], dim=1)``. O(n^2) per row."""
+        return self._quantile(q, dim, keepdim, interpolation, False)
+
+    @_traced
+    def nanquantile(self, q, dim=None, keepdim: bool = False, interpolation: str = "linear"):
+        """:meth:`quantile` of the values that are not NaN (NaN where a row has none):
+        ``x.nanquantile(0.5, dim=1)``."""
+        return self._quantile(q, dim, keepdim, interpolation, True)
+
+    def _quantile(self, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool):
+        what = "nanquantile" if ignore_nan else "quantile"
         if not self.dtype.is_float:
-            raise TypeError(f"quantile needs a float tensor, got {self.dtype.name}")
+            raise TypeError(f"{what} needs a float tensor, got {self.dtype.name}")
         modes = ("linear", "lower", "higher", "midpoint", "nearest")
         if interpolation not in modes:
             raise ArgumentError(
-                f"quantile: interpolation must be one of {', '.join(modes)}, got {interpolation!r}"
+                f"{what}: interpolation must be one of {', '.join(modes)}, got {interpolation!r}"
             )
         qs = np.asarray(q.numpy() if isinstance(q, Tensor) else q, dtype=np.float64)
         if qs.ndim > 1:
-            raise ArgumentError(f"quantile: q must be a number or 1-d, got shape {qs.shape}")
+            raise ArgumentError(f"{what}: q must be a number or 1-d, got shape {qs.shape}")
         if qs.size and (np.isnan(qs).any() or qs.min() < 0 or qs.max() > 1):
-            raise ArgumentError(f"quantile: q must be in [0, 1], got {qs.tolist()}")
+            raise ArgumentError(f"{what}: q must be in [0, 1], got {qs.tolist()}")
         if dim is None:
             x, d = self.reshape(-1), 0
         else:
@@ -4326,27 +4348,41 @@ class Tensor:
         xm = x.movedim(d, -1)
         n = xm.shape[-1]
         if n == 0:
-            raise ArgumentError("quantile of an empty dim has no value")
-        pos = qs.reshape(-1) * (n - 1)
-        lo, hi = np.floor(pos), np.ceil(pos)
+            raise ArgumentError(f"{what} of an empty dim has no value")
+        dev = self.device
+        nq = qs.size
+        if ignore_nan:  # each row's count of numbers sets its positions (NaN ranks last)
+            count = xm.isnan().logical_not().sum(-1, keepdim=True).cast(dtypes.float64)
+            pos = Tensor(qs.reshape(-1), dtype=dtypes.float64, device=dev) * (count - 1)
+            lo, hi = pos.floor(), pos.ceil()
+            rnd = pos.round()
+        else:
+            pos = qs.reshape(-1) * (n - 1)
+            lo, hi, rnd = np.floor(pos), np.ceil(pos), np.round(pos)
         w = pos - lo
         if interpolation == "lower":
             hi, w = lo, w * 0
         elif interpolation == "higher":
             lo, w = hi, w * 0
         elif interpolation == "nearest":
-            lo = hi = np.round(pos)
+            lo = hi = rnd
             w = w * 0
         elif interpolation == "midpoint":
-            w = np.where(hi > lo, 0.5, 0.0)
+            w = (hi > lo).where(0.5, 0.0) if ignore_nan else np.where(hi > lo, 0.5, 0.0)
         ranks = xm._ranks(False)
-        dev = self.device
-        both = Tensor(np.concatenate([lo, hi]).astype(np.int64), device=dev)
+        if ignore_nan:
+            both = cat([lo, hi], -1).clip(0, n - 1).cast(dtypes.int64)
+            w = w.cast(xm.dtype)
+        else:
+            both = Tensor(np.concatenate([lo, hi]).astype(np.int64), device=dev)
+            w = Tensor(w, dtype=xm.dtype, device=dev)
         vals = xm._gather(xm.ndim - 1, Tensor._at_ranks(ranks, both))
-        nq = pos.size
         vlo, vhi = vals[..., :nq], vals[..., nq:]
-        out = vlo.lerp(vhi, Tensor(w, dtype=xm.dtype, device=dev))
-        out = xm.isnan().any(-1, keepdim=True).where(math.nan, out)  # (..., nq)
+        out = vlo.lerp(vhi, w)
+        if ignore_nan:
+            out = (count == 0).where(math.nan, out)
+        else:
+            out = xm.isnan().any(-1, keepdim=True).where(math.nan, out)  # (..., nq)
         out = out.movedim(-1, 0)  # (nq, ...)
         if keepdim:
             out = out.reshape((nq,) + (1,) * self.ndim) if dim is None else out.unsqueeze(d + 1)
@@ -4735,6 +4771,710 @@ class Tensor:
     def is_floating_point(self) -> bool:
         """Whether the dtype is a float: ``x.is_floating_point()``."""
         return self.dtype.is_float
+
+    # -- more of PyTorch's methods: flips, NaN-aware extrema, special functions ---------
+    def fliplr(self) -> Tensor:
+        """Reverse dim 1 (of a tensor of at least 2 dims): ``x.fliplr()``."""
+        if self.ndim < 2:
+            raise ArgumentError(f"fliplr needs at least 2 dims, the tensor has shape {self.shape}")
+        return self.flip(1)
+
+    def flipud(self) -> Tensor:
+        """Reverse dim 0 (of a tensor of at least 1 dim): ``x.flipud()``."""
+        if self.ndim < 1:
+            raise ArgumentError("flipud needs at least 1 dim, the tensor is 0-d")
+        return self.flip(0)
+
+    @_traced
+    def fmax(self, other) -> Tensor:
+        """Elementwise maximum ignoring NaN (NaN only where both are): ``a.fmax(b)``."""
+        a, b = self._operands(other)
+        if not a.dtype.is_float:
+            return a.maximum(b)
+        return a.isnan().where(b, b.isnan().where(a, a.maximum(b)))
+
+    @_traced
+    def fmin(self, other) -> Tensor:
+        """Elementwise minimum ignoring NaN (NaN only where both are): ``a.fmin(b)``."""
+        a, b = self._operands(other)
+        if not a.dtype.is_float:
+            return a.minimum(b)
+        return a.isnan().where(b, b.isnan().where(a, a.minimum(b)))
+
+    @_traced
+    def heaviside(self, values) -> Tensor:
+        """The step function: 0 below zero, 1 above, ``values`` at zero:
+        ``x.heaviside(Tensor(0.5))``."""
+        a, v = self._operands(values)
+        one = (a > 0).cast(a.dtype)
+        return (a == 0).where(v, one)
+
+    def isposinf(self) -> Tensor:
+        """True at +inf: ``x.isposinf()``."""
+        return self.isinf(detect_negative=False)
+
+    def isneginf(self) -> Tensor:
+        """True at -inf: ``x.isneginf()``."""
+        return self.isinf(detect_positive=False)
+
+    def isreal(self) -> Tensor:
+        """True everywhere (mlfuse has no complex dtypes): ``x.isreal()``."""
+        return Tensor.full(self.shape, True, dtypes.bool_, self.device)
+
+    @_traced
+    def sinc(self) -> Tensor:
+        """The normalized sinc, ``sin(pi x) / (pi x)``, 1 at 0 (gradient 0 there):
+        ``x.sinc()``."""
+        x = self._float()
+        zero = x == 0
+        px = zero.where(1.0, x * math.pi)  # 1 at 0: neither value nor gradient is 0/0
+        return zero.where(1.0, px.sin() / px)
+
+    @_traced
+    def ldexp(self, other) -> Tensor:
+        """``self * 2 ** other``, in floats: ``m.ldexp(Tensor([3]))``."""
+        x, e = self._float()._operands(other)
+        x = x._float()
+        return x * e.cast(x.dtype).exp2()
+
+    @_traced
+    def lgamma(self) -> Tensor:
+        """``log|Gamma(x)|``: Lanczos' approximation (g = 7, 9 terms; relative error
+        about 1e-15 in float64, below 1 ulp in float32 away from the zeros at 1 and 2),
+        with the reflection ``log(pi / |sin(pi x)|) - lgamma(1 - x)`` below 0.5; +inf
+        at 0 and the negative integers: ``x.lgamma()``."""
+        x = self._float()
+        refl = x < 0.5
+        z = refl.where(1 - x, x) - 1
+        s = Tensor.full((), _LANCZOS[0], x.dtype, x.device)
+        for k, c in enumerate(_LANCZOS[1:], start=1):
+            s = s + c / (z + k)
+        t = z + 7.5
+        log_g = 0.5 * math.log(2 * math.pi) + (z + 0.5) * t.log() - t + s.log()
+        # sin(pi x) with the argument reduced to [-1, 1): exact at the integers
+        r = x - (x * 0.5).round() * 2
+        sin_pix = (r * math.pi).sin()
+        refl_val = (math.pi / sin_pix.abs()).log() - log_g
+        out = refl.where(refl_val, log_g)
+        pole = (x <= 0) & (x == x.floor())
+        return pole.where(math.inf, x.isinf().where(math.inf, out))
+
+    @_traced
+    def digamma(self) -> Tensor:
+        """The logarithmic derivative of Gamma: the recurrence ``psi(x) = psi(x + 6)
+        - sum 1/(x + k)`` then the asymptotic series; the reflection
+        ``psi(1 - x) - pi / tan(pi x)`` below 0.5; -inf at 0 and NaN at the negative
+        integers, as PyTorch: ``x.digamma()``."""
+        x = self._float()
+        refl = x < 0.5
+        y = refl.where(1 - x, x)
+        shift = Tensor.zeros((), dtype=x.dtype, device=x.device)
+        for k in range(6):
+            shift = shift + 1 / (y + k)
+        w = y + 6
+        inv2 = 1 / (w * w)
+        series = inv2 * (
+            1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132)))
+        )
+        psi = w.log() - 0.5 / w - series - shift
+        r = x - x.round()  # tan(pi x) has period 1: reduce to [-0.5, 0.5]
+        out = refl.where(psi - math.pi / (r * math.pi).tan(), psi)
+        out = (x == 0).where(-math.inf, out)
+        return ((x < 0) & (x == x.floor())).where(math.nan, out)
+
+    @_traced
+    def polygamma(self, n: int) -> Tensor:
+        """The ``n``-th derivative of digamma (``n = 0`` is digamma; ``n >= 1`` by the
+        recurrence then the asymptotic series, for ``x > 0``):
+        ``x.polygamma(1)``."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise ArgumentError(f"polygamma: n must be a non-negative int, got {n!r}")
+        if n == 0:
+            return self.digamma()
+        x = self._float()
+        fact = math.factorial(n)
+        sign = 1.0 if n % 2 else -1.0  # (-1)^(n+1)
+        shift = Tensor.zeros((), dtype=x.dtype, device=x.device)
+        for k in range(10):
+            shift = shift + (x + k) ** -(n + 1)
+        w = x + 10
+        # psi^(n)(w) ~ (-1)^(n+1) [(n-1)!/w^n + n!/(2 w^(n+1))
+        #                          + sum_k B_2k (2k+n-1)!/((2k)! w^(2k+n))]
+        tail = math.factorial(n - 1) / w**n + fact / (2 * w ** (n + 1))
+        for k, b in enumerate(_BERNOULLI_2K, start=1):
+            tail = tail + b * math.factorial(2 * k + n - 1) / math.factorial(2 * k) / w ** (
+                2 * k + n
+            )
+        out = sign * (tail + fact * shift)
+        return ((x <= 0) & (x == x.floor())).where(math.inf if n % 2 else math.nan, out)
+
+    @_traced
+    def mvlgamma(self, p: int) -> Tensor:
+        """The multivariate log-gamma of dimension ``p``:
+        ``p(p-1)/4 log(pi) + sum_j lgamma(x - j/2)``; ``x`` must exceed ``(p-1)/2``:
+        ``x.mvlgamma(2)``."""
+        if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1:
+            raise ArgumentError(f"mvlgamma: p must be a positive int, got {p!r}")
+        x = self._float()
+        if x.node.realized and x.numel() and not (x.numpy() > (p - 1) / 2).all():
+            raise ArgumentError(
+                f"mvlgamma: all elements must be greater than (p-1)/2 = {(p - 1) / 2}"
+            )
+        out = x.lgamma()
+        for j in range(1, p):
+            out = out + (x - j / 2).lgamma()
+        return out + p * (p - 1) / 4 * math.log(math.pi)
+
+    @_traced
+    def i0(self) -> Tensor:
+        """The modified Bessel function of the first kind, order 0: the power series
+        ``sum ((x/2)^k / k!)^2`` up to ``|x| = 15``, the asymptotic series
+        ``e^|x| / sqrt(2 pi |x|) (1 + 1/(8|x|) + 9/(128 x^2) + ...)`` above
+        (relative error below 1e-7): ``x.i0()``."""
+        x = self._float()
+        a = x.abs()
+        small = a <= 15
+        q = small.where(a, 0.0) ** 2 * 0.25
+        term = Tensor.ones((), dtype=x.dtype, device=x.device)
+        total = term
+        for k in range(1, 60):
+            term = term * q / (k * k)
+            total = total + term
+        big = small.where(20.0, a)
+        inv = 1 / big
+        corr = Tensor.ones((), dtype=x.dtype, device=x.device)
+        c = 1.0
+        for k in range(1, 12):
+            c *= (2 * k - 1) ** 2 / (8 * k)
+            corr = corr + c * inv**k
+        asym = big.exp() / (2 * math.pi * big).sqrt() * corr
+        return small.where(total, asym)
+
+    def aminmax(self, *, dim=None, keepdim: bool = False):
+        """``(min, max)`` along ``dim`` (or of all elements), as PyTorch's named tuple:
+        ``lo, hi = x.aminmax()``."""
+        return MinMaxResult(self.amin(dim, keepdim), self.amax(dim, keepdim))
+
+    @_traced
+    def addr(self, vec1, vec2, *, beta=1, alpha=1) -> Tensor:
+        """``beta * self + alpha * outer(vec1, vec2)``: ``m.addr(u, v)``."""
+        v1 = vec1 if isinstance(vec1, Tensor) else Tensor(vec1, device=self.device)
+        if v1.ndim != 1 or not isinstance(vec2, Tensor) or vec2.ndim != 1:
+            raise ArgumentError("addr: vec1 and vec2 must be 1-d tensors")
+        return self._scaled_sum(v1.outer(vec2), beta, alpha)
+
+    @_traced
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
+        """``beta * self + alpha * sum_b(batch1[b] @ batch2[b])``: ``c.addbmm(a, b)``."""
+        b1 = batch1 if isinstance(batch1, Tensor) else Tensor(batch1, device=self.device)
+        return self._scaled_sum(b1.bmm(batch2).sum(0), beta, alpha)
+
+    @_traced
+    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+        """Matrices whose diagonal (``offset`` from the main one) holds the last dim,
+        placed at dims ``dim1`` and ``dim2`` of the result: ``v.diag_embed()``."""
+        if self.ndim < 1:
+            raise ArgumentError("diag_embed needs at least 1 dim, the tensor is 0-d")
+        nd = self.ndim + 1
+        d1, d2 = _norm_axis(dim1, nd, "dim1"), _norm_axis(dim2, nd, "dim2")
+        if d1 == d2:
+            raise ArgumentError(f"diag_embed: dim1 and dim2 are both dim {d1}")
+        n = self.shape[-1] + abs(offset)
+        k = self.shape[-1]
+        rows = Tensor.arange(n, device=self.device).reshape(n, 1)
+        cols = Tensor.arange(n, device=self.device).reshape(1, n)
+        hit = cols - rows == offset  # (n, n)
+        pos = rows if offset >= 0 else cols  # which element of the vector lands there
+        v = self.unsqueeze(-1).unsqueeze(-1)  # (..., k, 1, 1)
+        ks = Tensor.arange(k, device=self.device).reshape(k, 1, 1)
+        picked = ((ks == pos.reshape(1, *pos.shape)) & hit.reshape(1, n, n)).where(v, 0)
+        m = picked.sum(-3).cast(self.dtype)  # (..., n, n)
+        # move the two new dims (last two) to dim1 and dim2
+        lo, hi = (d1, d2) if d1 < d2 else (d2, d1)
+        order = [i for i in range(self.ndim - 1)]
+        perm: list[int] = []
+        it = iter(order)
+        for i in range(nd):
+            if i == lo:
+                perm.append(nd - 2 if d1 < d2 else nd - 1)
+            elif i == hi:
+                perm.append(nd - 1 if d1 < d2 else nd - 2)
+            else:
+                perm.append(next(it))
+        return m.permute(perm)
+
+    def diagflat(self, offset: int = 0) -> Tensor:
+        """A square matrix with the flattened input on diagonal ``offset``:
+        ``v.diagflat(1)``."""
+        return self.reshape(-1).diag_embed(offset)
+
+    @_traced
+    def dist(self, other, p=2) -> Tensor:
+        """The ``p``-norm of ``self - other`` (broadcast): ``a.dist(b)``."""
+        d = self - other
+        return d.reshape(-1).norm(p)
+
+    @_traced
+    def cov(self, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
+        """The covariance matrix of the variables in the rows (a 1-d input is one
+        variable), observations in the columns, optionally weighted by integer
+        frequencies ``fweights`` and observation weights ``aweights`` (numpy's
+        ``cov``): ``x.cov()``."""
+        if self.ndim > 2:
+            raise ArgumentError(f"cov needs a 1-d or 2-d input, got shape {self.shape}")
+        x = self._float()
+        x = x.reshape(1, -1) if x.ndim < 2 else x
+        n = x.shape[1]
+        w = None
+        for name, wt in (("fweights", fweights), ("aweights", aweights)):
+            if wt is None:
+                continue
+            wt = wt if isinstance(wt, Tensor) else Tensor(wt, device=self.device)
+            if wt.ndim != 1 or wt.shape[0] != n:
+                raise ArgumentError(
+                    f"cov: {name} must be 1-d with one weight per observation ({n}), got "
+                    f"shape {wt.shape}"
+                )
+            if name == "fweights" and wt.dtype.is_float:
+                raise TypeError("cov: fweights must be integers")
+            wt = wt.cast(x.dtype)
+            w = wt if w is None else w * wt
+        if w is None:
+            mean = x.mean(1, keepdim=True)
+            xc = x - mean
+            norm = n - correction
+            c = (xc @ xc.T) / norm
+        else:
+            wsum = w.sum()
+            mean = (x * w).sum(1, keepdim=True) / wsum
+            xc = x - mean
+            if aweights is None or correction == 0:
+                norm = wsum - correction
+            else:
+                aw = aweights if isinstance(aweights, Tensor) else Tensor(aweights)
+                norm = wsum - correction * (w * aw.cast(x.dtype)).sum() / wsum
+            c = ((xc * w) @ xc.T) / norm.maximum(0.0)
+        return c.reshape(()) if self.ndim < 2 else c
+
+    @_traced
+    def corrcoef(self) -> Tensor:
+        """Pearson correlation coefficients of the rows (clipped to [-1, 1]):
+        ``x.corrcoef()``."""
+        c = self.cov()
+        if c.ndim == 0:
+            return c / c
+        d = c.diagonal().sqrt()
+        return (c / d.reshape(-1, 1) / d.reshape(1, -1)).clip(-1, 1)
+
+    # -- more of PyTorch's indexing and scattering methods -----------------------------
+    def take(self, index) -> Tensor:
+        """Elements at flat (row-major) positions ``index``, in its shape:
+        ``x.take(Tensor([0, 5]))``."""
+        return self.reshape(-1)[_index_tensor(index, self.device)]
+
+    def select(self, dim: int, index: int) -> Tensor:
+        """The slice at ``index`` along ``dim``, that dim removed (a view):
+        ``x.select(1, 0)`` is ``x[:, 0]``."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        return self[(slice(None),) * d + (index,)]
+
+    def _scatter_view(self, src, key, what: str) -> Tensor:
+        """A copy of this tensor with ``src`` written at ``self[key]``."""
+        view = self[key]
+        s = src if isinstance(src, Tensor) else Tensor(src, self.dtype, self.device)
+        if s.shape != view.shape:
+            raise ArgumentError(f"{what}: src has shape {s.shape}, the slice {view.shape}")
+        out = self.clone()
+        out[key] = s.cast(self.dtype)
+        return out
+
+    def select_scatter(self, src, dim: int, index: int) -> Tensor:
+        """A copy with ``src`` written at ``self.select(dim, index)``:
+        ``x.select_scatter(row, 0, 2)``."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        return self._scatter_view(src, (slice(None),) * d + (index,), "select_scatter")
+
+    def slice_scatter(self, src, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+        """A copy with ``src`` written at ``start:end:step`` along ``dim``:
+        ``x.slice_scatter(z, 1, 0, 4, 2)``."""
+        d = _norm_axis(dim, self.ndim, "dim")
+        key = (slice(None),) * d + (slice(start, end, step),)
+        return self._scatter_view(src, key, "slice_scatter")
+
+    @_traced
+    def diagonal_scatter(self, src, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        """A copy with ``src`` written on the diagonal ``self.diagonal(offset, dim1,
+        dim2)``: ``m.diagonal_scatter(v)``."""
+        diag = self.diagonal(offset, dim1, dim2)
+        s = src if isinstance(src, Tensor) else Tensor(src, self.dtype, self.device)
+        if s.shape != diag.shape:
+            raise ArgumentError(
+                f"diagonal_scatter: src has shape {s.shape}, the diagonal {diag.shape}"
+            )
+        d1, d2 = _norm_axis(dim1, self.ndim, "dim1"), _norm_axis(dim2, self.ndim, "dim2")
+        n1, n2, m = self.shape[d1], self.shape[d2], diag.shape[-1]
+        dev = self.device
+        r = Tensor.arange(n1, device=dev).reshape(n1, 1)
+        c = Tensor.arange(n2, device=dev).reshape(1, n2)
+        hit = c - r == offset  # (n1, n2): on the diagonal
+        # element (i, j) of the diagonal is src's entry i (offset >= 0) or j (below)
+        along = r.reshape(1, n1, 1) if offset >= 0 else c.reshape(1, 1, n2)
+        pick = (Tensor.arange(m, device=dev).reshape(m, 1, 1) == along) & hit
+        spread = pick.where(s.unsqueeze(-1).unsqueeze(-1), 0).sum(-3).cast(self.dtype)
+        # spread's dims are (the other dims..., dim1, dim2): put them back in place
+        order = [i for i in range(self.ndim) if i not in (d1, d2)] + [d1, d2]
+        spread = spread.permute([order.index(i) for i in range(self.ndim)])
+        shape = [1] * self.ndim
+        shape[d1], shape[d2] = n1, n2
+        mask = (hit if d1 < d2 else hit.T).reshape(shape)
+        return mask.where(spread, self)
+
+    @_traced
+    def masked_scatter(self, mask, source) -> Tensor:
+        """A copy with the elements of ``source`` (in row-major order) written where
+        ``mask`` (broadcast) is true: ``x.masked_scatter(x > 0, src)``."""
+        m = mask if isinstance(mask, Tensor) else Tensor(mask, device=self.device)
+        if not m.dtype.is_bool:
+            raise TypeError(f"masked_scatter: mask must be bool, got {m.dtype.name}")
+        shape = broadcast_shape(self.shape, m.shape)
+        if shape != self.shape:
+            raise ArgumentError(
+                f"masked_scatter: mask {m.shape} does not broadcast to the tensor {self.shape}"
+            )
+        s = source if isinstance(source, Tensor) else Tensor(source, self.dtype, self.device)
+        mf = m._broadcast_to(shape).reshape(-1)
+        if m.node.realized:
+            picked = int(np.broadcast_to(m.numpy(), shape).sum())
+            if s.numel() < picked:
+                raise ArgumentError(
+                    f"masked_scatter: the mask selects {picked} elements, source has only "
+                    f"{s.numel()}"
+                )
+        if s.numel() == 0:
+            return self
+        at = (mf.cast(dtypes.int64).cumsum(0) - 1).clip(0, s.numel() - 1)
+        vals = s.reshape(-1).cast(self.dtype)[at]
+        return mf.where(vals, self.reshape(-1)).reshape(self.shape)
+
+    @_traced
+    def index_reduce(
+        self, dim: int, index, source, reduce: str, *, include_self: bool = True
+    ) -> Tensor:
+        """Rows of ``source`` combined into the rows ``index`` names along ``dim`` by
+        ``reduce`` (``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``):
+        ``x.index_reduce(0, idx, src, "amax")``."""
+        if reduce not in ("prod", "mean", "amax", "amin"):
+            raise ArgumentError(
+                f"index_reduce: reduce must be 'prod', 'mean', 'amax' or 'amin', got {reduce!r}"
+            )
+        d = _norm_axis(dim, self.ndim, "dim")
+        idx = _index_tensor(index, self.device)
+        s = source if isinstance(source, Tensor) else Tensor(source, self.dtype, self.device)
+        if idx.ndim != 1 or s.ndim != self.ndim or s.shape[d] != idx.shape[0]:
+            raise ArgumentError(
+                f"index_reduce: index must be 1-d with one entry per slice of source along "
+                f"dim {d}; got index {idx.shape}, source {s.shape}"
+            )
+        if any(a != b for k, (a, b) in enumerate(zip(s.shape, self.shape)) if k != d):
+            raise ArgumentError(
+                f"index_reduce: source {s.shape} must match the input {self.shape} off dim {d}"
+            )
+        shape = [1] * self.ndim
+        shape[d] = idx.shape[0]
+        full = idx.reshape(shape)._broadcast_to(s.shape)
+        return self.scatter_reduce(d, full, s, reduce, include_self=include_self)
+
+    def matrix_power(self, n: int) -> Tensor:
+        """The ``n``-th power of square matrices (the last two dims) by repeated
+        squaring; ``n = 0`` gives identities: ``m.matrix_power(3)``."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"matrix_power: n must be an int, got {type(n).__name__}")
+        if self.ndim < 2 or self.shape[-1] != self.shape[-2]:
+            raise ArgumentError(f"matrix_power needs square matrices, got shape {self.shape}")
+        if n < 0:
+            return self.inverse().matrix_power(-n)
+        k = self.shape[-1]
+        result = None
+        base = self
+        while n:
+            if n & 1:
+                result = base if result is None else result @ base
+            n >>= 1
+            if n:
+                base = base @ base
+        if result is None:
+            return Tensor.eye(k, dtype=self.dtype, device=self.device)._broadcast_to(self.shape)
+        return result
+
+    # -- linear algebra (mlfuse.linalg: LAPACK on the host) ----------------------------
+    def det(self) -> Tensor:
+        """The determinants of square matrices: ``a.det()`` (see :mod:`mlfuse.linalg`)."""
+        from mlfuse import linalg
+
+        return linalg.det(self)
+
+    def logdet(self) -> Tensor:
+        """``log(det)`` (NaN for a negative determinant): ``a.logdet()``."""
+        from mlfuse import linalg
+
+        return linalg.logdet(self)
+
+    def slogdet(self):
+        """``(sign, log|det|)``: ``sign, logabs = a.slogdet()``."""
+        from mlfuse import linalg
+
+        return linalg.slogdet(self)
+
+    def inverse(self) -> Tensor:
+        """The inverses of square matrices: ``a.inverse()``."""
+        from mlfuse import linalg
+
+        return linalg.inv(self)
+
+    def cholesky(self, upper: bool = False) -> Tensor:
+        """The Cholesky factor of symmetric positive-definite matrices: ``a.cholesky()``."""
+        from mlfuse import linalg
+
+        return linalg.cholesky(self, upper=upper)
+
+    def qr(self, some: bool = True):
+        """``(Q, R)``, reduced unless ``some=False``: ``q, r = a.qr()``."""
+        from mlfuse import linalg
+
+        return linalg.qr(self, "reduced" if some else "complete")
+
+    def svd(self, some: bool = True, compute_uv: bool = True):
+        """PyTorch's ``Tensor.svd``: ``(U, S, V)`` with ``a = U diag(S) V^T`` (V, not
+        Vh): ``u, s, v = a.svd()``."""
+        from mlfuse import linalg
+
+        if not compute_uv:
+            s = linalg.svdvals(self)
+            m, n = self.shape[-2:]
+            u = Tensor.zeros(*self.shape[:-2], m, m if not some else min(m, n), dtype=self.dtype)
+            v = Tensor.zeros(*self.shape[:-2], n, n if not some else min(m, n), dtype=self.dtype)
+            return linalg.SVDResult(u, s, v)
+        u, s, vh = linalg.svd(self, full_matrices=not some)
+        return linalg.SVDResult(u, s, vh.mT)
+
+    def pinverse(self, rcond: float = 1e-15) -> Tensor:
+        """The pseudo-inverse: ``a.pinverse()``."""
+        from mlfuse import linalg
+
+        return linalg.pinv(self, rtol=rcond)
+
+    # -- sampling and in-place filling -------------------------------------------------
+    def bernoulli(self, p=None, *, generator=None) -> Tensor:
+        """0/1 samples in this tensor's dtype, 1 with probability ``p`` (a number or a
+        tensor), or with this tensor's values as probabilities: ``probs.bernoulli()``."""
+        if p is None:
+            pr = self
+        elif isinstance(p, Tensor):
+            pr = p._broadcast_to(self.shape)
+        else:
+            fdt = self.dtype if self.dtype.is_float else dtypes.default_float
+            pr = Tensor.full(self.shape, p, fdt, self.device)
+        if not pr.dtype.is_float:
+            raise TypeError(f"bernoulli needs float probabilities, got {pr.dtype.name}")
+        if pr.node.realized and pr.numel():
+            v = pr.numpy()
+            if np.isnan(v).any() or v.min() < 0 or v.max() > 1:
+                raise ArgumentError("bernoulli: probabilities must be in [0, 1]")
+        u = Tensor.rand(*self.shape, dtype=pr.dtype, device=self.device)
+        return (u < pr).cast(self.dtype)
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None):
+        """``num_samples`` category indices per row of non-negative weights (1-d or
+        2-d), drawn with or without ``replacement``: ``w.multinomial(3)``."""
+        if self.ndim not in (1, 2):
+            raise ArgumentError(f"multinomial needs 1-d or 2-d weights, got shape {self.shape}")
+        if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)):
+            raise TypeError("multinomial: num_samples must be an int")
+        n = self.shape[-1]
+        if num_samples <= 0:
+            raise ArgumentError(f"multinomial: num_samples must be positive, got {num_samples}")
+        if not replacement and num_samples > n:
+            raise ArgumentError(
+                f"multinomial: cannot draw {num_samples} samples without replacement from "
+                f"{n} categories"
+            )
+        w = self._float().reshape(-1, n)
+        if self.node.realized and w.numel():
+            v = self.numpy().reshape(-1, n)
+            if np.isnan(v).any() or np.isinf(v).any() or v.min() < 0:
+                raise ArgumentError("multinomial: weights must be finite and non-negative")
+            if (v.sum(-1) <= 0).any():
+                raise ArgumentError("multinomial: every row needs a positive total weight")
+        rows = w.shape[0]
+        if replacement:
+            cdf = w.cumsum(-1)
+            cdf = cdf / cdf[:, -1:]
+            u = Tensor.rand(rows, num_samples, dtype=w.dtype, device=self.device)
+            # the first category whose cumulative weight exceeds u
+            hits = (cdf.unsqueeze(1) <= u.unsqueeze(-1)).cast(dtypes.int64).sum(-1)
+            out = hits.minimum(n - 1)
+        else:
+            # Gumbel top-k: the k largest of log(w) + Gumbel noise are a draw without
+            # replacement in proportion to the weights
+            u = Tensor.rand(rows, n, dtype=w.dtype, device=self.device).clip(1e-30, 1.0)
+            keys = (w > 0).where(w.log() - (-u.log()).log(), -math.inf)
+            out = keys.topk(num_samples, -1).indices
+        return out.reshape(num_samples) if self.ndim == 1 else out
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+        """Fill in place with normal samples: ``w.normal_(0, 0.02)``."""
+        return self.assign(
+            Tensor.normal(*self.shape, mean=mean, std=std, dtype=self.dtype, device=self.device)
+        )
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+        """Fill in place with uniform samples in ``[a, b)``: ``w.uniform_(-0.1, 0.1)``."""
+        return self.assign(
+            Tensor.uniform(*self.shape, low=a, high=b, dtype=self.dtype, device=self.device)
+        )
+
+    def random_(self, from_=0, to=None, *, generator=None) -> Tensor:
+        """Fill in place with integers in ``[from, to)`` (``random_(to)`` from 0;
+        no bound: up to the dtype's largest exact integer): ``x.random_(0, 10)``."""
+        lo, hi = (0, from_) if to is None and from_ else (from_, to)
+        if hi is None:  # the dtype's integers that are exact
+            exact = {"float16": 2**11, "bfloat16": 2**8, "float32": 2**24, "float64": 2**53}
+            if self.dtype.is_bool:
+                hi = 2
+            elif self.dtype.is_float:
+                hi = exact[self.dtype.name] + 1
+            else:
+                hi = int(np.iinfo(np.dtype(self.dtype.np)).max) + 1
+        if hi <= lo:
+            raise ArgumentError(f"random_: expects from < to, got from={lo}, to={hi}")
+        vals = _rng(None).integers(lo, hi, self.shape)
+        return self.assign(Tensor(vals, self.dtype, self.device))
+
+    def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:
+        """Fill in place with exponential samples of rate ``lambd``: ``x.exponential_()``."""
+        vals = _rng(None).exponential(1.0 / lambd, self.shape)
+        return self.assign(Tensor(vals, self.dtype, self.device))
+
+    def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
+        """Fill in place with log-normal samples: ``x.log_normal_()``."""
+        vals = _rng(None).lognormal(mean, std, self.shape)
+        return self.assign(Tensor(vals, self.dtype, self.device))
+
+    def geometric_(self, p: float, *, generator=None) -> Tensor:
+        """Fill in place with geometric samples (trials to the first success):
+        ``x.geometric_(0.3)``."""
+        vals = _rng(None).geometric(p, self.shape)
+        return self.assign(Tensor(vals, self.dtype, self.device))
+
+    def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
+        """Fill in place with Cauchy samples: ``x.cauchy_()``."""
+        vals = median + sigma * _rng(None).standard_cauchy(self.shape)
+        return self.assign(Tensor(vals, self.dtype, self.device))
+
+    def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
+        """Fill in place with 0/1 samples, 1 with probability ``p``: ``m.bernoulli_(0.9)``."""
+        return self.assign(self.bernoulli(p).cast(self.dtype))
+
+    def fill_diagonal_(self, fill_value, wrap: bool = False) -> Tensor:
+        """Fill the main diagonal in place (all dims of one size, or a 2-d tall matrix,
+        whose diagonal restarts every ``cols + 1`` rows when ``wrap``):
+        ``m.fill_diagonal_(0)``."""
+        if self.ndim < 2:
+            raise ArgumentError(f"fill_diagonal_ needs at least 2 dims, got shape {self.shape}")
+        if self.ndim > 2 and len(set(self.shape)) != 1:
+            raise ArgumentError(
+                f"fill_diagonal_: all dims must have one length beyond 2-d, got {self.shape}"
+            )
+        dev = self.device
+        if self.ndim == 2:
+            rows, cols = self.shape
+            r = Tensor.arange(rows, device=dev).reshape(rows, 1)
+            c = Tensor.arange(cols, device=dev).reshape(1, cols)
+            rr = r % (cols + 1) if wrap and rows > cols else r
+            hit = rr == c
+        else:
+            n = self.shape[0]
+            flat = Tensor.arange(self.numel(), device=dev).reshape(self.shape)
+            step = sum(n**k for k in range(self.ndim))
+            hit = flat % step == 0
+        return self.assign(hit.where(Tensor.full((), fill_value, self.dtype, dev), self))
+
+    # -- more of PyTorch's shape helpers ------------------------------------------------
+    def split_with_sizes(self, split_sizes, dim: int = 0) -> tuple[Tensor, ...]:
+        """Views of the given lengths along ``dim``: ``x.split_with_sizes([2, 3])``."""
+        return self.split(list(split_sizes), dim)
+
+    @_traced
+    def sum_to_size(self, *size) -> Tensor:
+        """Sum the dims a broadcast to this shape would have expanded, down to ``size``:
+        ``g.sum_to_size(1, 4)``."""
+        want = _shape_arg(
+            size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+        )
+        if broadcast_shape(want, self.shape) != self.shape:
+            raise ArgumentError(f"sum_to_size: size {want} is not expandable to {self.shape}")
+        lead = self.ndim - len(want)
+        out = self.sum(tuple(range(lead))) if lead else self
+        axes = tuple(i for i, (w, s) in enumerate(zip(want, out.shape)) if w == 1 and s != 1)
+        return out.sum(axes, keepdim=True) if axes else out
+
+    def ravel(self) -> Tensor:
+        """The elements as a 1-d tensor: ``x.ravel()``."""
+        return self.reshape(-1)
+
+    def ndimension(self) -> int:
+        """The number of dims: ``x.ndimension()``."""
+        return self.ndim
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element: ``x.itemsize``."""
+        return self.element_size()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the elements: ``x.nbytes``."""
+        return self.element_size() * self.numel()
+
+    def get_device(self) -> int:
+        """The device's index (-1 for the CPU, as PyTorch): ``x.get_device()``."""
+        name = self.device
+        if name.startswith("cpu"):
+            return -1
+        _, _, idx = name.partition(":")
+        return int(idx) if idx else 0
+
+    @property
+    def H(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        """The conjugate transpose of a matrix (the transpose: no complex dtypes):
+        ``m.H``."""
+        if self.ndim != 2:
+            raise ArgumentError(f"H needs a 2-d tensor, got shape {self.shape}; use mH")
+        return self.T
+
+    @property
+    def mH(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        """The conjugate transpose of the last two dims (the transpose): ``x.mH``."""
+        return self.mT
+
+    def adjoint(self) -> Tensor:
+        """The conjugate transpose of the last two dims (a view): ``x.adjoint()``."""
+        return self.mT
+
+    @property
+    def real(self) -> Tensor:
+        """The real part: the tensor itself (mlfuse has no complex dtypes): ``x.real``."""
+        return self
+
+    def positive(self) -> Tensor:
+        """The tensor itself (``+x``): ``x.positive()``."""
+        return self
+
+    def conj(self) -> Tensor:
+        """The complex conjugate: the tensor itself (no complex dtypes): ``x.conj()``."""
+        return self
+
+    resolve_conj = resolve_neg = conj_physical = conj
 
 
 def _is_advanced(i) -> bool:
@@ -5291,3 +6031,108 @@ def lazy_ir(*tensors: Tensor) -> str:
     """The lazy-dialect function ``tensors`` would be compiled from."""
     nodes = [t.node for t in tensors if not t.node.realized]
     return str(graph.to_module(graph.collect(nodes))) if nodes else ""
+
+
+class MinMaxResult(NamedTuple):
+    """``(min, max)`` of :meth:`Tensor.aminmax`, as PyTorch's named tuple."""
+
+    min: Tensor
+    max: Tensor
+
+
+# Lanczos' approximation of Gamma, g = 7 and 9 terms (lgamma)
+_LANCZOS = (
+    0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+    -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
+    1.5056327351493116e-7,
+)  # fmt: skip
+# Bernoulli numbers B_2, B_4, ..., B_14 (polygamma's asymptotic series)
+_BERNOULLI_2K = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6)
+
+
+# PyTorch's other names for methods mlfuse has
+_ALIASES = {
+    "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
+    "arctan": "atan", "arctan2": "atan2", "arctanh": "atanh", "divide": "div",
+    "multiply": "mul", "subtract": "sub", "negative": "neg", "fix": "trunc", "sgn": "sign",
+}  # fmt: skip
+
+
+def _alias_method(name: str, target: str):
+    fn = getattr(Tensor, target)
+
+    @functools.wraps(fn)
+    def alias(self, *args, **kw):
+        return getattr(self, target)(*args, **kw)
+
+    alias.__name__ = alias.__qualname__ = name
+    alias.__doc__ = f"PyTorch's other name for :meth:`{target}`: ``x.{name}(...)``."
+    return alias
+
+
+for _name, _target in _ALIASES.items():
+    setattr(Tensor, _name, _alias_method(_name, _target))
+
+
+# ``x.name_(...)`` writes ``x.name(...)`` into x, for these methods (shape kept,
+# result cast back to x's dtype as PyTorch's in-place ops do)
+_INPLACE = (
+    "abs", "absolute", "acos", "acosh", "asin", "asinh", "atan", "atanh", "atan2", "arccos",
+    "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "floor", "round",
+    "trunc", "fix", "frac", "cos", "cosh", "sin", "sinh", "tan", "tanh", "sigmoid", "exp",
+    "exp2", "expm1", "log", "log2", "log10", "log1p", "logit", "sqrt", "rsqrt", "square",
+    "reciprocal", "neg", "negative", "sign", "sgn", "erf", "erfc", "erfinv", "deg2rad",
+    "rad2deg", "lgamma", "digamma", "polygamma", "mvlgamma", "i0", "sinc", "heaviside",
+    "nan_to_num", "hypot", "copysign", "xlogy", "ldexp", "fmod", "remainder", "float_power",
+    "floor_divide", "true_divide", "divide", "multiply", "subtract", "clamp_min",
+    "clamp_max", "clip", "lerp", "addcmul", "addcdiv", "addmm", "addmv", "addbmm",
+    "baddbmm", "addr", "tril", "triu", "renorm", "masked_fill", "masked_scatter",
+    "index_add", "index_copy", "index_fill", "index_reduce", "scatter", "scatter_add",
+    "scatter_reduce", "put", "logical_and", "logical_or", "logical_xor", "logical_not",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+    "bitwise_right_shift", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal",
+    "less", "less_equal", "not_equal", "gcd", "lcm", "fmax", "fmin", "cumsum", "cumprod",
+    "silu", "gelu", "elu", "celu", "selu", "leaky_relu", "hardtanh", "hardsigmoid",
+    "hardswish", "relu6", "mish", "softplus", "threshold",
+)  # fmt: skip
+
+
+def _inplace_method(name: str):
+    fn = getattr(Tensor, name)
+
+    @functools.wraps(fn)
+    def method(self, *args, **kw):
+        return self._inplace(getattr(self, name)(*args, **kw), name + "_")
+
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"In place :meth:`{name}`: ``x.{name}_(...)`` writes the result into x."
+    return method
+
+
+for _name in _INPLACE:
+    if hasattr(Tensor, _name) and not hasattr(Tensor, _name + "_"):
+        setattr(Tensor, _name + "_", _inplace_method(_name))
+
+
+def _view_inplace(name: str):
+    fn = getattr(Tensor, name)
+
+    @functools.wraps(fn)
+    def method(self, *args, **kw):
+        # this tensor becomes the view of what it was; writes through it still
+        # reach the tensor it was taken from
+        before = Tensor(self.node)
+        if getattr(self, "_base", None) is not None:
+            before._base = self._base
+        view = getattr(before, name)(*args, **kw)
+        self._set_node(view.node)
+        self._base = getattr(view, "_base", None)
+        return self
+
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"In place :meth:`{name}`: ``x.{name}_(...)`` makes x that view of itself."
+    return method
+
+
+for _name in ("unsqueeze", "squeeze", "transpose", "t", "swapaxes", "swapdims", "as_strided"):
+    setattr(Tensor, _name + "_", _view_inplace(_name))

@@ -1,0 +1,510 @@
+"""``torch.linalg``'s functions: ``mlfuse.linalg.inv(a)``, ``solve``, ``det``,
+``cholesky``, ``eigh``, ``svd``, ``qr``, the norms...
+
+The norms are lazy compositions like the rest of the tensor API. The
+factorizations and solvers have no kernel form here: they realize their
+inputs and run LAPACK through numpy on the host (in float64, the result
+rounded once to the input's dtype), and the result comes back as a tensor
+on the input's device, as ``nonzero`` does. Their gradients are the closed
+forms PyTorch uses, built lazily from the saved factors (``inv``, ``det``,
+``slogdet``, ``logdet``, ``solve``, ``cholesky``, ``eigh``, ``eigvalsh``,
+``svdvals``); the few without one here (``qr``, ``svd``'s vectors, ``pinv``,
+``lstsq``) refuse at ``backward`` with a clear error::
+
+    x = mlfuse.linalg.solve(a, b)          # a: (..., n, n), b: (..., n, k) or (..., n)
+    sign, logabsdet = mlfuse.linalg.slogdet(a)
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from mlfuse import dtypes
+from mlfuse.errors import ArgumentError, UnsupportedModeError
+from mlfuse.tensor import Tensor, _derivative, _norm_axis
+
+__all__ = [
+    "vector_norm", "matrix_norm", "norm", "det", "slogdet", "logdet", "inv", "solve",
+    "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv", "lstsq", "matrix_rank",
+    "cond", "matrix_power", "multi_dot", "vecdot", "cross", "diagonal", "matmul",
+    "vander", "inv_ex", "cholesky_ex",
+]  # fmt: skip
+
+
+class SlogdetResult(NamedTuple):
+    """``(sign, logabsdet)`` of :func:`slogdet`."""
+
+    sign: Tensor
+    logabsdet: Tensor
+
+
+class EighResult(NamedTuple):
+    """``(eigenvalues, eigenvectors)`` of :func:`eigh` (ascending values)."""
+
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class QRResult(NamedTuple):
+    """``(Q, R)`` of :func:`qr`."""
+
+    Q: Tensor
+    R: Tensor
+
+
+class SVDResult(NamedTuple):
+    """``(U, S, Vh)`` of :func:`svd`."""
+
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+
+class LstsqResult(NamedTuple):
+    """``(solution, residuals, rank, singular_values)`` of :func:`lstsq`."""
+
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+
+class InfoResult(NamedTuple):
+    """``(result, info)`` of the ``_ex`` functions (info 0: success)."""
+
+    result: Tensor
+    info: Tensor
+
+
+# -- helpers --------------------------------------------------------------------------
+def _float_input(a, what: str) -> Tensor:
+    if not isinstance(a, Tensor):
+        a = Tensor(a)
+    if not a.dtype.is_float:
+        raise TypeError(f"linalg.{what}: expected a float tensor, got {a.dtype.name}")
+    return a
+
+
+def _square(a, what: str) -> Tensor:
+    a = _float_input(a, what)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ArgumentError(
+            f"linalg.{what}: A must be a batch of square matrices, got shape {a.shape}"
+        )
+    return a
+
+
+def _host(a: Tensor) -> np.ndarray:
+    return a.detach().numpy().astype(np.float64)
+
+
+def _back(values: np.ndarray, like: Tensor, dtype=None) -> Tensor:
+    dt = dtype or like.dtype
+    return Tensor(np.array(values, order="C"), dt, like.device)  # 0-d stays 0-d
+
+
+def _no_rule(what: str):
+    def rule(c, g):
+        raise UnsupportedModeError(
+            f"linalg.{what}: mlfuse has no gradient for it; detach its input or compute it "
+            "under no_grad"
+        )
+
+    return rule
+
+
+def _lapack(fn, what: str, *args):
+    try:
+        return fn(*args)
+    except np.linalg.LinAlgError as e:
+        raise ArgumentError(f"linalg.{what}: {e} (the input is singular or not definite)") from e
+
+
+def _cofactors(a: np.ndarray) -> np.ndarray:
+    """The cofactor matrices (d det / d A) of a batch of square matrices, from the
+    SVD, so singular matrices get theirs too: C = det(U) det(V) U diag(prod_{j!=i}
+    s_j) V^T."""
+    u, s, vh = np.linalg.svd(a)
+    n = s.shape[-1]
+    others = np.stack([np.prod(np.delete(s, i, axis=-1), axis=-1) for i in builtins.range(n)], -1)
+    sign = np.linalg.det(u) * np.linalg.det(vh)
+    return sign[..., None, None] * (u * others[..., None, :]) @ vh
+
+
+# -- norms (lazy) -----------------------------------------------------------------------
+def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
+    """The ``ord``-norm of the elements (all, or over ``dim``): ``inf``/``-inf`` the
+    largest/smallest magnitude, 0 the count of non-zeros: ``vector_norm(x, 1, -1)``."""
+    t = _float_input(x, "vector_norm")
+    if dtype is not None:
+        t = t.cast(dtype)
+    if not isinstance(ord, (int, float)) or isinstance(ord, bool):
+        raise ArgumentError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
+    return t.norm(ord, dim=dim, keepdim=keepdim)
+
+
+def matrix_norm(a, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
+    """A matrix norm over the two ``dim``: ``"fro"``, ``"nuc"`` (sum of singular
+    values), ``inf``/``-inf`` (max/min row sum of magnitudes), 1/-1 (columns),
+    2/-2 (largest/smallest singular value): ``matrix_norm(a, 1)``."""
+    t = _float_input(a, "matrix_norm")
+    if dtype is not None:
+        t = t.cast(dtype)
+    if t.ndim < 2:
+        raise ArgumentError(f"linalg.matrix_norm: A must have at least 2 dims, got {t.shape}")
+    d0, d1 = (_norm_axis(d, t.ndim, "dim") for d in dim)
+    if d0 == d1:
+        raise ArgumentError(f"linalg.matrix_norm: dim must name two different dims, got {dim}")
+    if ord == "fro":
+        return (t * t).sum((d0, d1), keepdim).sqrt()
+    if ord in (math.inf, -math.inf, 1, -1):
+        over, then = (d1, d0) if ord in (math.inf, -math.inf) else (d0, d1)
+        sums = t.abs().sum(over, keepdim=True)
+        best = sums.max(then, keepdim=True) if ord > 0 else sums.min(then, keepdim=True)
+        return best if keepdim else best.squeeze((d0, d1))
+    if ord in ("nuc", 2, -2):
+        m = t.movedim((d0, d1), (-2, -1))
+        s = svdvals(m)
+        r = s.sum(-1) if ord == "nuc" else (s.max(-1) if ord == 2 else s.min(-1))
+        if keepdim:
+            r = r.unsqueeze(-1).unsqueeze(-1).movedim((-2, -1), (d0, d1))
+        return r
+    raise ArgumentError(f"linalg.matrix_norm: unsupported ord {ord!r}")
+
+
+def norm(a, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
+    """``vector_norm`` for a 1-d ``dim`` (or ``ord=None`` with no ``dim``: the
+    2-norm of all elements), ``matrix_norm`` for two dims: ``norm(a)``, ``norm(a, "fro")``."""
+    t = _float_input(a, "norm")
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is None:
+        if ord is None:
+            return vector_norm(t, 2, None, keepdim, dtype=dtype)
+        if t.ndim == 1:
+            return vector_norm(t, ord, None, keepdim, dtype=dtype)
+        if t.ndim == 2:
+            return matrix_norm(t, ord, (-2, -1), keepdim, dtype=dtype)
+        raise ArgumentError(
+            f"linalg.norm: with ord={ord!r} the input must be 1-d or 2-d, or give dim"
+        )
+    if len(dim) == 1:
+        return vector_norm(t, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    if len(dim) == 2:
+        return matrix_norm(t, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+    raise ArgumentError(f"linalg.norm: dim must name 1 or 2 dims, got {dim}")
+
+
+# -- determinants and inverses (host) ----------------------------------------------------------
+def det(a) -> Tensor:
+    """The determinants of a batch of square matrices: ``det(a)``."""
+    a = _square(a, "det")
+    out = _back(np.linalg.det(_host(a)), a)
+
+    def rule(c, g):
+        cof = _back(_cofactors(_host(c.x)), c.x)
+        return (g.unsqueeze(-1).unsqueeze(-1) * cof,)
+
+    return _derivative("linalg.det", out, (a,), rule)
+
+
+def slogdet(a) -> SlogdetResult:
+    """``(sign, log|det|)`` of a batch of square matrices: ``sign, logabs = slogdet(a)``."""
+    a = _square(a, "slogdet")
+    sign, logabs = np.linalg.slogdet(_host(a))
+
+    def rule(c, g):
+        return (g.unsqueeze(-1).unsqueeze(-1) * inv(c.x.detach()).mT,)
+
+    out = _derivative("linalg.slogdet", _back(logabs, a), (a,), rule)
+    return SlogdetResult(_back(sign, a), out)
+
+
+def logdet(a) -> Tensor:
+    """``log(det(a))`` (NaN where the determinant is negative): ``logdet(a)``."""
+    sign, logabs = slogdet(a)
+    return (sign < 0).where(math.nan, (sign == 0).where(-math.inf, logabs))
+
+
+def inv(a) -> Tensor:
+    """The inverses of a batch of square matrices (an error names a singular one):
+    ``inv(a)``."""
+    a = _square(a, "inv")
+    out = _back(_lapack(np.linalg.inv, "inv", _host(a)), a)
+
+    def rule(c, g):
+        ai = c.out.detach()
+        return (-(ai.mT @ g @ ai.mT),)
+
+    return _derivative("linalg.inv", out, (a,), rule)
+
+
+def inv_ex(a, *, check_errors: bool = False) -> InfoResult:
+    """``(inverse, info)``; info is 0, or the batch has a singular matrix (1)."""
+    try:
+        return InfoResult(inv(a), Tensor(np.zeros(a.shape[:-2], np.int32)))
+    except ArgumentError:
+        if check_errors:
+            raise
+        nan = Tensor.full(a.shape, math.nan, a.dtype, a.device)
+        return InfoResult(nan, Tensor(np.ones(a.shape[:-2], np.int32)))
+
+
+def _is_vector_rhs(a: Tensor, b: Tensor) -> bool:
+    return b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+
+
+def solve(a, b, *, left: bool = True) -> Tensor:
+    """``X`` with ``a @ X = b`` (``X @ a = b`` when not ``left``); ``b`` is a batch of
+    matrices or of vectors: ``solve(a, b)``."""
+    a = _square(a, "solve")
+    b = _float_input(b, "solve")
+    if not left:
+        return solve(a.mT, b.mT).mT
+    vec = _is_vector_rhs(a, b)
+    bm = b.unsqueeze(-1) if vec else b
+    if bm.shape[-2] != a.shape[-1]:
+        raise ArgumentError(
+            f"linalg.solve: A is {a.shape} but B has {bm.shape[-2]} rows ({b.shape})"
+        )
+    ah, bh = _host(a), _host(bm)
+    shape = np.broadcast_shapes(ah.shape[:-2], bh.shape[:-2])
+    ah = np.broadcast_to(ah, shape + ah.shape[-2:])
+    bh = np.broadcast_to(bh, shape + bh.shape[-2:])
+    dt = dtypes.promote(a.dtype, b.dtype)
+    x = _back(_lapack(np.linalg.solve, "solve", ah, bh), a, dt)
+
+    def rule(c, g):
+        ainv_t = inv(c.srcs[0].detach()).mT
+        gb = ainv_t @ g  # (..., n, k)
+        ga = -(gb @ c.out.detach().mT)
+        return (_sum_to(ga, c.srcs[0].shape), _sum_to(gb, c.srcs[1].shape))
+
+    out = _derivative("linalg.solve", x, (a, bm), rule)
+    return out.squeeze(-1) if vec else out
+
+
+def _sum_to(g: Tensor, shape) -> Tensor:
+    return g.sum_to_size(*shape) if g.shape != tuple(shape) else g
+
+
+# -- factorizations (host) -------------------------------------------------------------
+def cholesky(a, *, upper: bool = False) -> Tensor:
+    """The Cholesky factor ``L`` (lower, ``a = L L^T``; ``U = L^T`` when ``upper``) of
+    symmetric positive-definite matrices (their lower triangles are read):
+    ``cholesky(a)``."""
+    a = _square(a, "cholesky")
+    h = _host(a)
+    h = np.tril(h) + np.swapaxes(np.tril(h, -1), -1, -2)  # the lower triangle, as LAPACK
+    L = _back(_lapack(np.linalg.cholesky, "cholesky", h), a)  # noqa: N806
+
+    def rule(c, g):
+        lo = c.out.detach()
+        linv = inv(lo)
+        p = lo.mT @ g
+        phi = p.tril(-1) + p.diagonal(0, -2, -1).diag_embed() * 0.5
+        s = linv.mT @ phi @ linv
+        return ((s + s.mT) * 0.5,)
+
+    out = _derivative("linalg.cholesky", L, (a,), rule)
+    return out.mT if upper else out
+
+
+def cholesky_ex(a, *, upper: bool = False, check_errors: bool = False) -> InfoResult:
+    """``(L, info)``; info is 0, or 1 when a matrix is not positive-definite."""
+    try:
+        return InfoResult(cholesky(a, upper=upper), Tensor(np.zeros(a.shape[:-2], np.int32)))
+    except ArgumentError:
+        if check_errors:
+            raise
+        nan = Tensor.full(a.shape, math.nan, a.dtype, a.device)
+        return InfoResult(nan, Tensor(np.ones(a.shape[:-2], np.int32)))
+
+
+def qr(a, mode: str = "reduced") -> QRResult:
+    """The QR decomposition (``mode`` ``"reduced"``, ``"complete"`` or ``"r"``, whose
+    Q is empty): ``q, r = qr(a)``. No gradient."""
+    a = _float_input(a, "qr")
+    if a.ndim < 2:
+        raise ArgumentError(f"linalg.qr: A must have at least 2 dims, got {a.shape}")
+    if mode not in ("reduced", "complete", "r"):
+        raise ArgumentError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    if mode == "r":
+        r = np.linalg.qr(_host(a), mode="r")
+        q = Tensor.zeros(0, dtype=a.dtype, device=a.device)
+    else:
+        qh, r = np.linalg.qr(_host(a), mode=mode)
+        q = _derivative("linalg.qr", _back(qh, a), (a,), _no_rule("qr"))
+    return QRResult(q, _derivative("linalg.qr", _back(r, a), (a,), _no_rule("qr")))
+
+
+def svd(a, full_matrices: bool = True) -> SVDResult:
+    """``(U, S, Vh)`` with ``a = U diag(S) Vh``, S descending: ``u, s, vh = svd(a)``.
+    Only S has a gradient (use :func:`svdvals`)."""
+    a = _float_input(a, "svd")
+    if a.ndim < 2:
+        raise ArgumentError(f"linalg.svd: A must have at least 2 dims, got {a.shape}")
+    u, s, vh = _lapack(np.linalg.svd, "svd", _host(a), full_matrices)
+    return SVDResult(
+        _derivative("linalg.svd", _back(u, a), (a,), _no_rule("svd (U)")),
+        svdvals(a) if a.requires_grad else _back(s, a),
+        _derivative("linalg.svd", _back(vh, a), (a,), _no_rule("svd (Vh)")),
+    )
+
+
+def svdvals(a) -> Tensor:
+    """The singular values, descending: ``svdvals(a)``."""
+    a = _float_input(a, "svdvals")
+    if a.ndim < 2:
+        raise ArgumentError(f"linalg.svdvals: A must have at least 2 dims, got {a.shape}")
+    s = _lapack(np.linalg.svd, "svdvals", _host(a), False, False)
+
+    def rule(c, g):
+        u, _, vh = np.linalg.svd(_host(c.x), full_matrices=False)
+        return ((_back(u, c.x) * g.unsqueeze(-2)) @ _back(vh, c.x),)
+
+    return _derivative("linalg.svdvals", _back(s, a), (a,), rule)
+
+
+def _eigh_host(a: Tensor, uplo: str, what: str):
+    if uplo not in ("L", "U"):
+        raise ArgumentError(f"linalg.{what}: UPLO must be 'L' or 'U', got {uplo!r}")
+    return _lapack(np.linalg.eigh, what, _host(a), uplo)
+
+
+def eigh(a, UPLO: str = "L") -> EighResult:  # noqa: N803 - PyTorch's name
+    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices, from
+    the ``UPLO`` triangle: ``w, v = eigh(a)``."""
+    a = _square(a, "eigh")
+    w, v = _eigh_host(a, UPLO, "eigh")
+    vals = _derivative("linalg.eigh", _back(w, a), (a,), _eigvals_rule)
+
+    def rule(c, g):
+        wh, vh = np.linalg.eigh(_host(c.x), UPLO)
+        diff = wh[..., None, :] - wh[..., :, None]  # [i, j] = w_j - w_i
+        n = wh.shape[-1]
+        with np.errstate(divide="ignore"):
+            f = np.where(np.eye(n, dtype=bool), 0.0, 1.0 / diff)
+        vt = _back(vh, c.x)
+        inner = vt.mT @ g
+        ga = vt @ (_back(f, c.x) * inner) @ vt.mT
+        return ((ga + ga.mT) * 0.5,)  # the gradient for a symmetric input
+
+    vecs = _derivative("linalg.eigh", _back(v, a), (a,), rule)
+    return EighResult(vals, vecs)
+
+
+def _eigvals_rule(c, g):
+    v = _back(np.linalg.eigh(_host(c.x))[1], c.x)
+    return ((v * g.unsqueeze(-2)) @ v.mT,)
+
+
+def eigvalsh(a, UPLO: str = "L") -> Tensor:  # noqa: N803 - PyTorch's name
+    """The eigenvalues (ascending) of symmetric matrices: ``eigvalsh(a)``."""
+    a = _square(a, "eigvalsh")
+    w = _lapack(np.linalg.eigvalsh, "eigvalsh", _host(a), UPLO)
+    return _derivative("linalg.eigvalsh", _back(w, a), (a,), _eigvals_rule)
+
+
+def pinv(a, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+    """The Moore-Penrose pseudo-inverse (singular values below
+    ``max(atol, rtol * largest)`` dropped): ``pinv(a)``. No gradient."""
+    a = _float_input(a, "pinv")
+    h = _host(a)
+    s = np.linalg.svd(h, compute_uv=False)
+    top = s.max(-1, keepdims=True) if s.size else np.zeros(h.shape[:-2] + (1,))
+    eps = np.finfo(np.dtype(a.dtype.np) if a.dtype.name != "bfloat16" else np.float32).eps
+    r = rtol if rtol is not None else (0.0 if atol else max(h.shape[-2:]) * eps)
+    cut = np.maximum(atol or 0.0, r * top)[..., 0]
+    out = np.linalg.pinv(h, rcond=cut / np.where(top[..., 0] > 0, top[..., 0], 1))
+    return _derivative("linalg.pinv", _back(out, a), (a,), _no_rule("pinv"))
+
+
+def lstsq(a, b, rcond=None, *, driver=None) -> LstsqResult:
+    """The least-squares solution of ``a @ X = b`` with numpy's ``lstsq`` (its
+    residuals, rank and singular values too; 2-d ``a``): ``lstsq(a, b).solution``."""
+    a, b = _float_input(a, "lstsq"), _float_input(b, "lstsq")
+    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
+        raise ArgumentError(
+            f"linalg.lstsq: A must be (m, n) and B (m,) or (m, k); got {a.shape} and {b.shape}"
+        )
+    x, res, rank, sv = np.linalg.lstsq(_host(a), _host(b), rcond=rcond)
+    sol = _derivative("linalg.lstsq", _back(x, a), (a, b), _no_rule("lstsq"))
+    return LstsqResult(sol, _back(res, a), Tensor(np.int64(rank)), _back(sv, a))
+
+
+def matrix_rank(a, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+    """The number of singular values above the tolerance (int64): ``matrix_rank(a)``."""
+    a = _float_input(a, "matrix_rank")
+    h = _host(a)
+    s = np.linalg.svd(h, compute_uv=False)
+    top = s.max(-1, keepdims=True) if s.size else np.zeros(h.shape[:-2] + (1,))
+    eps = np.finfo(np.float32 if a.dtype.name != "float64" else np.float64).eps
+    r = rtol if rtol is not None else (0.0 if atol else max(h.shape[-2:]) * eps)
+    cut = np.maximum(atol or 0.0, r * top)
+    return Tensor((s > cut).sum(-1).astype(np.int64), device=a.device)
+
+
+def cond(a, p=None) -> Tensor:
+    """The condition number in the ``p`` norm (2 by default: largest / smallest
+    singular value): ``cond(a)``."""
+    a = _float_input(a, "cond")
+    if p in (None, 2, -2):
+        s = np.linalg.svd(_host(a), compute_uv=False)
+        with np.errstate(divide="ignore"):
+            r = s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+        return _back(r, a)
+    return matrix_norm(a, p) * matrix_norm(inv(a), p)
+
+
+# -- the rest, as the tensor methods ----------------------------------------------------
+def matrix_power(a, n: int) -> Tensor:
+    """``a`` to the ``n``-th power (negative: of the inverse): ``matrix_power(a, 3)``."""
+    a = a if isinstance(a, Tensor) else Tensor(a)
+    if isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n < 0:
+        return inv(a).matrix_power(-n)
+    return a.matrix_power(n)
+
+
+def multi_dot(tensors) -> Tensor:
+    """The product of a chain of matrices (the first and last may be vectors):
+    ``multi_dot([a, b, c])``."""
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise ArgumentError("linalg.multi_dot needs at least two tensors")
+    out = ts[0]
+    for t in ts[1:]:
+        out = out @ t
+    return out
+
+
+def vecdot(x, y, *, dim: int = -1) -> Tensor:
+    """The dot products along ``dim`` (broadcast): ``vecdot(a, b)``."""
+    return (x * y).sum(dim)
+
+
+def cross(x, y, *, dim: int = -1) -> Tensor:
+    """The cross product along ``dim`` (of length 3): ``cross(a, b)``."""
+    return x.cross(y, dim=dim)
+
+
+def diagonal(a, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """The diagonals of a batch of matrices: ``diagonal(a)``."""
+    return a.diagonal(offset, dim1, dim2)
+
+
+def matmul(a, b) -> Tensor:
+    """``a @ b``: ``matmul(a, b)``."""
+    return a @ b
+
+
+def vander(x, *, N: int | None = None) -> Tensor:  # noqa: N803 - PyTorch's name
+    """The Vandermonde matrix with increasing powers (``linalg.vander``): ``vander(x)``."""
+    t = x if isinstance(x, Tensor) else Tensor(x)
+    n = t.shape[-1] if N is None else N
+    cols = [t**p if p else Tensor.ones_like(t) for p in builtins.range(n)]
+    return Tensor.stack(*cols, dim=-1) if cols else t.unsqueeze(-1)[..., :0]

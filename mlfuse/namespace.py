@@ -1,0 +1,743 @@
+"""The top-level functions with PyTorch's names: ``mlfuse.zeros(2, 3)``,
+``mlfuse.exp(x)``, ``mlfuse.matmul(a, b)``, ``mlfuse.max(x, 1)``...
+
+Most of them call the Tensor method of the same name on their first argument
+(``mlfuse.exp(x)`` is ``x.exp()``); a first argument that is not a Tensor
+becomes one (of the device of the other tensor arguments). They take
+PyTorch's ``out=`` too: the result is written into ``out`` (same shape) and
+``out`` is returned. The others are PyTorch's creation functions and the few
+whose top-level meaning differs from the method's: ``mlfuse.max(x, dim)`` is
+``(values, indices)`` as ``torch.max`` (the method keeps tinygrad's values),
+and ``mlfuse.max(a, b)`` is the elementwise maximum.
+
+    import mlfuse as torch_like
+    x = torch_like.linspace(-1, 1, 5)
+    torch_like.clamp(torch_like.exp(x), max=2.0).numpy()
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import math
+import pickle
+
+import numpy as np
+
+from mlfuse import dtypes
+from mlfuse.errors import ArgumentError
+from mlfuse.nn import functional as F
+from mlfuse.tensor import SortResult, Tensor, _norm_axis, _shape_arg, broadcast_shape, cat
+
+# functions that are ``input.<name>(*args, **kwargs)``
+_METHODS = (
+    "abs", "absolute", "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmm",
+    "addmv", "addr", "adjoint", "all", "allclose", "amax", "amin", "aminmax", "any",
+    "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "argmax",
+    "argmin", "argsort", "argwhere", "as_strided", "asin", "asinh", "atan", "atan2",
+    "atanh", "baddbmm", "bernoulli", "bincount", "bitwise_and", "bitwise_left_shift",
+    "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "bmm",
+    "broadcast_to", "bucketize", "cdist", "ceil", "celu", "cholesky", "chunk", "clamp",
+    "clamp_max", "clamp_min", "clip", "clone", "conj", "conj_physical", "copysign",
+    "corrcoef", "cos", "cosh", "count_nonzero", "cov", "cross", "cummax", "cummin",
+    "cumprod", "cumsum", "deg2rad", "det", "detach", "diag", "diag_embed", "diagflat",
+    "diagonal", "diagonal_scatter", "diff", "digamma", "dist", "div", "divide", "dot",
+    "dsplit", "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fix",
+    "flatten", "flip", "fliplr", "flipud", "float_power", "floor", "floor_divide",
+    "fmax", "fmin", "fmod", "frac", "gather", "ge", "ger", "greater", "greater_equal",
+    "gt", "heaviside", "histc", "hsplit", "hypot", "i0", "index_add", "index_copy",
+    "index_fill", "index_put", "index_reduce", "index_select", "inner", "inverse",
+    "isclose", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isreal", "kron",
+    "kthvalue", "ldexp", "le", "lerp", "less", "less_equal", "lgamma", "log", "log10",
+    "log1p", "log2", "log_softmax", "logaddexp", "logaddexp2", "logcumsumexp", "logdet",
+    "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "logsumexp",
+    "lt", "masked_fill", "masked_scatter", "masked_select", "matmul", "matrix_power",
+    "mean", "median", "mm", "mode", "moveaxis", "movedim", "msort", "mul",
+    "multinomial", "multiply", "mv", "mvlgamma", "nan_to_num", "nanmean", "nanmedian",
+    "nanquantile", "nansum", "narrow", "ne", "neg", "negative", "nonzero", "norm",
+    "not_equal", "outer", "permute", "pinverse", "polygamma", "positive", "pow", "prod",
+    "put", "qr", "quantile", "rad2deg", "ravel", "reciprocal", "relu", "remainder",
+    "renorm", "repeat_interleave", "reshape", "resolve_conj", "resolve_neg", "roll",
+    "rot90", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce",
+    "searchsorted", "select", "select_scatter", "selu", "sgn", "sigmoid", "sign",
+    "signbit", "sin", "sinc", "sinh", "slice_scatter", "slogdet", "softmax", "sort",
+    "split", "sqrt", "square", "squeeze", "std", "std_mean", "sub", "subtract", "sum",
+    "svd", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tanh",
+    "tensor_split", "tile", "topk", "trace", "transpose", "tril", "triu", "true_divide",
+    "trunc", "unbind", "unflatten", "unique", "unique_consecutive", "unsqueeze", "var",
+    "var_mean", "vdot", "vsplit", "xlogy",
+)  # fmt: skip
+
+
+def _device_of(args) -> str | None:
+    for a in args:
+        if isinstance(a, Tensor):
+            return a.device
+        if isinstance(a, (list, tuple)):
+            d = _device_of(a)
+            if d is not None:
+                return d
+    return None
+
+
+def _write_out(result, out):
+    """PyTorch's ``out=``: the result written into ``out`` (a tensor, or a tuple
+    of tensors for functions returning several), which is returned."""
+    if out is None:
+        return result
+    pairs = zip(out, result) if isinstance(out, (tuple, list)) else [(out, result)]
+    for o, r in pairs:
+        if not isinstance(o, Tensor):
+            raise TypeError(f"out must be a Tensor, got {type(o).__name__}")
+        if o.shape != r.shape:
+            raise ArgumentError(
+                f"out has shape {o.shape}, the result {r.shape} (mlfuse does not resize out)"
+            )
+        o.assign(r.cast(o.dtype) if r.dtype != o.dtype else r)
+    return out
+
+
+def _forward(name: str):
+    method = getattr(Tensor, name)
+
+    def fn(input, *args, out=None, **kwargs):  # noqa: A002 - PyTorch's names
+        if not isinstance(input, Tensor):
+            input = Tensor(input, device=_device_of(args))  # noqa: A001
+        return _write_out(getattr(input, name)(*args, **kwargs), out)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = __name__
+    fn.__doc__ = f"``mlfuse.{name}(x, ...)`` is ``x.{name}(...)``.\n\n" + (method.__doc__ or "")
+    return fn
+
+
+for _name in _METHODS:
+    globals()[_name] = _forward(_name)
+
+
+# -- creation ------------------------------------------------------------------------
+def _size(size) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return _shape_arg(size)
+
+
+def _made(t: Tensor, requires_grad: bool, out=None) -> Tensor:
+    if requires_grad:
+        t.requires_grad_()
+    return _write_out(t, out)
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays, or a
+    tensor, detached): ``mlfuse.tensor([[1, 2], [3, 4]])``."""
+    if isinstance(data, Tensor):
+        t = data.detach()
+        t = t.cast(dtype) if dtype is not None else t
+        t = (t.to(device) if device is not None else t).clone()
+        return _made(t.realize(), requires_grad)
+    return Tensor(data, dtype, device, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """``data`` as a tensor; a tensor of the same dtype and device is returned
+    itself: ``mlfuse.as_tensor(np.arange(3))``."""
+    if isinstance(data, Tensor):
+        t = data.cast(dtype) if dtype is not None else data
+        return t.to(device) if device is not None else t
+    return Tensor(data, dtype, device)
+
+
+asarray = as_tensor
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor with a numpy array's values and dtype: ``mlfuse.from_numpy(a)``."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy expects a numpy array, got {type(array).__name__}")
+    return Tensor(array)
+
+
+def scalar_tensor(s, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A 0-d tensor (float by default): ``mlfuse.scalar_tensor(3)``."""
+    return Tensor(s, dtype or dtypes.default_float, device, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
+    """Zeros: ``mlfuse.zeros(2, 3)``, ``mlfuse.zeros((2, 3), dtype=mlfuse.int64)``."""
+    return _made(Tensor.zeros(*_size(size), dtype=dtype, device=device), requires_grad, out)
+
+
+def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
+    """Ones: ``mlfuse.ones(4)``."""
+    return _made(Tensor.ones(*_size(size), dtype=dtype, device=device), requires_grad, out)
+
+
+def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
+    """An "uninitialised" tensor (mlfuse fills it with zeros): ``mlfuse.empty(3)``."""
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad, out=out)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False, out=None):
+    """``fill_value`` everywhere (its dtype unless given): ``mlfuse.full((2, 2), 7)``."""
+    size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+    return _made(Tensor.full(_shape_arg(size), fill_value, dtype, device), requires_grad, out)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool = False):
+    """Values in ``[start, end)`` by ``step``: ``mlfuse.arange(5)``, ``mlfuse.arange(0, 1,
+    0.25)``."""
+    return _made(Tensor.arange(start, end, step, dtype=dtype, device=device), requires_grad)
+
+
+def range(start, end=None, step=1, dtype=None, device=None, requires_grad: bool = False):  # noqa: A001
+    """Values from ``start`` to ``end`` inclusive by ``step``, floats by default
+    (PyTorch's deprecated ``torch.range``): ``mlfuse.range(1, 4)``."""
+    if end is None:
+        start, end = 0, start
+    n = int(math.floor((end - start) / step)) + 1
+    if n < 0:
+        raise ArgumentError(f"range: no values from {start} to {end} by step {step}")
+    dt = dtype or dtypes.default_float
+    t = Tensor.arange(n, dtype=dtypes.float64, device=device) * step + start
+    return _made(t.cast(dt), requires_grad)
+
+
+def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad: bool = False):
+    """The identity matrix (``n`` by ``m``): ``mlfuse.eye(3)``."""
+    return _made(Tensor.eye(n, m, dtype=dtype, device=device), requires_grad)
+
+
+def linspace(start, end, steps: int, dtype=None, device=None, requires_grad: bool = False):
+    """``steps`` evenly spaced values from ``start`` to ``end``: ``mlfuse.linspace(0, 1, 5)``."""
+    return _made(Tensor.linspace(start, end, steps, dtype=dtype, device=device), requires_grad)
+
+
+def logspace(
+    start, end, steps: int, base: float = 10.0, dtype=None, device=None, requires_grad=False
+):
+    """``base ** linspace(start, end, steps)``: ``mlfuse.logspace(0, 3, 4)``."""
+    t = Tensor.logspace(start, end, steps, base, dtype=dtype, device=device)
+    return _made(t, requires_grad)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False):
+    """Uniform samples in [0, 1): ``mlfuse.rand(2, 3)``."""
+    return Tensor.rand(*_size(size), dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False):
+    """Standard normal samples: ``mlfuse.randn(2, 3)``."""
+    return Tensor.randn(*_size(size), dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None):
+    """Integers in ``[low, high)`` (``randint(high, size)`` from 0):
+    ``mlfuse.randint(0, 10, (3,))``."""
+    if size is None and isinstance(high, (tuple, list)):
+        low, high, size = 0, low, high
+    if size is None:
+        raise ArgumentError("randint needs a size, e.g. mlfuse.randint(0, 10, (3,))")
+    return Tensor.randint(low, high, tuple(size), dtype=dtype, device=device)
+
+
+def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
+    """A random permutation of ``0..n-1`` (int64): ``mlfuse.randperm(5)``."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ArgumentError(f"randperm: n must be a non-negative int, got {n!r}")
+    from mlfuse.tensor import _rng
+
+    return Tensor(_rng(None).permutation(int(n)), dtype or dtypes.int64, device)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None):
+    """Normal samples with ``mean`` and ``std`` (tensors broadcast against each
+    other, or numbers with a ``size``): ``mlfuse.normal(mu, sigma)``,
+    ``mlfuse.normal(0.0, 1.0, (2, 3))``."""
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        m = mean if isinstance(mean, Tensor) else None
+        s = std if isinstance(std, Tensor) else None
+        ref = m if m is not None else s
+        shape = broadcast_shape(m.shape if m is not None else (), s.shape if s is not None else ())
+        z = Tensor.randn(*shape, dtype=ref.dtype, device=ref.device)
+        return z * std + mean
+    if size is None:
+        raise ArgumentError("normal: with number mean and std, give a size")
+    shape = _shape_arg(tuple(size))
+    return Tensor.normal(*shape, mean=mean, std=std, dtype=dtype, device=device)
+
+
+def _like(fill):
+    def fn(input, dtype=None, device=None, requires_grad: bool = False, **kw):  # noqa: A002
+        return _made(fill(input, dtype or input.dtype, device or input.device, **kw), requires_grad)
+
+    return fn
+
+
+zeros_like = _like(lambda t, dt, dev: Tensor.full(t.shape, 0, dt, dev))
+ones_like = _like(lambda t, dt, dev: Tensor.full(t.shape, 1, dt, dev))
+empty_like = zeros_like
+rand_like = _like(lambda t, dt, dev: Tensor.rand(*t.shape, dtype=dt, device=dev))
+randn_like = _like(lambda t, dt, dev: Tensor.randn(*t.shape, dtype=dt, device=dev))
+for _f, _what in ((zeros_like, "zeros"), (ones_like, "ones"), (rand_like, "uniform [0, 1)"),
+                  (randn_like, "standard normal")):  # fmt: skip
+    _f.__doc__ = f"Like ``input`` (shape, dtype, device unless given), filled with {_what}."
+zeros_like.__name__, ones_like.__name__ = "zeros_like", "ones_like"
+rand_like.__name__, randn_like.__name__ = "rand_like", "randn_like"
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):  # noqa: A002
+    """Like ``input``, filled with ``fill_value``: ``mlfuse.full_like(x, 7)``."""
+    t = Tensor.full(input.shape, fill_value, dtype or input.dtype, device or input.device)
+    return _made(t, requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None):  # noqa: A002
+    """Random integers in ``[low, high)`` of ``input``'s shape and dtype:
+    ``mlfuse.randint_like(x, 10)``."""
+    if high is None:
+        low, high = 0, low
+    return Tensor.randint(low, high, input.shape, dtype=dtype or input.dtype,
+                          device=device or input.device)  # fmt: skip
+
+
+def _tri_indices(row: int, col: int, offset: int, lower: bool, dtype, device) -> Tensor:
+    r, c = np.indices((row, col))
+    keep = (c - r <= offset) if lower else (c - r >= offset)
+    return Tensor(np.stack([r[keep], c[keep]]), dtype or dtypes.int64, device)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None) -> Tensor:
+    """The (2, N) coordinates of the lower triangle of a ``row`` by ``col`` matrix,
+    row by row: ``mlfuse.tril_indices(3, 3)``."""
+    return _tri_indices(row, col, offset, True, dtype, device)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None) -> Tensor:
+    """The (2, N) coordinates of the upper triangle, row by row:
+    ``mlfuse.triu_indices(3, 3, 1)``."""
+    return _tri_indices(row, col, offset, False, dtype, device)
+
+
+# -- the functions whose top-level meaning differs from the method's -----------------
+def _extreme(name: str, input, dim=None, keepdim=False, *, out=None, other=None):  # noqa: A002
+    if isinstance(dim, Tensor) or other is not None:
+        b = dim if isinstance(dim, Tensor) else other
+        return _write_out(input.maximum(b) if name == "max" else input.minimum(b), out)
+    if dim is None:
+        return _write_out(getattr(input, name)(), out)
+    values = getattr(input, name)(dim, keepdim)
+    indices = getattr(input, "arg" + name)(dim, keepdim)
+    return _write_out(SortResult(values, indices), out)
+
+
+def max(input, dim=None, keepdim: bool = False, *, out=None):  # noqa: A001, A002
+    """``torch.max``: the largest element; ``(values, indices)`` along ``dim``; the
+    elementwise maximum of two tensors: ``mlfuse.max(x, 1).indices``."""
+    return _extreme("max", _tensor(input), dim, keepdim, out=out)
+
+
+def min(input, dim=None, keepdim: bool = False, *, out=None):  # noqa: A001, A002
+    """``torch.min``: the smallest element; ``(values, indices)`` along ``dim``; the
+    elementwise minimum of two tensors: ``mlfuse.min(x, 0).values``."""
+    return _extreme("min", _tensor(input), dim, keepdim, out=out)
+
+
+def _tensor(x) -> Tensor:
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def rsub(input, other, alpha=1) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``other - alpha * input``: ``mlfuse.rsub(x, 1)``."""
+    x = _tensor(input)
+    return (x * alpha if alpha != 1 else x).__rsub__(other)
+
+
+def numel(input) -> int:  # noqa: A002 - PyTorch's names
+    """The number of elements: ``mlfuse.numel(x)``."""
+    return _tensor(input).numel()
+
+
+def is_tensor(obj) -> bool:
+    """Whether ``obj`` is a mlfuse Tensor: ``mlfuse.is_tensor(x)``."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input) -> bool:  # noqa: A002 - PyTorch's names
+    """Whether the tensor's dtype is a float: ``mlfuse.is_floating_point(x)``."""
+    return _tensor(input).dtype.is_float
+
+
+def is_nonzero(input) -> bool:  # noqa: A002 - PyTorch's names
+    """Whether a one-element tensor is not zero: ``mlfuse.is_nonzero(t)``."""
+    t = _tensor(input)
+    if t.numel() != 1:
+        raise ArgumentError(f"is_nonzero needs exactly one element, the tensor has {t.numel()}")
+    return bool(t.item())
+
+
+# -- joining, broadcasting and building ----------------------------------------------
+def concat(tensors, dim: int = 0) -> Tensor:
+    """:func:`mlfuse.cat`'s other name: ``mlfuse.concat([a, b], 1)``."""
+    return cat(tensors, dim)
+
+
+concatenate = concat
+
+
+def atleast_1d(*tensors):
+    """Each tensor with at least 1 dim (one tensor in, one out): ``mlfuse.atleast_1d(x)``."""
+    return _atleast_all(tensors, 1)
+
+
+def atleast_2d(*tensors):
+    """Each tensor with at least 2 dims (a vector becomes a row)."""
+    return _atleast_all(tensors, 2)
+
+
+def atleast_3d(*tensors):
+    """Each tensor with at least 3 dims (numpy's rule: (n,) -> (1, n, 1))."""
+    return _atleast_all(tensors, 3)
+
+
+def _atleast_all(tensors, nd: int):
+    from mlfuse.tensor import _atleast
+
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    out = tuple(_atleast(_tensor(t), nd) for t in tensors)
+    return out[0] if len(out) == 1 else out
+
+
+def column_stack(tensors) -> Tensor:
+    """Join as columns: 0-d and 1-d tensors become (n, 1) columns:
+    ``mlfuse.column_stack([a, b])``."""
+    ts = [_tensor(t) for t in tensors]
+    return cat([t.reshape(-1, 1) if t.ndim < 2 else t for t in ts], 1)
+
+
+def row_stack(tensors) -> Tensor:
+    """:func:`mlfuse.vstack`'s other name."""
+    from mlfuse.tensor import vstack
+
+    return vstack(tensors)
+
+
+def broadcast_shapes(*shapes) -> tuple[int, ...]:
+    """The shape the given shapes broadcast to: ``mlfuse.broadcast_shapes((3, 1), (4,))``."""
+    out: tuple[int, ...] = ()
+    for s in shapes:
+        s = (s,) if isinstance(s, (int, np.integer)) else tuple(s)
+        out = broadcast_shape(out, s)
+    return out
+
+
+def broadcast_tensors(*tensors) -> tuple[Tensor, ...]:
+    """The tensors expanded to their common shape (views):
+    ``a2, b2 = mlfuse.broadcast_tensors(a, b)``."""
+    ts = [_tensor(t) for t in tensors]
+    shape = broadcast_shapes(*(t.shape for t in ts))
+    return tuple(t.expand(shape) if t.shape != shape else t for t in ts)
+
+
+def block_diag(*tensors) -> Tensor:
+    """A block-diagonal matrix of the (0-, 1- or 2-d) tensors:
+    ``mlfuse.block_diag(a, b)``."""
+    ts = []
+    for t in tensors:
+        t = _tensor(t)
+        if t.ndim > 2:
+            raise ArgumentError(f"block_diag: tensors must have at most 2 dims, got {t.shape}")
+        ts.append(t.reshape(1, -1) if t.ndim < 2 else t)
+    if not ts:
+        return Tensor.zeros(1, 0)
+    dt = ts[0].dtype
+    for t in ts[1:]:
+        dt = dtypes.promote(dt, t.dtype)
+    cols = builtins.sum(t.shape[1] for t in ts)
+    rows, left = [], 0
+    for t in ts:
+        w = t.shape[1]
+        rows.append(t.cast(dt).pad(((0, 0), (left, cols - left - w))))
+        left += w
+    return cat(rows, 0)
+
+
+def cartesian_prod(*tensors) -> Tensor:
+    """Every combination of the 1-d tensors' elements, as rows (one tensor: itself):
+    ``mlfuse.cartesian_prod(a, b)``."""
+    ts = [_tensor(t) for t in tensors]
+    for t in ts:
+        if t.ndim != 1:
+            raise ArgumentError(f"cartesian_prod: tensors must be 1-d, got shape {t.shape}")
+    if len(ts) == 1:
+        return ts[0]
+    grids = ts[0].meshgrid(*ts[1:], indexing="ij")
+    from mlfuse.tensor import stack
+
+    return stack([g.reshape(-1) for g in grids], 1)
+
+
+def combinations(input, r: int = 2, with_replacement: bool = False) -> Tensor:  # noqa: A002
+    """The length-``r`` combinations of a 1-d tensor's elements, as rows (itertools'
+    order): ``mlfuse.combinations(x, 2)``."""
+    t = _tensor(input)
+    if t.ndim != 1:
+        raise ArgumentError(f"combinations: input must be 1-d, got shape {t.shape}")
+    if isinstance(r, bool) or not isinstance(r, int) or r < 0:
+        raise ArgumentError(f"combinations: r must be a non-negative int, got {r!r}")
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    idx = np.array(list(pick(builtins.range(t.shape[0]), r)), dtype=np.int64)
+    if r == 0 or idx.size == 0:
+        return Tensor.zeros(0, dtype=t.dtype, device=t.device) if r else t[:0]
+    return t[Tensor(idx.reshape(-1, r), device=t.device)]
+
+
+def chain_matmul(*matrices) -> Tensor:
+    """The product of the 2-d matrices, left to right: ``mlfuse.chain_matmul(a, b, c)``."""
+    if not matrices:
+        raise ArgumentError("chain_matmul needs at least one matrix")
+    out = _tensor(matrices[0])
+    for m in matrices[1:]:
+        out = out @ m
+    return out
+
+
+def tensordot(a, b, dims=2) -> Tensor:
+    """Contract the last ``dims`` dims of ``a`` with the first of ``b`` (or the listed
+    pairs ``([a dims], [b dims])``): ``mlfuse.tensordot(a, b, dims=([1], [0]))``."""
+    a, b = _tensor(a), _tensor(b)
+    if isinstance(dims, (int, np.integer)):
+        if dims < 0:
+            raise ArgumentError(f"tensordot: dims must be non-negative, got {dims}")
+        da = list(builtins.range(a.ndim - dims, a.ndim))
+        db = list(builtins.range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+        da = [_norm_axis(d, a.ndim, "dims") for d in da]
+        db = [_norm_axis(d, b.ndim, "dims") for d in db]
+    if len(da) != len(db):
+        raise ArgumentError(f"tensordot: {len(da)} dims of a against {len(db)} of b")
+    for i, j in zip(da, db):
+        if a.shape[i] != b.shape[j]:
+            raise ArgumentError(
+                f"tensordot: dim {i} of a ({a.shape[i]}) and dim {j} of b ({b.shape[j]}) differ"
+            )
+    fa = [i for i in builtins.range(a.ndim) if i not in da]
+    fb = [j for j in builtins.range(b.ndim) if j not in db]
+    k = int(np.prod([a.shape[i] for i in da])) if da else 1
+    am = a.permute(fa + da).reshape(-1, k)
+    bm = b.permute(db + fb).reshape(k, -1)
+    return (am @ bm).reshape(tuple(a.shape[i] for i in fa) + tuple(b.shape[j] for j in fb))
+
+
+def unravel_index(indices, shape) -> tuple[Tensor, ...]:
+    """The coordinates in ``shape`` of flat (row-major) ``indices``:
+    ``rows, cols = mlfuse.unravel_index(i, (3, 4))``."""
+    idx = _tensor(indices)
+    if idx.dtype.is_float or idx.dtype.is_bool:
+        raise TypeError(f"unravel_index: indices must be integers, got {idx.dtype.name}")
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    out = []
+    rest = idx.cast(dtypes.int64)
+    total = int(np.prod(shape))
+    if idx.node.realized and idx.numel():
+        v = idx.numpy()
+        if v.min() < -total or v.max() >= total:
+            raise ArgumentError(f"unravel_index: an index is out of bounds for shape {shape}")
+    rest = (rest < 0).where(rest + total, rest)
+    for s in reversed(shape):
+        out.append(rest % s)
+        rest = rest // s
+    return tuple(reversed(out))
+
+
+def vander(x, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803
+    """The Vandermonde matrix of a 1-d tensor (powers ``N-1 .. 0``, or increasing):
+    ``mlfuse.vander(x, 3)``."""
+    t = _tensor(x)
+    if t.ndim != 1:
+        raise ArgumentError(f"vander: x must be 1-d, got shape {t.shape}")
+    n = t.shape[0] if N is None else N
+    powers = np.arange(n) if increasing else np.arange(n)[::-1]
+    cols = [t ** int(p) if p else Tensor.ones_like(t) for p in powers]
+    from mlfuse.tensor import stack
+
+    return stack(cols, 1) if cols else Tensor.zeros(t.shape[0], 0, dtype=t.dtype)
+
+
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False):
+    """True where an element of ``elements`` is among ``test_elements`` (shape of
+    ``elements``): ``mlfuse.isin(x, Tensor([1, 3]))``."""
+    e = _tensor(elements)
+    t = test_elements if isinstance(test_elements, Tensor) else Tensor(test_elements)
+    if t.numel() == 0:
+        hit = Tensor.full(e.shape, False, dtypes.bool_, e.device)
+    else:
+        hit = (e.unsqueeze(-1) == t.reshape(-1)).any(-1)
+    return hit.logical_not() if invert else hit
+
+
+def trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The trapezoid rule along ``dim``, spacing ``dx`` (default 1) or sample points
+    ``x``: ``mlfuse.trapezoid(y, dx=0.1)``."""
+    y = _tensor(y)
+    d = _norm_axis(dim, y.ndim, "dim")
+    n = y.shape[d]
+    if n == 0:
+        return y.sum(d) * 0
+    lo, hi = y.narrow(d, 0, n - 1), y.narrow(d, 1, n - 1)
+    if x is not None:
+        xt = _tensor(x)
+        if xt.ndim == 1:
+            shape = [1] * y.ndim
+            shape[d] = xt.shape[0]
+            xt = xt.reshape(shape)
+        step = xt.diff(dim=d)
+        return ((lo + hi) * step).sum(d) / 2
+    return (lo + hi).sum(d) * ((1.0 if dx is None else dx) / 2)
+
+
+trapz = trapezoid
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The running trapezoid integral along ``dim`` (one element shorter):
+    ``mlfuse.cumulative_trapezoid(y)``."""
+    y = _tensor(y)
+    d = _norm_axis(dim, y.ndim, "dim")
+    n = y.shape[d]
+    m = builtins.max(n - 1, 0)
+    lo, hi = y.narrow(d, 0, m), y.narrow(d, builtins.min(1, n), m)
+    if x is not None:
+        xt = _tensor(x)
+        if xt.ndim == 1:
+            shape = [1] * y.ndim
+            shape[d] = xt.shape[0]
+            xt = xt.reshape(shape)
+        return ((lo + hi) * xt.diff(dim=d) / 2).cumsum(d)
+    return ((lo + hi) * ((1.0 if dx is None else dx) / 2)).cumsum(d)
+
+
+def _window(values: np.ndarray, dtype, device, requires_grad) -> Tensor:
+    t = Tensor(values, dtype or dtypes.default_float, device)
+    return _made(t, requires_grad)
+
+
+def _window_points(window_length: int, periodic: bool) -> tuple[np.ndarray, int]:
+    if isinstance(window_length, bool) or not isinstance(window_length, int) or window_length < 0:
+        raise ArgumentError(f"window_length must be a non-negative int, got {window_length!r}")
+    n = window_length + 1 if periodic else window_length
+    return np.arange(window_length, dtype=np.float64), n
+
+
+def hann_window(window_length: int, periodic: bool = True, *, dtype=None, device=None,
+                requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """The Hann window: ``mlfuse.hann_window(8)``."""
+    return hamming_window(window_length, periodic, 0.5, 0.5, dtype=dtype, device=device,
+                          requires_grad=requires_grad)  # fmt: skip
+
+
+def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54,
+                   beta: float = 0.46, *, dtype=None, device=None,
+                   requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """The generalized Hamming window ``alpha - beta cos(2 pi k / (N - 1))``:
+    ``mlfuse.hamming_window(8)``."""
+    k, n = _window_points(window_length, periodic)
+    w = np.ones(window_length) if n == 1 else alpha - beta * np.cos(2 * np.pi * k / (n - 1))
+    return _window(w, dtype, device, requires_grad)
+
+
+def blackman_window(window_length: int, periodic: bool = True, *, dtype=None, device=None,
+                    requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """The Blackman window: ``mlfuse.blackman_window(8)``."""
+    k, n = _window_points(window_length, periodic)
+    if n == 1:
+        w = np.ones(window_length)
+    else:
+        a = 2 * np.pi * k / (n - 1)
+        w = 0.42 - 0.5 * np.cos(a) + 0.08 * np.cos(2 * a)
+    return _window(w, dtype, device, requires_grad)
+
+
+def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, device=None,
+                    requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """The Bartlett (triangular) window: ``mlfuse.bartlett_window(8)``."""
+    k, n = _window_points(window_length, periodic)
+    w = np.ones(window_length) if n == 1 else 1 - np.abs(2 * k / (n - 1) - 1)
+    return _window(w, dtype, device, requires_grad)
+
+
+def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *,
+                  dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """The Kaiser window: ``mlfuse.kaiser_window(8, beta=5.0)``."""
+    k, n = _window_points(window_length, periodic)
+    if n == 1:
+        w = np.ones(window_length)
+    else:
+        r = 2 * k / (n - 1) - 1
+        w = np.i0(beta * np.sqrt(np.clip(1 - r * r, 0, None))) / np.i0(beta)
+    return _window(w, dtype, device, requires_grad)
+
+
+# -- saving and loading --------------------------------------------------------------
+def save(obj, f) -> None:
+    """Pickle ``obj`` (tensors, state dicts, lists of them...) to a path or an open
+    binary file; tensors are stored as their values: ``mlfuse.save(model.state_dict(),
+    "model.pt")``."""
+    if hasattr(f, "write"):
+        pickle.dump(obj, f)
+        return
+    with open(f, "wb") as fh:
+        pickle.dump(obj, fh)
+
+
+def load(f, map_location=None, weights_only: bool = True):
+    """Read what :func:`save` wrote (tensors come back on ``map_location``, a device
+    name, when given): ``model.load_state_dict(mlfuse.load("model.pt"))``."""
+    if hasattr(f, "read"):
+        obj = pickle.load(f)  # noqa: S301 - reading the user's own file, as torch.load
+    else:
+        with open(f, "rb") as fh:
+            obj = pickle.load(fh)  # noqa: S301
+    if map_location is not None:
+        obj = _moved(obj, str(map_location))
+    return obj
+
+
+def _moved(obj, device: str):
+    if isinstance(obj, Tensor):
+        return obj.to(device)
+    if isinstance(obj, dict):
+        return type(obj)((k, _moved(v, device)) for k, v in obj.items())
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_moved(v, device) for v in obj)
+    return obj
+
+
+# -- nn.functional's functions that PyTorch also has at the top level ---------------
+_FUNCTIONAL = (
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "max_pool1d",
+    "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
+    "batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm", "embedding",
+    "dropout", "alpha_dropout", "pixel_shuffle", "pixel_unshuffle", "cosine_similarity",
+    "pairwise_distance", "prelu", "hardshrink", "threshold", "kl_div",
+    "binary_cross_entropy_with_logits", "margin_ranking_loss", "hinge_embedding_loss",
+    "poisson_nll_loss", "cosine_embedding_loss", "triplet_margin_loss",
+)  # fmt: skip
+for _name in _FUNCTIONAL:
+    globals()[_name] = getattr(F, _name)
+
+
+__all__ = [
+    *_METHODS, *_FUNCTIONAL, "tensor", "as_tensor", "asarray", "from_numpy", "scalar_tensor",
+    "zeros", "ones", "empty", "full", "arange", "range", "eye", "linspace", "logspace",
+    "rand", "randn", "randint", "randperm", "normal", "zeros_like", "ones_like",
+    "empty_like", "full_like", "rand_like", "randn_like", "randint_like", "tril_indices",
+    "triu_indices", "max", "min", "rsub", "numel", "is_tensor", "is_floating_point",
+    "is_nonzero", "concat", "concatenate", "atleast_1d", "atleast_2d", "atleast_3d",
+    "column_stack", "row_stack", "broadcast_shapes", "broadcast_tensors", "block_diag",
+    "cartesian_prod", "combinations", "chain_matmul", "tensordot", "unravel_index",
+    "vander", "isin", "trapezoid", "trapz", "cumulative_trapezoid", "hann_window",
+    "hamming_window", "blackman_window", "bartlett_window", "kaiser_window", "save", "load",
+]  # fmt: skip

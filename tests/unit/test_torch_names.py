@@ -1,0 +1,391 @@
+"""PyTorch's top-level functions (``mlfuse.exp(x)``, ``mlfuse.zeros``,
+``mlfuse.max(x, 1)``...), the methods added beside them (special functions,
+scatters into views, sampling, in-place variants and aliases) against float64
+numpy/scipy-free references, and their errors."""
+
+from __future__ import annotations
+
+import io
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+import mlfuse
+from mlfuse import Tensor
+
+RNG = np.random.default_rng(7)
+F64 = np.float64
+
+
+def close(t, ref, tol=1e-6):
+    got = t.numpy() if isinstance(t, Tensor) else np.asarray(t)
+    ref = np.asarray(ref)
+    assert got.shape == ref.shape, (got.shape, ref.shape)
+    np.testing.assert_allclose(got.astype(F64), ref.astype(F64), rtol=tol, atol=tol)
+
+
+# -- the namespace ------------------------------------------------------------------
+def test_forwarded_functions_are_the_methods():
+    x = RNG.standard_normal((3, 4))
+    t = mlfuse.tensor(x)
+    close(mlfuse.exp(t), np.exp(x))
+    close(mlfuse.clamp(t, max=0.5), np.minimum(x, 0.5))
+    close(mlfuse.matmul(t, t.T), x @ x.T)
+    close(mlfuse.sum(t, dim=1), x.sum(1))
+    close(mlfuse.where(t > 0, t, 0.0), np.where(x > 0, x, 0))
+    close(mlfuse.arctan2(t, t + 3), np.arctan2(x, x + 3))
+    # a non-tensor first argument becomes one
+    close(mlfuse.add([1.0, 2.0], mlfuse.tensor([3.0, 4.0])), [4.0, 6.0])
+    assert mlfuse.exp.__name__ == "exp" and "x.exp()" in mlfuse.exp.__doc__
+
+
+def test_out_argument_writes_in_place():
+    x = RNG.standard_normal((2, 3))
+    out = mlfuse.zeros(2, 3, dtype=mlfuse.float64)
+    got = mlfuse.mul(mlfuse.tensor(x), 2, out=out)
+    assert got is out
+    close(out, 2 * x)
+    with pytest.raises(mlfuse.ArgumentError, match="out has shape"):
+        mlfuse.exp(mlfuse.tensor(x), out=mlfuse.zeros(3))
+
+
+def test_max_min_follow_torch():
+    x = RNG.standard_normal((3, 5))
+    t = mlfuse.tensor(x)
+    values, indices = mlfuse.max(t, 1)
+    close(values, x.max(1))
+    close(indices, x.argmax(1))
+    assert mlfuse.min(t, 0, keepdim=True).indices.shape == (1, 5)
+    close(mlfuse.max(t), x.max())
+    close(mlfuse.max(t, t * 2), np.maximum(x, 2 * x))
+    close(t.min(t * 2), np.minimum(x, 2 * x))  # the method takes a tensor too
+
+
+def test_creation_functions():
+    assert mlfuse.zeros(2, 3).shape == mlfuse.zeros((2, 3)).shape == (2, 3)
+    assert mlfuse.ones(4, dtype=mlfuse.int64).dtype == mlfuse.int64
+    assert mlfuse.empty(2, requires_grad=True).requires_grad
+    close(mlfuse.full((2,), 7), [7, 7])
+    close(mlfuse.arange(1, 7, 2), [1, 3, 5])
+    close(mlfuse.range(1, 2, 0.25), [1, 1.25, 1.5, 1.75, 2])
+    close(mlfuse.linspace(0, 1, 5), np.linspace(0, 1, 5))
+    close(mlfuse.tril_indices(3, 4, 1), np.stack(np.nonzero(np.tri(3, 4, 1))))
+    close(mlfuse.triu_indices(4, 3, -1), np.stack(np.nonzero(1 - np.tri(4, 3, -2))))
+    p = mlfuse.randperm(10).numpy()
+    assert sorted(p.tolist()) == list(range(10)) and p.dtype == np.int64
+    r = mlfuse.randint(3, 5, (100,)).numpy()
+    assert r.min() >= 3 and r.max() <= 4
+    n = mlfuse.normal(mlfuse.zeros(2000) + 3.0, 0.5).numpy()
+    assert abs(n.mean() - 3) < 0.05 and abs(n.std() - 0.5) < 0.05
+    src = mlfuse.tensor([1.0, 2.0], requires_grad=True)
+    copy = mlfuse.tensor(src)
+    assert not copy.requires_grad and copy.node is not src.node
+    assert mlfuse.as_tensor(src) is src
+    assert mlfuse.zeros_like(src).shape == (2,) and mlfuse.full_like(src, 3).numpy()[0] == 3
+
+
+def test_joining_and_building():
+    a, b = np.array([1.0, 2, 3]), np.array([4.0, 5])
+    ta, tb = mlfuse.tensor(a), mlfuse.tensor(b)
+    close(mlfuse.cartesian_prod(ta, tb), [[x, y] for x in a for y in b])
+    close(mlfuse.combinations(ta, 2), [[1, 2], [1, 3], [2, 3]])
+    close(mlfuse.combinations(tb, 2, with_replacement=True), [[4, 4], [4, 5], [5, 5]])
+    m = RNG.standard_normal((2, 2))
+    want = np.zeros((4, 5))  # each block on rows of its own
+    want[:2, :2], want[2, 2:4], want[3, 4] = m, [4, 5], 9
+    close(mlfuse.block_diag(mlfuse.tensor(m), tb, mlfuse.tensor(9.0)), want)
+    y = RNG.standard_normal((4, 5, 2))
+    x = RNG.standard_normal((3, 4))
+    close(mlfuse.tensordot(mlfuse.tensor(x), mlfuse.tensor(y), dims=([1], [0])),
+          np.tensordot(x, y, axes=([1], [0])))  # fmt: skip
+    close(mlfuse.tensordot(mlfuse.tensor(y), mlfuse.tensor(y), dims=([0, 1], [0, 1])),
+          np.tensordot(y, y, axes=([0, 1], [0, 1])))  # fmt: skip
+    rows, cols = mlfuse.unravel_index(mlfuse.tensor([0, 5, 11, -1]), (3, 4))
+    close(rows, [0, 1, 2, 2])
+    close(cols, [0, 1, 3, 3])
+    close(mlfuse.vander(ta, 4), np.vander(a, 4))
+    close(mlfuse.isin(mlfuse.tensor([1, 2, 3, 4]), [2, 4]), [False, True, False, True])
+    close(mlfuse.column_stack([ta[:2], mlfuse.tensor(m)]), np.column_stack([a[:2], m]))
+    assert [t.shape for t in mlfuse.broadcast_tensors(ta.reshape(3, 1), tb)] == [(3, 2)] * 2
+    assert mlfuse.broadcast_shapes((3, 1), (4,)) == (3, 4)
+    assert mlfuse.atleast_3d(ta).shape == (1, 3, 1)
+    close(mlfuse.trapezoid(mlfuse.tensor(x), dx=0.5), np.trapezoid(x, dx=0.5))
+    pts = np.array([0.0, 1, 3, 4])
+    close(mlfuse.trapezoid(mlfuse.tensor(x), mlfuse.tensor(pts)), np.trapezoid(x, pts))
+    cum = np.cumsum((x[1:] + x[:-1]) / 2, 0)
+    close(mlfuse.cumulative_trapezoid(mlfuse.tensor(x), dim=0), cum)
+
+
+@pytest.mark.parametrize("periodic", [True, False])
+def test_windows(periodic):
+    n = 9
+    m = n if periodic else n - 1  # the denominator: N - 1 of the (maybe longer) window
+    k = np.arange(n)
+    close(mlfuse.hann_window(n, periodic), 0.5 - 0.5 * np.cos(2 * np.pi * k / m), 1e-6)
+    close(mlfuse.hamming_window(n, periodic), 0.54 - 0.46 * np.cos(2 * np.pi * k / m), 1e-6)
+    a = 2 * np.pi * k / m
+    black = 0.42 - 0.5 * np.cos(a) + 0.08 * np.cos(2 * a)
+    close(mlfuse.blackman_window(n, periodic), black, 1e-6)
+    close(mlfuse.bartlett_window(n, periodic), 1 - np.abs(2 * k / m - 1), 1e-6)
+    r = 2 * k / m - 1
+    close(mlfuse.kaiser_window(n, periodic, 5.0), np.i0(5 * np.sqrt(1 - r * r)) / np.i0(5), 1e-6)
+
+
+def test_save_load_and_pickle(tmp_path):
+    w = mlfuse.tensor(RNG.standard_normal((2, 3)), requires_grad=True)
+    buf = io.BytesIO()
+    mlfuse.save({"w": w, "rest": [w * 2, 3]}, buf)
+    buf.seek(0)
+    back = mlfuse.load(buf)
+    close(back["rest"][0], w.numpy() * 2)
+    assert back["rest"][1] == 3 and back["w"].requires_grad
+    path = tmp_path / "t.pt"
+    mlfuse.save(w, str(path))
+    close(mlfuse.load(str(path), map_location="cpu"), w.numpy())
+    b16 = pickle.loads(pickle.dumps(Tensor([1.5, -2.0], dtype=mlfuse.bfloat16)))
+    assert b16.dtype == mlfuse.bfloat16 and b16.numpy().tolist() == [1.5, -2.0]
+
+
+def test_functional_names_at_top_level():
+    x = mlfuse.ones(1, 1, 4, 4)
+    y = mlfuse.conv2d(x, mlfuse.ones(1, 1, 3, 3), padding=1)
+    close(y[0, 0], [[4, 6, 6, 4], [6, 9, 9, 6], [6, 9, 9, 6], [4, 6, 6, 4]])
+
+
+# -- special functions ----------------------------------------------------------------
+def _lgamma(v):
+    return np.array([math.lgamma(a) if not (a <= 0 and a == int(a)) else np.inf for a in v])
+
+
+def _digamma(v):  # numerically: the derivative of lgamma by the recurrence and series
+    out = []
+    for a in v:
+        if a <= 0 and a == int(a):
+            out.append(-np.inf if a == 0 else np.nan)
+            continue
+        s, x = 0.0, a
+        refl = 0.0
+        if x < 0.5:
+            refl, x = -math.pi / math.tan(math.pi * a), 1 - a
+        while x < 20:
+            s -= 1 / x
+            x += 1
+        s += math.log(x) - 1 / (2 * x) - 1 / (12 * x**2) + 1 / (120 * x**4) - 1 / (252 * x**6)
+        out.append(s + refl)
+    return np.array(out)
+
+
+POINTS = np.array([0.001, 0.3, 0.5, 1, 1.5, 2, 2.5, 3.7, 7.25, 10, 25, 100, 171.3,
+                   -0.5, -1.5, -2.3, -7.9, 0, -1, -3])  # fmt: skip
+
+
+@pytest.mark.parametrize("dt", ["float64", "float32"])
+def test_lgamma_digamma(dt):
+    tol = 1e-9 if dt == "float64" else 3e-5
+    t = Tensor(POINTS, dtype=dt)
+    close(t.lgamma(), _lgamma(POINTS), tol)
+    close(mlfuse.digamma(t), _digamma(POINTS), tol)
+
+
+def test_polygamma_mvlgamma_i0_sinc():
+    x = np.array([0.1, 0.7, 1.0, 2.5, 6.0, 30.0])
+    t = Tensor(x)
+    # trigamma by its series sum 1/(x+k)^2, tetragamma -2 sum 1/(x+k)^3 (+ tails)
+    k = np.arange(200000)[:, None]
+    tri = (1 / (x + k) ** 2).sum(0) + 1 / (x + 200000)
+    close(t.polygamma(1), tri, 1e-8)
+    tetra = -2 * (1 / (x + k) ** 3).sum(0) - 1 / (x + 200000) ** 2
+    close(t.polygamma(2), tetra, 1e-8)
+    close(t.polygamma(0), _digamma(x), 1e-9)
+    y = x + 2
+    want = 3 / 2 * math.log(math.pi) + sum(_lgamma(y - j / 2) for j in range(3))
+    close(Tensor(y).mvlgamma(3), want)
+    with pytest.raises(mlfuse.ArgumentError, match="greater than"):
+        Tensor([0.4]).mvlgamma(3)
+    z = np.array([-30.0, -4.2, 0, 0.5, 3.75, 14.9, 15.1, 40])
+    close(Tensor(z).i0(), np.i0(z), 2e-7)
+    close(Tensor(z).sinc(), np.sinc(z))
+    g = mlfuse.grad(lambda v: v.sinc().sum())(Tensor([0.0, 0.5]))[0].numpy()
+    assert g[0] == 0 and np.isfinite(g[1])
+
+
+def test_nan_aware_extrema_and_steps():
+    a = np.array([1.0, np.nan, 3, np.nan])
+    b = np.array([2.0, 5, np.nan, np.nan])
+    close(Tensor(a).fmax(Tensor(b)), np.fmax(a, b))
+    close(mlfuse.fmin(Tensor(a), Tensor(b)), np.fmin(a, b))
+    h = np.array([-1.0, 0, 2, 0])
+    close(Tensor(h).heaviside(Tensor([0.5])), np.heaviside(h, 0.5))
+    close(Tensor([3.0, 1]).ldexp(Tensor([2, -1])), [12, 0.5])
+    close(Tensor([-np.inf, 1, np.inf]).isposinf(), [False, False, True])
+    close(mlfuse.isneginf(Tensor([-np.inf, 1, np.inf])), [True, False, False])
+
+
+# -- view scatters, reductions, sampling -----------------------------------------------
+def test_scatters_into_views():
+    m = RNG.standard_normal((3, 4, 5))
+    t = Tensor(m)
+    want = m.copy()
+    want[:, 2] = 1
+    close(t.select_scatter(mlfuse.ones(3, 5, dtype=mlfuse.float64), 1, 2), want)
+    want = m.copy()
+    want[:, 0:4:2] = 2
+    close(t.slice_scatter(mlfuse.full((3, 2, 5), 2.0, dtype=mlfuse.float64), 1, 0, 4, 2), want)
+    for off, d1, d2 in [(0, 0, 1), (1, 1, 2), (-2, 2, 0), (0, 2, 1)]:
+        diag = np.diagonal(m, off, d1, d2)
+        src = RNG.standard_normal(diag.shape)
+        got = t.diagonal_scatter(Tensor(src), off, d1, d2)
+        assert np.array_equal(np.diagonal(got.numpy(), off, d1, d2), src)
+        idx = np.indices(m.shape)
+        off_diag = idx[d2] - idx[d1] != off  # everything else is the input's
+        assert np.array_equal(got.numpy()[off_diag], m[off_diag])
+    with pytest.raises(mlfuse.ArgumentError, match="the diagonal"):
+        t.diagonal_scatter(mlfuse.ones(2), 0, 0, 1)
+    mask = RNG.random((3, 4, 5)) > 0.5
+    src = RNG.standard_normal(60)
+    want = m.copy()
+    want[mask] = src[: mask.sum()]
+    close(t.masked_scatter(Tensor(mask), Tensor(src)), want)
+    with pytest.raises(mlfuse.ArgumentError, match="source has only"):
+        t.masked_scatter(Tensor(mask), Tensor(src[:3]))
+
+
+def test_diag_embed_take_select():
+    v = RNG.standard_normal((2, 3))
+    want = np.zeros((2, 4, 4))
+    for i in range(2):
+        want[i] = np.diag(v[i], 1)
+    close(Tensor(v).diag_embed(1), want)
+    close(Tensor(v).diag_embed(-1, 0, 2), np.transpose([np.diag(r, -1) for r in v], (1, 0, 2)))
+    close(Tensor(v).diagflat(), np.diagflat(v))
+    close(Tensor(v).take(Tensor([[0, 5], [4, -1]])), v.reshape(-1)[[[0, 5], [4, -1]]])
+    close(Tensor(v).select(1, -1), v[:, -1])
+
+
+def test_index_reduce_cov_corrcoef_power():
+    m = RNG.standard_normal((3, 5))
+    idx = np.array([0, 2, 0, 1])
+    s = RNG.standard_normal((4, 5))
+    want = m.copy()
+    for i, row in zip(idx, s):
+        want[i] = np.maximum(want[i], row)
+    close(Tensor(m).index_reduce(0, Tensor(idx), Tensor(s), "amax"), want)
+    want = m.copy()
+    cnt = np.ones(3)
+    for i, row in zip(idx, s):
+        want[i] += row
+        cnt[i] += 1
+    close(Tensor(m).index_reduce(0, Tensor(idx), Tensor(s), "mean"), want / cnt[:, None])
+    close(Tensor(m).cov(), np.cov(m))
+    fw, aw = np.array([1, 2, 1, 3, 1]), RNG.random(5)
+    want = np.cov(m, fweights=fw, aweights=aw)
+    close(Tensor(m).cov(fweights=Tensor(fw), aweights=Tensor(aw)), want)
+    close(Tensor(m).corrcoef(), np.corrcoef(m))
+    sq = RNG.standard_normal((2, 3, 3))
+    for n in (0, 1, 3, 6):
+        close(Tensor(sq).matrix_power(n), np.linalg.matrix_power(sq, n), 1e-9)
+    close(Tensor(sq).matrix_power(-2), np.linalg.matrix_power(sq, -2), 1e-9)
+    close(Tensor(m).dist(Tensor(m * 0), 3), (np.abs(m) ** 3).sum() ** (1 / 3))
+    close(Tensor(m).sum_to_size(1, 5), m.sum(0, keepdims=True))
+    lo, hi = Tensor(m).aminmax(dim=1)
+    close(lo, m.min(1))
+    close(hi, m.max(1))
+    close(Tensor(m[:3, :3]).addr(Tensor([1.0, 2, 3]), Tensor([1.0, 0, 2]), beta=0.5, alpha=2),
+          0.5 * m[:3, :3] + 2 * np.outer([1, 2, 3], [1, 0, 2]))  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore:All-NaN slice")
+def test_nanquantile():
+    q = np.array([[1.0, np.nan, 3, 4, 7], [2, 5, 1, 2, np.nan], [np.nan] * 5])
+    for interp in ("linear", "lower", "higher", "nearest", "midpoint"):
+        got = Tensor(q).nanquantile(0.4, dim=1, interpolation=interp)
+        close(got, np.nanquantile(q, 0.4, axis=1, method=interp) if interp != "linear"
+              else np.nanquantile(q, 0.4, axis=1))  # fmt: skip
+
+
+def test_sampling():
+    w = Tensor([0.0, 1.0, 3.0])
+    draws = w.multinomial(4000, replacement=True).numpy()
+    assert set(draws.tolist()) <= {1, 2} and abs((draws == 2).mean() - 0.75) < 0.04
+    rows = Tensor(np.ones((5, 6))).multinomial(6).numpy()
+    assert all(sorted(r) == list(range(6)) for r in rows.tolist())
+    with pytest.raises(mlfuse.ArgumentError, match="without replacement"):
+        w.multinomial(4)
+    with pytest.raises(mlfuse.ArgumentError, match="non-negative"):
+        Tensor([-1.0, 1.0]).multinomial(1)
+    b = Tensor(np.full(4000, 0.25)).bernoulli().numpy()
+    assert set(b.tolist()) <= {0, 1} and abs(b.mean() - 0.25) < 0.03
+    x = mlfuse.zeros(1000)
+    assert abs(x.uniform_(2, 3).numpy().mean() - 2.5) < 0.05
+    assert abs(x.normal_(1, 0.1).numpy().std() - 0.1) < 0.01
+    r = mlfuse.zeros(500, dtype=mlfuse.int64).random_(5, 7).numpy()
+    assert set(r.tolist()) == {5, 6}
+    assert (mlfuse.zeros(100).exponential_(2.0).numpy() > 0).all()
+
+
+# -- in-place variants and aliases -------------------------------------------------------
+def test_inplace_variants():
+    m = RNG.standard_normal((3, 4))
+    t = Tensor(m.copy())
+    assert t.exp_() is t
+    close(t, np.exp(m))
+    t = Tensor(m.copy())
+    t.clamp_min_(0).mul_(2)
+    close(t, 2 * np.maximum(m, 0))
+    t = Tensor(m.copy())
+    t[1].sigmoid_()  # through a view, into the base
+    want = m.copy()
+    want[1] = 1 / (1 + np.exp(-m[1]))
+    close(t, want)
+    t = Tensor(np.array([1.0, 2, 3]))
+    t.lt_(2)
+    close(t, [1, 0, 0])
+    assert t.dtype == mlfuse.float64
+    z = mlfuse.zeros(4, 3)
+    z.fill_diagonal_(5)
+    close(z, np.eye(4, 3) * 5)
+    z = mlfuse.zeros(7, 3)
+    z.fill_diagonal_(1, wrap=True)
+    want = np.zeros((7, 3))
+    for r in (0, 1, 2, 4, 5, 6):
+        want[r, r % 4] = 1
+    close(z, want)
+
+
+def test_view_changing_inplace():
+    m = RNG.standard_normal((3, 4))
+    t = Tensor(m.copy())
+    t.t_()
+    assert t.shape == (4, 3)
+    t.add_(1)
+    close(t, m.T + 1)
+    base = Tensor(m.copy())
+    row = base[1]
+    row.unsqueeze_(0)
+    assert row.shape == (1, 4)
+    row.mul_(0)  # still writes into base
+    want = m.copy()
+    want[1] = 0
+    close(base, want)
+
+
+def test_aliases_and_small_methods():
+    m = RNG.uniform(-0.9, 0.9, (2, 3))
+    t = Tensor(m)
+    close(t.arccos(), np.arccos(m))
+    close(t.arcsinh(), np.arcsinh(m))
+    close(t.multiply(2).subtract(1).divide(2), (2 * m - 1) / 2)
+    close(t.negative(), -m)
+    close(t.fix(), np.trunc(m))
+    close(t.fliplr(), np.fliplr(m))
+    close(t.flipud(), np.flipud(m))
+    assert t.positive() is t and t.conj() is t and t.real is t
+    assert t.ndimension() == 2 and t.nbytes == 48 and t.itemsize == 8
+    assert t.get_device() == -1
+    close(t.mH, m.T)
+    close(t.ravel(), m.reshape(-1))
+    assert [p.shape for p in t.split_with_sizes([1, 2], 1)] == [(2, 1), (2, 2)]
+    with pytest.raises(mlfuse.ArgumentError, match="fliplr needs at least 2 dims"):
+        Tensor([1.0]).fliplr()
