@@ -2,10 +2,12 @@
 holds the functions with ``torch.nn.functional``'s names (``F.conv2d``,
 ``F.cross_entropy``, ``F.scaled_dot_product_attention``...); the small
 modules (``nn.Linear``, ``nn.Conv2d``, ``nn.Sequential``...) hold Tensor
-parameters and call them."""
+parameters and call them. ``nn.init`` fills tensors in place (PyTorch's
+initialisers), ``nn.utils`` clips gradients and pads sequences, and
+``nn.state`` is tinygrad's: state dicts of any object, safetensors files."""
 
-from mlfuse.nn import functional
+from mlfuse.nn import functional, init, state, utils
 from mlfuse.nn.modules import *  # noqa: F403 - the modules are the package's names
 from mlfuse.nn.modules import __all__ as _modules
 
-__all__ = ["functional", *_modules]
+__all__ = ["functional", "init", "state", "utils", *_modules]

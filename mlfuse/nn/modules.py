@@ -414,6 +414,45 @@ class BatchNorm3d(_BatchNorm):
     _layout = "(N, C, D, H, W)"
 
 
+class BatchNorm(_BatchNorm):
+    """tinygrad's ``nn.BatchNorm`` (also its ``BatchNorm2d``/``BatchNorm3d``): per-channel
+    normalization of any (N, C, ...) input, with tinygrad's argument order. It trains
+    (batch statistics, running ones updated) while ``Tensor.training`` is set, unless
+    ``train()``/``eval()`` chose a mode for it: ``with Tensor.train(): y = bn(x)``."""
+
+    _ndims = tuple(range(2, 10))
+    _layout = "(N, C, ...)"
+
+    def __init__(
+        self,
+        sz: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        momentum: float = 0.1,
+    ) -> None:
+        super().__init__(sz, eps, momentum, affine, track_running_stats)
+
+    @property
+    def training(self) -> bool:  # type: ignore[override]
+        return self.__dict__.get("training", Tensor.training)
+
+    @training.setter
+    def training(self, mode: bool) -> None:
+        self.__dict__["training"] = bool(mode)
+
+
+class LayerNorm2d(LayerNorm):
+    """tinygrad's ``nn.LayerNorm2d``: layer norm over the channels of (N, C, H, W)
+    at each position: ``nn.LayerNorm2d(16)(x)``."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        """The channels-last layer norm of ``x``: ``ln.forward(x)``."""
+        if x.ndim != 4:
+            raise ArgumentError(f"LayerNorm2d: input must be (N, C, H, W), got {x.shape}")
+        return super().forward(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+
 class Embedding(Module):
     """A lookup table of ``num_embeddings`` rows of ``embedding_dim`` values
     (initialised standard normal, as PyTorch): ``nn.Embedding(100, 16)(ids)``."""
@@ -909,6 +948,34 @@ class InstanceNorm3d(_InstanceNorm):
     ``nn.InstanceNorm3d(8)(x)``."""
 
     _nd = 3
+
+
+class InstanceNorm(Module):
+    """tinygrad's ``nn.InstanceNorm``: each channel of each sample of any (N, C, ...)
+    input normalized over the rest, with a learnable scale and shift by default:
+    ``nn.InstanceNorm(16)(x)``."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, affine: bool = True) -> None:
+        _positive_int(num_features, "InstanceNorm: num_features")
+        self.num_features, self.eps = num_features, eps
+        self.weight = _param(Tensor.ones(num_features)) if affine else None
+        self.bias = _param(Tensor.zeros(num_features)) if affine else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``x`` normalized per (sample, channel): ``norm.forward(x)``."""
+        if x.ndim < 3 or x.shape[1] != self.num_features:
+            raise ArgumentError(
+                f"InstanceNorm: input must be (N, {self.num_features}, ...), got {x.shape}"
+            )
+        flat = x.reshape(x.shape[0], self.num_features, -1)
+        y = F.layer_norm(flat, (flat.shape[-1],), eps=self.eps).reshape(x.shape)
+        if self.weight is None or self.bias is None:
+            return y
+        shape = (1, -1) + (1,) * (x.ndim - 2)
+        return y * self.weight.reshape(shape) + self.bias.reshape(shape)
+
+    def _settings(self) -> str:
+        return f"{self.num_features}, eps={self.eps}"
 
 
 class RMSNorm(Module):
@@ -1535,6 +1602,185 @@ class KLDivLoss(_Loss):
         return F.kl_div(input, target, self.reduction, self.log_target)
 
 
+class MarginRankingLoss(_Loss):
+    """``max(0, -y (x1 - x2) + margin)``: ``nn.MarginRankingLoss(0.5)(x1, x2, y)``."""
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(reduction, size_average, reduce)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        """The loss: ``loss_fn.forward(x1, x2, y)``."""
+        return F.margin_ranking_loss(input1, input2, target, self.margin, self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """``x`` where y is 1, ``max(0, margin - x)`` where y is -1:
+    ``nn.HingeEmbeddingLoss()(d, y)``."""
+
+    def __init__(self, margin: float = 1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(reduction, size_average, reduce)
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        """The loss: ``loss_fn.forward(d, y)``."""
+        return F.hinge_embedding_loss(input, target, self.margin, self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """``1 - cos(x1, x2)`` where y is 1, ``max(0, cos - margin)`` where y is -1:
+    ``nn.CosineEmbeddingLoss()(a, b, y)``."""
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(reduction, size_average, reduce)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        """The loss: ``loss_fn.forward(a, b, y)``."""
+        return F.cosine_embedding_loss(input1, input2, target, self.margin, self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """``log(1 + exp(-y x))``: ``nn.SoftMarginLoss()(x, y)``."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(reduction, size_average, reduce)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        """The loss: ``loss_fn.forward(x, y)``."""
+        return F.soft_margin_loss(input, target, self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    """The mean over classes of the binary logistic losses:
+    ``nn.MultiLabelSoftMarginLoss()(logits, y)``."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean") -> None:
+        super().__init__(reduction, size_average, reduce)
+        self.weight = weight
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        """The loss: ``loss_fn.forward(logits, y)``."""
+        return F.multilabel_soft_margin_loss(input, target, self.weight, self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    """The negative log likelihood of a Poisson target:
+    ``nn.PoissonNLLLoss()(log_rate, counts)``."""
+
+    def __init__(self, log_input: bool = True, full: bool = False, size_average=None,
+                 eps: float = 1e-8, reduce=None, reduction: str = "mean") -> None:  # fmt: skip
+        super().__init__(reduction, size_average, reduce)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        """The loss: ``loss_fn.forward(log_rate, counts)``."""
+        return F.poisson_nll_loss(
+            log_input, target, self.log_input, self.full, eps=self.eps, reduction=self.reduction
+        )
+
+
+class GaussianNLLLoss(_Loss):
+    """The negative log likelihood of a Gaussian target with predicted variances:
+    ``nn.GaussianNLLLoss()(mean, y, var)``."""
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
+        super().__init__(reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input: Tensor, target: Tensor, var: Tensor) -> Tensor:  # noqa: A002
+        """The loss: ``loss_fn.forward(mean, y, var)``."""
+        return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """``max(d(a, p) - d(a, n) + margin, 0)``: ``nn.TripletMarginLoss()(a, pos, neg)``."""
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
+                 swap: bool = False, size_average=None, reduce=None,
+                 reduction: str = "mean") -> None:  # fmt: skip
+        super().__init__(reduction, size_average, reduce)
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        """The loss: ``loss_fn.forward(a, pos, neg)``."""
+        return F.triplet_margin_loss(
+            anchor, positive, negative, self.margin, self.p, self.eps, self.swap, self.reduction
+        )
+
+
+class Unfold(Module):
+    """Sliding blocks of (N, C, H, W) as columns (``F.unfold``):
+    ``nn.Unfold(kernel_size=3, padding=1)(x)``."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        self.kernel_size, self.dilation, self.padding, self.stride = (
+            kernel_size, dilation, padding, stride,
+        )  # fmt: skip
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``F.unfold`` with the module's geometry: ``unfold.forward(x)``."""
+        return F.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
+
+
+class Fold(Module):
+    """Columns of sliding blocks summed back into (N, C, H, W) (``F.fold``):
+    ``nn.Fold((4, 5), 2)(cols)``."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        self.output_size, self.kernel_size = output_size, kernel_size
+        self.dilation, self.padding, self.stride = dilation, padding, stride
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``F.fold`` with the module's geometry: ``fold.forward(cols)``."""
+        return F.fold(
+            x, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride
+        )
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of (N, C, H, W) or (C, H, W): ``nn.Softmax2d()(x)``."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        """The softmax over dim -3: ``sm.forward(x)``."""
+        if x.ndim not in (3, 4):
+            raise ArgumentError(
+                f"Softmax2d: input must be (N, C, H, W) or (C, H, W), got {x.shape}"
+            )
+        return x.softmax(-3)
+
+
+class Bilinear(Module):
+    """``y = x1^T A x2 + b`` for each output feature: weight (out, in1, in2), both
+    initialised uniform in ``+-1/sqrt(in1)`` as PyTorch: ``nn.Bilinear(4, 5, 3)(a, b)``."""
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias=True):
+        for v, what in ((in1_features, "in1_features"), (in2_features, "in2_features"),
+                        (out_features, "out_features")):  # fmt: skip
+            _positive_int(v, f"Bilinear: {what}")
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features = out_features
+        bound = 1 / math.sqrt(in1_features)
+        shape = (out_features, in1_features, in2_features)
+        self.weight = _param(Tensor.uniform(*shape, low=-bound, high=bound))
+        self.bias = _param(Tensor.uniform(out_features, low=-bound, high=bound)) if bias else None
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        """The bilinear form of the last dims: ``bl.forward(a, b)``."""
+        if input1.shape[-1:] != (self.in1_features,) or input2.shape[-1:] != (self.in2_features,):
+            raise ArgumentError(
+                f"Bilinear: inputs must end in {self.in1_features} and {self.in2_features} "
+                f"features, got {input1.shape} and {input2.shape}"
+            )
+        from mlfuse.tensor import einsum
+
+        y = einsum("...i,oij,...j->...o", input1, self.weight, input2)
+        return y + self.bias if self.bias is not None else y
+
+    def _settings(self) -> str:
+        return f"{self.in1_features}, {self.in2_features}, {self.out_features}"
+
+
 __all__ = [
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
@@ -1546,9 +1792,11 @@ __all__ = [
     "AvgPool3d",
     "BCELoss",
     "BCEWithLogitsLoss",
+    "BatchNorm",
     "BatchNorm1d",
     "BatchNorm2d",
     "BatchNorm3d",
+    "Bilinear",
     "CELU",
     "ConstantPad1d",
     "ConstantPad2d",
@@ -1558,6 +1806,7 @@ __all__ = [
     "Conv3d",
     "ConvTranspose1d",
     "ConvTranspose2d",
+    "CosineEmbeddingLoss",
     "CosineSimilarity",
     "CrossEntropyLoss",
     "Dropout",
@@ -1567,27 +1816,33 @@ __all__ = [
     "ELU",
     "Embedding",
     "Flatten",
+    "Fold",
     "GELU",
     "GLU",
+    "GaussianNLLLoss",
     "GroupNorm",
     "Hardshrink",
     "Hardsigmoid",
     "Hardswish",
     "Hardtanh",
+    "HingeEmbeddingLoss",
     "HuberLoss",
     "Identity",
+    "InstanceNorm",
     "InstanceNorm1d",
     "InstanceNorm2d",
     "InstanceNorm3d",
     "KLDivLoss",
     "L1Loss",
     "LayerNorm",
+    "LayerNorm2d",
     "LeakyReLU",
     "Linear",
     "LocalResponseNorm",
     "LogSigmoid",
     "LogSoftmax",
     "MSELoss",
+    "MarginRankingLoss",
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",
@@ -1598,12 +1853,14 @@ __all__ = [
     "Module",
     "ModuleDict",
     "ModuleList",
+    "MultiLabelSoftMarginLoss",
     "NLLLoss",
     "PReLU",
     "PairwiseDistance",
     "Parameter",
     "PixelShuffle",
     "PixelUnshuffle",
+    "PoissonNLLLoss",
     "RMSNorm",
     "ReLU",
     "ReLU6",
@@ -1616,7 +1873,9 @@ __all__ = [
     "SiLU",
     "Sigmoid",
     "SmoothL1Loss",
+    "SoftMarginLoss",
     "Softmax",
+    "Softmax2d",
     "Softmin",
     "Softplus",
     "Softshrink",
@@ -1624,7 +1883,9 @@ __all__ = [
     "Tanh",
     "Tanhshrink",
     "Threshold",
+    "TripletMarginLoss",
     "Unflatten",
+    "Unfold",
     "Upsample",
     "ZeroPad1d",
     "ZeroPad2d",
