@@ -223,6 +223,16 @@ class _ConvNd(Module):
             )
         if padding_mode != "zeros" and (self._transposed or isinstance(padding, str)):
             raise ArgumentError(f"{name}: padding_mode {padding_mode!r} needs int padding")
+        if isinstance(padding, str):
+            if self._transposed or padding not in ("same", "valid"):
+                allowed = "int padding" if self._transposed else "'same' or 'valid'"
+                raise ArgumentError(f"{name}: padding must be {allowed}, got {padding!r}")
+            strides = F._tuple(stride, self._nd, f"{name}: stride")
+            if padding == "same" and any(s != 1 for s in strides):
+                raise ArgumentError(
+                    f"{name}: padding='same' is not supported for strided convolutions "
+                    f"(stride {stride})"
+                )
         k = F._tuple(kernel_size, self._nd, f"{name}: kernel_size")
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, k
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups

@@ -78,30 +78,44 @@ def get_parameters(obj) -> list[Tensor]:
 
 
 def load_state_dict(
-    model, state_dict: dict, strict: bool = True, verbose: bool = False, consume: bool = False
-) -> None:
-    """Write ``state_dict``'s tensors into the model's, by name, in place
-    (``strict``: every model tensor must be present; ``consume``: entries are
-    removed from ``state_dict`` as they are used): ``load_state_dict(model, sd)``."""
+    model,
+    state_dict: dict,
+    strict: bool = True,
+    verbose: bool = False,
+    consume: bool = False,
+    realize: bool = True,
+) -> list[Tensor]:
+    """Write ``state_dict``'s tensors into the model's, by name, in place, and return
+    them (``strict``: every model tensor must be present, a KeyError names the first
+    missing; ``consume``: entries are removed from ``state_dict`` as they are used;
+    shapes ``()`` and ``(1,)`` load into each other, as tinygrad's and PyTorch's
+    ``num_batches_tracked`` differ): ``load_state_dict(model, sd)``."""
     mine = get_state_dict(model)
-    missing = [k for k in mine if k not in state_dict]
-    if strict and missing:
-        raise KeyError(f"load_state_dict: missing {sorted(missing)}")
+    loaded = []
     with no_grad():
         for k, t in mine.items():
             if k not in state_dict:
+                if strict:
+                    raise KeyError(f"load_state_dict: {k!r} is not in the state dict")
                 continue
             v = state_dict[k]
             v = v if isinstance(v, Tensor) else Tensor(np.asarray(v))
             if v.shape != t.shape:
-                raise ArgumentError(
-                    f"load_state_dict: {k} has shape {v.shape}, the model {t.shape}"
-                )
-            t.assign(v.cast(t.dtype).to(t.device)).realize()
+                if {v.shape, t.shape} != {(), (1,)}:
+                    raise ArgumentError(
+                        f"Shape mismatch in layer `{k}`: Expected shape {t.shape}, but found "
+                        f"{v.shape} in state dict."
+                    )
+                v = v.reshape(t.shape)
+            t.assign(v.cast(t.dtype).to(t.device))
+            if realize:
+                t.realize()
             if verbose:
                 print(f"loaded {k} {t.shape} {t.dtype.name}")
             if consume:
                 del state_dict[k]
+            loaded.append(t)
+    return loaded
 
 
 def safe_save(tensors: dict[str, Tensor], fn: str, metadata: dict[str, str] | None = None):

@@ -185,8 +185,15 @@ def test_safetensors_round_trip(tmp_path):
     h2 = _Holder()
     load_state_dict(h2, back)
     close(h2.layers[0].weight, h.layers[0].weight.numpy())
-    with pytest.raises(KeyError, match="missing"):
+    with pytest.raises(KeyError, match="is not in the state dict"):
         load_state_dict(h2, {"ids": back["ids"]})
+    assert len(load_state_dict(h2, {"ids": back["ids"]}, strict=False)) == 1
+    with pytest.raises(mlfuse.ArgumentError, match=r"Shape mismatch in layer `ids`: Expected "
+                       r"shape \(3,\), but found \(2,\)"):  # fmt: skip
+        load_state_dict(h2, {"ids": Tensor([1, 2])}, strict=False)
+    bn = nn.BatchNorm(2)  # () and (1,) load into each other (num_batches_tracked)
+    load_state_dict(bn, {**get_state_dict(bn), "num_batches_tracked": Tensor([7])})
+    assert bn.num_batches_tracked.shape == () and bn.num_batches_tracked.item() == 7
     bad = tmp_path / "bad.safetensors"
     bad.write_bytes(struct.pack("<Q", 5) + b"nope!")
     with pytest.raises(mlfuse.ArgumentError, match="bad JSON header"):
@@ -265,3 +272,11 @@ def test_fold_unfold_softmax2d_bilinear():
     assert np.abs(w).max() <= 1 / math.sqrt(4)
     with pytest.raises(mlfuse.ArgumentError, match="Bilinear: inputs must end in 4 and 5"):
         bl(mlfuse.zeros(2, 5), mlfuse.zeros(2, 5))
+
+
+def test_conv_padding_strings_checked_at_construction():
+    with pytest.raises(mlfuse.ArgumentError, match="padding='same' is not supported for strided"):
+        nn.Conv2d(4, 8, 3, stride=2, padding="same")
+    with pytest.raises(mlfuse.ArgumentError, match="padding must be 'same' or 'valid'"):
+        nn.Conv1d(4, 8, 3, padding="full")
+    assert nn.Conv2d(4, 8, 3, padding="valid")(mlfuse.zeros(1, 4, 5, 5)).shape == (1, 8, 3, 3)
