@@ -20,11 +20,15 @@ from __future__ import annotations
 import builtins
 import itertools
 import math
+import os
 import pickle
+from typing import NamedTuple
 
 import numpy as np
 
 from mlfuse import dtypes
+from mlfuse.autograd import no_grad
+from mlfuse.targets import devices
 from mlfuse.errors import ArgumentError
 from mlfuse.nn import functional as F
 from mlfuse.tensor import SortResult, Tensor, _norm_axis, _shape_arg, broadcast_shape, cat
@@ -37,35 +41,38 @@ _METHODS = (
     "argmin", "argsort", "argwhere", "as_strided", "asin", "asinh", "atan", "atan2",
     "atanh", "baddbmm", "bernoulli", "bincount", "bitwise_and", "bitwise_left_shift",
     "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "bmm",
-    "broadcast_to", "bucketize", "cdist", "ceil", "celu", "cholesky", "chunk", "clamp",
-    "clamp_max", "clamp_min", "clip", "clone", "conj", "conj_physical", "copysign",
-    "corrcoef", "cos", "cosh", "count_nonzero", "cov", "cross", "cummax", "cummin",
-    "cumprod", "cumsum", "deg2rad", "det", "detach", "diag", "diag_embed", "diagflat",
-    "diagonal", "diagonal_scatter", "diff", "digamma", "dist", "div", "divide", "dot",
-    "dsplit", "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fix",
-    "flatten", "flip", "fliplr", "flipud", "float_power", "floor", "floor_divide",
-    "fmax", "fmin", "fmod", "frac", "gather", "ge", "ger", "greater", "greater_equal",
-    "gt", "heaviside", "histc", "hsplit", "hypot", "i0", "index_add", "index_copy",
-    "index_fill", "index_put", "index_reduce", "index_select", "inner", "inverse",
+    "broadcast_to", "bucketize", "cdist", "ceil", "celu", "cholesky",
+    "cholesky_inverse", "cholesky_solve", "chunk", "clamp", "clamp_max", "clamp_min",
+    "clip", "clone", "conj", "conj_physical", "copysign", "corrcoef", "cos", "cosh",
+    "count_nonzero", "cov", "cross", "cummax", "cummin", "cumprod", "cumsum", "deg2rad",
+    "det", "detach", "diag", "diag_embed", "diagflat", "diagonal", "diagonal_scatter",
+    "diff", "digamma", "dist", "div", "divide", "dot", "dsplit", "eq", "equal", "erf",
+    "erfc", "erfinv", "exp", "exp2", "expm1", "fix", "flatten", "flip", "fliplr",
+    "flipud", "float_power", "floor", "floor_divide", "fmax", "fmin", "fmod", "frac",
+    "frexp", "gather", "gcd", "ge", "ger", "greater", "greater_equal", "gt",
+    "hardshrink", "heaviside", "histc", "hsplit", "hypot", "i0", "index_add",
+    "index_copy", "index_fill", "index_put", "index_reduce", "index_select", "inner",
+    "inverse", "is_complex", "is_conj", "is_neg", "is_same_size", "is_signed",
     "isclose", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isreal", "kron",
-    "kthvalue", "ldexp", "le", "lerp", "less", "less_equal", "lgamma", "log", "log10",
-    "log1p", "log2", "log_softmax", "logaddexp", "logaddexp2", "logcumsumexp", "logdet",
-    "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "logsumexp",
-    "lt", "masked_fill", "masked_scatter", "masked_select", "matmul", "matrix_power",
-    "mean", "median", "mm", "mode", "moveaxis", "movedim", "msort", "mul",
-    "multinomial", "multiply", "mv", "mvlgamma", "nan_to_num", "nanmean", "nanmedian",
-    "nanquantile", "nansum", "narrow", "ne", "neg", "negative", "nonzero", "norm",
-    "not_equal", "outer", "permute", "pinverse", "polygamma", "positive", "pow", "prod",
-    "put", "qr", "quantile", "rad2deg", "ravel", "reciprocal", "relu", "remainder",
-    "renorm", "repeat_interleave", "reshape", "resolve_conj", "resolve_neg", "roll",
-    "rot90", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce",
-    "searchsorted", "select", "select_scatter", "selu", "sgn", "sigmoid", "sign",
-    "signbit", "sin", "sinc", "sinh", "slice_scatter", "slogdet", "softmax", "sort",
-    "split", "sqrt", "square", "squeeze", "std", "std_mean", "sub", "subtract", "sum",
-    "svd", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tanh",
-    "tensor_split", "tile", "topk", "trace", "transpose", "tril", "triu", "true_divide",
-    "trunc", "unbind", "unflatten", "unique", "unique_consecutive", "unsqueeze", "var",
-    "var_mean", "vdot", "vsplit", "xlogy",
+    "kthvalue", "lcm", "ldexp", "le", "lerp", "less", "less_equal", "lgamma", "log",
+    "log10", "log1p", "log2", "log_softmax", "logaddexp", "logaddexp2", "logcumsumexp",
+    "logdet", "logical_and", "logical_not", "logical_or", "logical_xor", "logit",
+    "logsumexp", "lt", "masked_fill", "masked_scatter", "masked_select", "matmul",
+    "matrix_exp", "matrix_power", "mean", "median", "mm", "mode", "moveaxis", "movedim",
+    "msort", "mul", "multinomial", "multiply", "mv", "mvlgamma", "nan_to_num",
+    "nanmean", "nanmedian", "nanquantile", "nansum", "narrow", "ne", "neg", "negative",
+    "nextafter", "nonzero", "norm", "not_equal", "outer", "permute", "pinverse",
+    "polygamma", "positive", "pow", "prod", "put", "qr", "quantile", "rad2deg", "ravel",
+    "reciprocal", "relu", "remainder", "renorm", "repeat_interleave", "reshape",
+    "resolve_conj", "resolve_neg", "roll", "rot90", "round", "rsqrt", "scatter",
+    "scatter_add", "scatter_reduce", "searchsorted", "select", "select_scatter", "selu",
+    "sgn", "sigmoid", "sign", "signbit", "sin", "sinc", "sinh", "slice_scatter",
+    "slogdet", "softmax", "sort", "split", "sqrt", "square", "squeeze", "std",
+    "std_mean", "sub", "subtract", "sum", "svd", "swapaxes", "swapdims", "t", "take",
+    "take_along_dim", "tan", "tanh", "tensor_split", "tile", "topk", "trace",
+    "transpose", "tril", "triu", "true_divide", "trunc", "unbind", "unflatten",
+    "unique", "unique_consecutive", "unsqueeze", "var", "var_mean", "vdot", "vsplit",
+    "xlogy",
 )  # fmt: skip
 
 
@@ -680,6 +687,214 @@ def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
     return _window(w, dtype, device, requires_grad)
 
 
+# -- dtypes, devices and settings ---------------------------------------------------------
+class finfo:  # noqa: N801 - PyTorch's name
+    """Machine limits of a float dtype, as ``torch.finfo``: ``mlfuse.finfo(mlfuse.float32).eps``
+    (``bits``, ``eps``, ``max``, ``min``, ``tiny``/``smallest_normal``, ``resolution``)."""
+
+    _BF16 = (8, 2.0**-7, 3.3895313892515355e38, 2.0**-126, 0.01)
+
+    def __init__(self, type=None) -> None:  # noqa: A002 - PyTorch's name
+        dt = dtypes.default_float if type is None else dtypes.as_dtype(type)
+        if not dt.is_float:
+            raise TypeError(f"finfo needs a float dtype, got {dt.name} (use iinfo)")
+        self.dtype = dt
+        if dt.name == "bfloat16":
+            self.bits = 16
+            _, self.eps, self.max, self.tiny, self.resolution = self._BF16
+        else:
+            f = np.finfo(np.dtype(dt.np))
+            self.bits, self.eps, self.max = int(f.bits), float(f.eps), float(f.max)
+            self.tiny, self.resolution = float(f.tiny), float(f.resolution)
+        self.min = -self.max
+        self.smallest_normal = self.tiny
+
+    def __repr__(self) -> str:
+        return (
+            f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, "
+            f"eps={self.eps}, smallest_normal={self.tiny}, tiny={self.tiny}, "
+            f"dtype={self.dtype.name})"
+        )
+
+
+class iinfo:  # noqa: N801 - PyTorch's name
+    """Limits of an integer dtype, as ``torch.iinfo``: ``mlfuse.iinfo(mlfuse.int32).max``."""
+
+    def __init__(self, type) -> None:  # noqa: A002 - PyTorch's name
+        dt = dtypes.as_dtype(type)
+        if dt.is_float:
+            raise TypeError(f"iinfo needs an integer dtype, got {dt.name} (use finfo)")
+        self.dtype = dt
+        if dt.is_bool:
+            self.bits, self.min, self.max = 8, 0, 1
+        else:
+            i = np.iinfo(np.dtype(dt.np))
+            self.bits, self.min, self.max = int(i.bits), int(i.min), int(i.max)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, bits={self.bits}, dtype={self.dtype.name})"
+
+
+class device(str):  # noqa: N801 - PyTorch's name
+    """A device name with PyTorch's ``torch.device`` face: ``mlfuse.device("cuda")``,
+    ``mlfuse.device("cuda", 0)``, ``.type``, ``.index``; usable wherever a device
+    name is (``Tensor(x, device=mlfuse.device("cpu"))``)."""
+
+    def __new__(cls, type, index=None):  # noqa: A002 - PyTorch's name
+        if isinstance(type, device):
+            return type
+        name = str(type)
+        if index is not None:
+            if ":" in name:
+                raise ArgumentError(f"device: {name!r} has an index already; index={index}")
+            name = f"{name}:{int(index)}"
+        kind, _, idx = name.partition(":")
+        if kind not in devices():
+            raise ArgumentError(f"unknown device type {kind!r}; known: {', '.join(devices())}")
+        if idx and not idx.isdigit():
+            raise ArgumentError(f"device: bad index in {name!r}")
+        return super().__new__(cls, name)
+
+    @property
+    def type(self) -> str:
+        """The kind of device: ``"cpu"``, ``"cuda"``."""
+        return str.__str__(self).partition(":")[0]
+
+    @property
+    def index(self) -> int | None:
+        """The device's index, None when not given."""
+        idx = str.__str__(self).partition(":")[2]
+        return int(idx) if idx else None
+
+    def __repr__(self) -> str:
+        idx = self.index
+        return f"device(type={self.type!r}" + (f", index={idx})" if idx is not None else ")")
+
+
+def get_default_dtype():
+    """The dtype of float tensors made from Python floats: ``mlfuse.get_default_dtype()``."""
+    return dtypes.default_float
+
+
+def set_default_dtype(d) -> None:
+    """Make float tensors from Python floats (and ``zeros``, ``randn``...) ``d``
+    (float32 or float64, as PyTorch allows): ``mlfuse.set_default_dtype(mlfuse.float64)``."""
+    dt = dtypes.as_dtype(d)
+    if dt.name not in ("float32", "float64", "float16", "bfloat16"):
+        raise TypeError(f"set_default_dtype needs a float dtype, got {dt.name}")
+    dtypes.default_float = dt
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None) -> None:  # fmt: skip
+    """How realized tensors print (numpy's print options): ``mlfuse.set_printoptions(4)``."""
+    opts = {"precision": precision, "threshold": threshold, "edgeitems": edgeitems,
+            "linewidth": linewidth}  # fmt: skip
+    if profile == "default":
+        opts = {"precision": 8, "threshold": 1000, "edgeitems": 3, "linewidth": 75} | {
+            k: v for k, v in opts.items() if v is not None
+        }
+    if sci_mode is not None:
+        opts["suppress"] = not sci_mode
+    np.set_printoptions(**{k: v for k, v in opts.items() if v is not None})
+
+
+def get_num_threads() -> int:
+    """Threads a CPU kernel launch uses: ``mlfuse.get_num_threads()``."""
+    from mlfuse.targets.cpu.threads import num_threads
+
+    return num_threads()
+
+
+def set_num_threads(n: int) -> None:
+    """Launch CPU kernels on ``n`` threads from now on: ``mlfuse.set_num_threads(1)``."""
+    from mlfuse.targets.cpu import threads
+
+    threads.set_num_threads(n)
+
+
+class inference_mode(no_grad):  # noqa: N801 - PyTorch's name
+    """``torch.inference_mode``: no gradients are recorded in the block (as
+    :class:`mlfuse.no_grad`; ``mode=False`` records them): ``with mlfuse.inference_mode(): ...``."""
+
+    def __init__(self, mode: bool = True) -> None:
+        super().__init__()
+        self.mode = not mode
+
+
+def compile(model=None, **kwargs):  # noqa: A001 - PyTorch's name
+    """``torch.compile``'s place: mlfuse compiles every realize already (fused
+    kernels, cached), so the model or function is returned as it is; used as
+    ``@mlfuse.compile`` or ``@mlfuse.compile(mode=...)`` too."""
+    if model is None:
+        return lambda m: m
+    return model
+
+
+def from_dlpack(ext, device=None) -> Tensor:
+    """A tensor sharing a DLPack-exporting array's memory where it can:
+    ``mlfuse.from_dlpack(np_array)``."""
+    return Tensor.from_dlpack(ext, device)
+
+
+def seed() -> int:
+    """Seed the generator with a fresh random seed, and return it."""
+    from mlfuse.tensor import manual_seed
+
+    s = int.from_bytes(os.urandom(8), "little") >> 1
+    manual_seed(s)
+    return s
+
+
+def initial_seed() -> int:
+    """The seed the generator started from (the last ``manual_seed``)."""
+    from mlfuse.tensor import _SEED
+
+    return _SEED[0]
+
+
+_DETERMINISTIC = [False]
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Accepted: mlfuse's kernels are deterministic (no atomics; fixed reduction
+    orders), so every algorithm already is."""
+    _DETERMINISTIC[0] = bool(mode)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    """Whether :func:`use_deterministic_algorithms` was turned on."""
+    return _DETERMINISTIC[0]
+
+
+def can_cast(from_, to) -> bool:
+    """Whether PyTorch's casting rules allow ``from_`` to ``to`` in place (no float to
+    integer, no non-bool to bool): ``mlfuse.can_cast(mlfuse.float32, mlfuse.int32)``."""
+    a, b = dtypes.as_dtype(from_), dtypes.as_dtype(to)
+    if a.is_float and not b.is_float:
+        return False
+    return not (b.is_bool and not a.is_bool)
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density: bool = False):  # noqa: A002
+    """``(hist, bin_edges)`` of the values (numpy's histogram, on the host): ``bins``
+    a count or the edges: ``h, e = mlfuse.histogram(x, 10)``."""
+    x = _tensor(input)
+    if not x.dtype.is_float:
+        raise TypeError(f"histogram needs a float tensor, got {x.dtype.name}")
+    b = bins.numpy() if isinstance(bins, Tensor) else bins
+    w = weight.numpy() if isinstance(weight, Tensor) else weight
+    h, e = np.histogram(x.numpy().reshape(-1), b, range=range, weights=w, density=density)
+    return HistogramResult(Tensor(h, x.dtype, x.device), Tensor(e, x.dtype, x.device))
+
+
+class HistogramResult(NamedTuple):
+    """``(hist, bin_edges)`` of :func:`histogram`."""
+
+    hist: Tensor
+    bin_edges: Tensor
+
+
 # -- saving and loading --------------------------------------------------------------
 def save(obj, f) -> None:
     """Pickle ``obj`` (tensors, state dicts, lists of them...) to a path or an open
@@ -740,4 +955,8 @@ __all__ = [
     "cartesian_prod", "combinations", "chain_matmul", "tensordot", "unravel_index",
     "vander", "isin", "trapezoid", "trapz", "cumulative_trapezoid", "hann_window",
     "hamming_window", "blackman_window", "bartlett_window", "kaiser_window", "save", "load",
+    "finfo", "iinfo", "device", "get_default_dtype", "set_default_dtype", "set_printoptions",
+    "get_num_threads", "set_num_threads", "inference_mode", "compile", "from_dlpack", "seed",
+    "initial_seed", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+    "can_cast", "histogram",
 ]  # fmt: skip

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import os
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -151,13 +152,17 @@ def _pairs(arg, ndim: int, what: str, form: str, keep: Shape | None = None):
     return tuple(out)
 
 
-_GENERATOR: list[np.random.Generator] = [np.random.default_rng()]
+_SEED: list[int] = [int.from_bytes(os.urandom(8), "little") >> 1]
+_GENERATOR: list[np.random.Generator] = [np.random.default_rng(_SEED[0])]
 
 
 def manual_seed(seed: int) -> None:
     """Seed the generator behind ``randn``/``rand``/``uniform``/``randint``/
     ``dropout`` calls without their own ``seed``: ``mlfuse.manual_seed(0)``."""
-    _GENERATOR[0] = np.random.default_rng(seed)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"manual_seed: seed must be an int, got {type(seed).__name__}")
+    _SEED[0] = int(seed)
+    _GENERATOR[0] = np.random.default_rng(int(seed))
 
 
 def _derivative(name: str, out: Tensor, inputs: tuple[Tensor, ...], rule) -> Tensor:
@@ -5263,6 +5268,193 @@ class Tensor:
 
         return linalg.pinv(self, rtol=rcond)
 
+    def cholesky_solve(self, input2: Tensor, upper: bool = False) -> Tensor:
+        """``X`` with ``(L L^T) X = self`` for the Cholesky factor ``input2``:
+        ``b.cholesky_solve(L)``."""
+        from mlfuse import linalg
+
+        lo = input2.mT if upper else input2
+        return linalg.solve(lo @ lo.mT, self)
+
+    def cholesky_inverse(self, upper: bool = False) -> Tensor:
+        """The inverse of ``L L^T`` from its Cholesky factor: ``L.cholesky_inverse()``."""
+        from mlfuse import linalg
+
+        lo = self.mT if upper else self
+        return linalg.inv(lo @ lo.mT)
+
+    def matrix_exp(self) -> Tensor:
+        """The matrix exponential (see :func:`mlfuse.linalg.matrix_exp`): ``a.matrix_exp()``."""
+        from mlfuse import linalg
+
+        return linalg.matrix_exp(self)
+
+    # -- integer and float bit-level functions ----------------------------------------
+    @_traced
+    def gcd(self, other) -> Tensor:
+        """The greatest common divisor (non-negative; gcd(0, 0) is 0) of integers:
+        Euclid's algorithm unrolled to the dtype's worst case (a fixed chain of
+        selects, one kernel): ``a.gcd(b)``."""
+        a, b = self._operands(other)
+        if not a.dtype.is_int:
+            raise TypeError(f"gcd needs integer tensors, got {a.dtype.name}")
+        a, b = a.abs(), b.abs()
+        steps = {1: 13, 2: 24, 4: 47, 8: 93}[a.dtype.itemsize]  # Fibonacci bound on the steps
+        for _ in range(steps):
+            live = b != 0
+            safe = live.where(b, 1)
+            a, b = live.where(b, a), live.where(a % safe, 0)
+        return a
+
+    @_traced
+    def lcm(self, other) -> Tensor:
+        """The least common multiple (non-negative; 0 when either is 0): ``a.lcm(b)``."""
+        a, b = self._operands(other)
+        g = a.gcd(b)
+        return (g == 0).where(0, (a // (g == 0).where(1, g) * b).abs())
+
+    def frexp(self):
+        """``(mantissa, exponent)`` with ``self = mantissa * 2**exponent``, the
+        mantissa's magnitude in [0.5, 1) (0, inf and NaN keep themselves, exponent 0),
+        from the bits: ``m, e = x.frexp()``."""
+        if not self.dtype.is_float:
+            raise TypeError(f"frexp needs a float tensor, got {self.dtype.name}")
+        x = self if self.dtype.itemsize >= 4 else self.cast(dtypes.float32)
+        wide = x.dtype == dtypes.float64
+        it = dtypes.int64 if wide else dtypes.int32
+        mbits, bias, emask = (52, 1022, 0x7FF) if wide else (23, 126, 0xFF)
+        tiny = x.abs() < (2.2250738585072014e-308 if wide else 1.1754943508222875e-38)
+        special = (x == 0) | x.isinf() | x.isnan()
+        scale = float(2 ** (mbits + 2))
+        y = (tiny & ~special).where(x * scale, x)
+        bits = y.bitcast(it)
+        field = (bits >> mbits) & emask
+        e = field - bias - (tiny & ~special).where(mbits + 2, 0)
+        keep = ~(emask << mbits)
+        m = ((bits & keep) | (bias << mbits)).bitcast(x.dtype)
+        m = special.where(x, m).cast(self.dtype)
+        return FrexpResult(m, special.where(0, e).cast(dtypes.int32))
+
+    @_traced
+    def nextafter(self, other) -> Tensor:
+        """The next float after ``self`` toward ``other`` (``other`` where they are
+        equal, NaN where either is): ``x.nextafter(Tensor(math.inf))``."""
+        a, b = self._operands(other)
+        if not a.dtype.is_float:
+            raise TypeError(f"nextafter needs float tensors, got {a.dtype.name}")
+        it = {8: dtypes.int64, 4: dtypes.int32, 2: dtypes.int16}[a.dtype.itemsize]
+        bits = a.bitcast(it)
+        away = (b > a) == (a > 0)  # away from zero: the magnitude's bits grow
+        step = (bits + away.where(1, -1).cast(it)).bitcast(a.dtype)
+        smallest = Tensor.full((), 1, it, a.device).bitcast(a.dtype)
+        at_zero = (b > 0).where(smallest, -smallest)
+        out = (a == 0).where(at_zero, step)
+        out = (a == b).where(b, out)
+        return (a.isnan() | b.isnan()).where(math.nan, out)
+
+    def hardshrink(self, lambd: float = 0.5) -> Tensor:
+        """``x`` where ``|x| > lambd``, else 0: ``x.hardshrink()``."""
+        from mlfuse.nn import functional as F
+
+        return F.hardshrink(self, lambd)
+
+    def prelu(self, weight: Tensor) -> Tensor:
+        """``max(0, x) + weight * min(0, x)`` per channel: ``x.prelu(w)``."""
+        from mlfuse.nn import functional as F
+
+        return F.prelu(self, weight)
+
+    # -- PyTorch's predicates and storage views ---------------------------------------
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Whether this tensor's elements are laid out row-major without gaps: a
+        computed value is (it is materialized that way); a view is when its chain
+        of movements keeps the layout (reshapes, slices of the leading dim):
+        ``x.T.is_contiguous()`` is False."""
+        t = self
+        while getattr(t, "_base", None) is not None:
+            parent, op, arg = t._base
+            if op == "permute" and any(
+                i != j for i, j in zip(arg, sorted(arg)) if parent.shape[i] != 1
+            ):
+                return False
+            if op in ("expand", "flip", "stride", "pad") and t.shape != parent.shape:
+                return False
+            if op == "shrink":
+                kept = [(b, e) != (0, s) for (b, e), s in zip(arg, parent.shape)]
+                first = next((i for i, k in enumerate(kept) if k), None)
+                if (
+                    first is not None
+                    and any(
+                        parent.shape[i] != 1 and arg[i][1] - arg[i][0] != 1 for i in range(first)
+                    )
+                    or any(kept[i] for i in range((first or 0) + 1, len(kept)))
+                ):
+                    return False
+            t = parent
+        return True
+
+    @property
+    def is_cpu(self) -> bool:
+        """Whether the tensor lives on the CPU: ``x.is_cpu``."""
+        return self.device == "cpu"
+
+    @property
+    def is_cuda(self) -> bool:
+        """Whether the tensor lives on an NVIDIA GPU: ``x.is_cuda``."""
+        return self.device.startswith("cuda")
+
+    def is_complex(self) -> bool:
+        """False: mlfuse has no complex dtypes: ``x.is_complex()``."""
+        return False
+
+    def is_signed(self) -> bool:
+        """Whether the dtype holds negative values: ``x.is_signed()``."""
+        return self.dtype.is_float or (self.dtype.is_int and not self.dtype.unsigned)
+
+    def is_same_size(self, other: Tensor) -> bool:
+        """Whether ``other`` has this shape: ``a.is_same_size(b)``."""
+        return self.shape == other.shape
+
+    def is_nonzero(self) -> bool:
+        """Whether a one-element tensor is not zero: ``t.is_nonzero()``."""
+        if self.numel() != 1:
+            raise ArgumentError(
+                f"is_nonzero needs exactly one element, the tensor has {self.numel()}"
+            )
+        return bool(self.item())
+
+    def is_inference(self) -> bool:
+        """False: mlfuse has no inference tensors: ``x.is_inference()``."""
+        return False
+
+    def is_conj(self) -> bool:
+        """False (no complex dtypes): ``x.is_conj()``."""
+        return False
+
+    is_neg = is_conj
+
+    @property
+    def data(self) -> Tensor:
+        """The values without autograd, sharing this tensor's storage: writes
+        through it (``p.data.mul_(0.5)``) change this tensor and record no
+        gradient; ``p.data = t`` replaces the values (the shape may change)."""
+        d = self.detach()
+        d._base = (self, "detach", None)
+        return d
+
+    @data.setter
+    def data(self, value) -> None:
+        v = value if isinstance(value, Tensor) else Tensor(value, self.dtype, self.device)
+        self.node = v.detach().node
+
+    def cpu(self) -> Tensor:
+        """This tensor on the CPU (itself when it is there): ``x.cpu()``."""
+        return self.to("cpu")
+
+    def cuda(self, device=None) -> Tensor:
+        """This tensor on the NVIDIA GPU: ``x.cuda()``."""
+        return self.to("cuda" if device is None else device)
+
     # -- sampling and in-place filling -------------------------------------------------
     def bernoulli(self, p=None, *, generator=None) -> Tensor:
         """0/1 samples in this tensor's dtype, 1 with probability ``p`` (a number or a
@@ -5639,6 +5831,8 @@ def _write_through(parent: Tensor, op: str, arg, shape: Shape, val: Tensor) -> T
     pshape = parent.shape
     if op == "reshape":
         return val.reshape(pshape)
+    if op == "detach":  # .data: the same values
+        return val
     if op == "permute":
         return val.permute(tuple(int(i) for i in np.argsort(arg)))
     if op == "flip":
@@ -6031,6 +6225,13 @@ def lazy_ir(*tensors: Tensor) -> str:
     """The lazy-dialect function ``tensors`` would be compiled from."""
     nodes = [t.node for t in tensors if not t.node.realized]
     return str(graph.to_module(graph.collect(nodes))) if nodes else ""
+
+
+class FrexpResult(NamedTuple):
+    """``(mantissa, exponent)`` of :meth:`Tensor.frexp`."""
+
+    mantissa: Tensor
+    exponent: Tensor
 
 
 class MinMaxResult(NamedTuple):

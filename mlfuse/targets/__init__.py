@@ -284,8 +284,16 @@ def device_name(device: str | Target | None) -> str:
     if not isinstance(device, str):
         raise TypeError(f"a device is a name such as 'cpu', got {type(device).__name__}")
     if device not in _factories:
+        name, colon, index = device.partition(":")
+        if colon and name in _factories and index == "0":  # PyTorch's "cuda:0"
+            return name
+        if colon and name in _factories:
+            raise ValueError(
+                f"device {device!r}: mlfuse drives one device of each kind, index 0 "
+                f"(known devices: {', '.join(devices())})"
+            )
         raise ValueError(_unknown(device))
-    return device
+    return str(device)
 
 
 def get_target(device: str | Target | None = None) -> Target:

@@ -389,3 +389,116 @@ def test_aliases_and_small_methods():
     assert [p.shape for p in t.split_with_sizes([1, 2], 1)] == [(2, 1), (2, 2)]
     with pytest.raises(mlfuse.ArgumentError, match="fliplr needs at least 2 dims"):
         Tensor([1.0]).fliplr()
+
+
+# -- integer and bit-level functions, settings -------------------------------------------
+def test_gcd_lcm():
+    a = np.array([0, 12, -18, 7, 100, -5, 0, 2**40, 3 * 2**30, 832040], np.int64)
+    b = np.array([0, 8, 24, -21, 75, 0, -3, 3 * 2**35, 5 * 2**31, 514229], np.int64)
+    close(Tensor(a).gcd(Tensor(b)), np.gcd(a, b))  # 832040, 514229: Fibonacci, the worst case
+    close(mlfuse.lcm(Tensor(a[:7]), Tensor(b[:7])), np.lcm(a[:7], b[:7]))
+    small = np.array([12, -127, 100, 89], np.int8), np.array([18, 3, 75, 55], np.int8)
+    close(Tensor(small[0]).gcd(Tensor(small[1])), np.gcd(*small))
+    with pytest.raises(TypeError, match="gcd needs integer tensors"):
+        Tensor([1.0]).gcd(Tensor([2.0]))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.float16])
+def test_frexp_nextafter(dt):
+    tiny = {np.float32: 2.0**-149, np.float64: 5e-324, np.float16: 2.0**-24}[dt]
+    x = np.array([0.0, -0.0, 1, 0.75, -3.5, tiny, 3 * tiny, np.inf, -np.inf, np.nan, 1000], dt)
+    m, e = Tensor(x).frexp()
+    wm, we = np.frexp(x)
+    assert m.dtype.name == np.dtype(dt).name and e.dtype == mlfuse.int32
+    np.testing.assert_array_equal(m.numpy(), wm)
+    np.testing.assert_array_equal(e.numpy()[np.isfinite(x)], we[np.isfinite(x)])
+    y = np.array([1.0, -1, 0, 0, 2, np.nan, 5, np.inf, -0.0, 1], dt)
+    z = np.array([2.0, -2, 1, -1, 2, 1, np.inf, 0, 1, -np.inf], dt)
+    np.testing.assert_array_equal(Tensor(y).nextafter(Tensor(z)).numpy(), np.nextafter(y, z))
+
+
+def test_dtype_info_devices_and_settings():
+    f = mlfuse.finfo(mlfuse.float32)
+    assert f.eps == np.finfo(np.float32).eps and f.max == np.finfo(np.float32).max
+    assert f.bits == 32 and mlfuse.finfo().tiny == np.finfo(np.float32).tiny
+    assert mlfuse.finfo(mlfuse.bfloat16).eps == 2.0**-7
+    assert mlfuse.iinfo(mlfuse.int16).min == -32768 and mlfuse.iinfo(mlfuse.uint8).max == 255
+    with pytest.raises(TypeError, match="use iinfo"):
+        mlfuse.finfo(mlfuse.int32)
+    d = mlfuse.device("cpu")
+    assert d == "cpu" and d.type == "cpu" and d.index is None
+    assert Tensor([1.0], device=d).device == "cpu"
+    assert Tensor([1.0], device="cpu:0").device == "cpu"
+    assert mlfuse.device("cuda", 0).index == 0 and repr(mlfuse.device("cuda:0")).endswith(
+        "index=0)"
+    )
+    with pytest.raises(ValueError, match="one device of each kind"):
+        Tensor([1.0], device="cpu:1")
+    with pytest.raises(mlfuse.ArgumentError, match="unknown device type 'tpu'"):
+        mlfuse.device("tpu")
+    assert not mlfuse.can_cast(mlfuse.float32, mlfuse.int32)
+    assert mlfuse.can_cast(mlfuse.int64, mlfuse.float16)
+    assert not mlfuse.can_cast(mlfuse.int8, mlfuse.bool_)
+    try:
+        mlfuse.set_default_dtype(mlfuse.float64)
+        assert Tensor([1.5]).dtype == mlfuse.float64 and mlfuse.zeros(2).dtype == mlfuse.float64
+        assert mlfuse.get_default_dtype() == mlfuse.float64
+    finally:
+        mlfuse.set_default_dtype(mlfuse.float32)
+    mlfuse.manual_seed(1234)
+    assert mlfuse.initial_seed() == 1234
+    with mlfuse.inference_mode():
+        y = Tensor([1.0], requires_grad=True) * 2
+    assert not y.requires_grad
+    fn = mlfuse.compile(lambda v: v * 2)
+    close(fn(Tensor([2.0])), [4.0])
+    h, edges = mlfuse.histogram(Tensor([0.0, 1, 1, 2, 3]), 3)
+    close(h, [1, 2, 2])
+    close(edges, [0, 1, 2, 3])
+
+
+def test_set_num_threads():
+    before = mlfuse.get_num_threads()
+    try:
+        mlfuse.set_num_threads(1)
+        assert mlfuse.get_num_threads() == 1
+        close(mlfuse.ones(300, 300).sum(), 90000.0)
+    finally:
+        mlfuse.set_num_threads(before)
+    with pytest.raises(ValueError, match="positive int"):
+        mlfuse.set_num_threads(0)
+
+
+def test_data_and_predicates():
+    p = Tensor([1.0, 2.0], requires_grad=True)
+    p.data.mul_(3)  # writes through, records nothing
+    close(p, [3.0, 6.0])
+    assert p.is_leaf and p.requires_grad
+    (p * p).sum().backward()
+    close(p.grad, [6.0, 12.0])
+    p.data = Tensor([5.0, 6.0, 7.0])
+    assert p.shape == (3,) and p.requires_grad
+    x = Tensor(np.arange(12.0).reshape(3, 4))
+    assert x.is_contiguous() and x[1:].is_contiguous() and x[1].is_contiguous()
+    assert not x.T.is_contiguous() and not x[:, 1:].is_contiguous()
+    assert not x.unsqueeze(0).expand(2, 3, 4).is_contiguous()
+    assert x.is_cpu and not x.is_cuda and not x.is_complex() and x.is_signed()
+    assert not Tensor(np.array([1], np.uint8)).is_signed()
+    assert x.is_same_size(x * 2) and Tensor([2.0]).is_nonzero()
+    assert x.cpu() is x or x.cpu().device == "cpu"
+
+
+def test_matrix_exp_and_cholesky_helpers():
+    a = RNG.standard_normal((2, 3, 3))
+    want = np.zeros_like(a)
+    for i in range(2):  # the series, summed far enough in float64
+        term = np.eye(3)
+        for k in range(1, 60):
+            want[i] += term
+            term = term @ a[i] / k
+    close(Tensor(a).matrix_exp(), want, 1e-10)
+    s = a @ a.transpose(0, 2, 1) + 3 * np.eye(3)
+    lo = np.linalg.cholesky(s)
+    b = RNG.standard_normal((2, 3, 2))
+    close(Tensor(b).cholesky_solve(Tensor(lo)), np.linalg.solve(s, b), 1e-10)
+    close(Tensor(lo).cholesky_inverse(), np.linalg.inv(s), 1e-10)

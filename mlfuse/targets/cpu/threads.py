@@ -38,6 +38,17 @@ def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=num_threads(), thread_name_prefix="mlfuse")
 
 
+def set_num_threads(n: int) -> None:
+    """Launch CPU kernels on ``n`` threads from now on (as ``MLFUSE_THREADS=n``)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"the number of threads must be a positive int, got {n!r}")
+    os.environ["MLFUSE_THREADS"] = str(n)
+    if _pool.cache_info().currsize:
+        _pool().shutdown(wait=True)
+    num_threads.cache_clear()
+    _pool.cache_clear()
+
+
 class CpuKernel(CompiledKernel):
     """A JIT-compiled CPU kernel: its entry point, parallel extent and work estimate.
 
