@@ -6172,10 +6172,15 @@ def einsum(equation: str, *operands) -> Tensor:
     return prod.cast(want) if prod.dtype != want and not want.is_bool else prod
 
 
-def where(condition, input, other) -> Tensor:  # noqa: A002 - PyTorch's names
+def where(condition, input=None, other=None):  # noqa: A002 - PyTorch's names
     """``input`` where ``condition`` is true, else ``other`` (scalars allowed):
-    ``mlfuse.where(x > 0, x, 0.0)``."""
+    ``mlfuse.where(x > 0, x, 0.0)``; with the condition alone, the indices of its
+    true elements, one tensor per dim (``condition.nonzero(as_tuple=True)``)."""
     cond = condition if isinstance(condition, Tensor) else Tensor(condition)
+    if input is None and other is None:
+        return cond.nonzero(as_tuple=True)
+    if input is None or other is None:
+        raise ArgumentError("where: give both input and other, or neither")
     return cond.where(input, other)
 
 

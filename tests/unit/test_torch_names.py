@@ -502,3 +502,19 @@ def test_matrix_exp_and_cholesky_helpers():
     b = RNG.standard_normal((2, 3, 2))
     close(Tensor(b).cholesky_solve(Tensor(lo)), np.linalg.solve(s, b), 1e-10)
     close(Tensor(lo).cholesky_inverse(), np.linalg.inv(s), 1e-10)
+
+
+def test_cuda_questions_and_where_alone():
+    import mlfuse.targets.cuda.driver as drv
+
+    assert mlfuse.cuda.is_available() == drv.available()
+    assert mlfuse.cuda.device_count() == (1 if drv.available() else 0)
+    mlfuse.cuda.synchronize()  # nothing to wait for, and no error, without a GPU
+    mlfuse.cuda.set_device("cuda:0")
+    with pytest.raises(mlfuse.ArgumentError, match="device 0 only"):
+        mlfuse.cuda.set_device(1)
+    rows, cols = mlfuse.where(Tensor([[0, 1], [1, 1]]) > 0)
+    close(rows, [0, 1, 1])
+    close(cols, [1, 0, 1])
+    with pytest.raises(mlfuse.ArgumentError, match="both input and other, or neither"):
+        mlfuse.where(Tensor([True]), 1.0)
