@@ -10,7 +10,7 @@ mlfuse.devices()           # ('cpu',): where tensors can live (Tensor(..., devic
 
 from mlfuse import dtypes
 from mlfuse.autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
-from mlfuse.errors import ArgumentError, DimError, UnsupportedModeError
+from mlfuse.errors import ArgumentError, ArgumentTypeError, DimError, UnsupportedModeError
 from mlfuse.runtime.jit import Jit, jit
 from mlfuse.dtypes import (
     bfloat16,
@@ -93,6 +93,7 @@ __all__ = [
     "promote_types",
     "result_type",
     "ArgumentError",
+    "ArgumentTypeError",
     "DimError",
     "UnsupportedModeError",
 ]

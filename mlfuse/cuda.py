@@ -9,7 +9,7 @@ exists (``is_available()`` is False and ``device_count()`` 0 there).
 from __future__ import annotations
 
 from mlfuse.errors import ArgumentError
-from mlfuse.targets.cuda import driver as _driver
+from mlfuse.targets import get_target
 
 __all__ = [
     "is_available", "device_count", "current_device", "get_device_name", "synchronize",
@@ -19,7 +19,7 @@ __all__ = [
 
 def is_available() -> bool:
     """Whether a CUDA GPU and driver can be used here."""
-    return _driver.available()
+    return get_target("cuda").available()
 
 
 def device_count() -> int:
@@ -42,14 +42,12 @@ def get_device_name(device=None) -> str:
     """The GPU's name as the driver reports it."""
     if not is_available():
         raise RuntimeError("get_device_name: no CUDA device is available")
-    return _driver.driver().name
+    return get_target("cuda").device_description()
 
 
 def synchronize(device=None) -> None:
     """Wait for the GPU's queued work (nothing to do where there is no GPU)."""
     if is_available():
-        from mlfuse.targets import get_target
-
         get_target("cuda").synchronize()
 
 

@@ -16,6 +16,12 @@ class ArgumentError(ValueError, RuntimeError):
     option out of its range: ``mlfuse.ones(2, 3) @ mlfuse.ones(2, 3)``."""
 
 
+class ArgumentTypeError(ArgumentError, TypeError):
+    """An argument of the wrong kind where a shape or count is expected (a
+    ``TypeError`` in PyTorch, a ``ValueError`` in tinygrad):
+    ``mlfuse.zeros((2, 2), 2)``."""
+
+
 class DimError(ArgumentError, IndexError):
     """A dim (axis) out of range for the tensor's rank: ``x.sum(5)`` on 4 dims."""
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from mlfuse import dtypes
 from mlfuse.autograd import no_grad
-from mlfuse.targets import devices
+from mlfuse.targets import devices, get_target
 from mlfuse.errors import ArgumentError
 from mlfuse.nn import functional as F
 from mlfuse.tensor import SortResult, Tensor, _norm_axis, _shape_arg, broadcast_shape, cat
@@ -250,11 +250,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
     """A random permutation of ``0..n-1`` (int64): ``mlfuse.randperm(5)``."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ArgumentError(f"randperm: n must be a non-negative int, got {n!r}")
-    from mlfuse.tensor import _rng
-
-    return Tensor(_rng(None).permutation(int(n)), dtype or dtypes.int64, device)
+    return Tensor.randperm(n, dtype=dtype, device=device)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None):
@@ -801,16 +797,12 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 def get_num_threads() -> int:
     """Threads a CPU kernel launch uses: ``mlfuse.get_num_threads()``."""
-    from mlfuse.targets.cpu.threads import num_threads
-
-    return num_threads()
+    return get_target("cpu").threads()
 
 
 def set_num_threads(n: int) -> None:
     """Launch CPU kernels on ``n`` threads from now on: ``mlfuse.set_num_threads(1)``."""
-    from mlfuse.targets.cpu import threads
-
-    threads.set_num_threads(n)
+    get_target("cpu").set_threads(n)
 
 
 class inference_mode(no_grad):  # noqa: N801 - PyTorch's name

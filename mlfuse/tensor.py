@@ -24,7 +24,7 @@ import numpy as np
 
 from mlfuse import autograd, dtypes, graph, targets
 from mlfuse.dtypes import DType
-from mlfuse.errors import ArgumentError, DimError, UnsupportedModeError
+from mlfuse.errors import ArgumentError, ArgumentTypeError, DimError, UnsupportedModeError
 from mlfuse.graph import Node
 
 Shape = tuple[int, ...]
@@ -117,7 +117,7 @@ def _ints(args, what: str = "shape entries") -> tuple[int, ...]:
         args = tuple(args[0])
     for s in args:
         if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
-            raise TypeError(f"{what} must be ints, got {args}")
+            raise ArgumentTypeError(f"{what} must be ints, got {args}")
     return tuple(int(s) for s in args)
 
 
@@ -258,6 +258,11 @@ class Tensor:
             return
         dev = targets.device_name(device)
         want = dtypes.as_dtype(dtype) if dtype is not None else None
+        if data is None:  # tinygrad's empty tensor
+            data = np.zeros(0, (want or dtypes.default_float).host)
+        elif isinstance(data, (bytes, bytearray, memoryview)):  # the bytes as uint8
+            data = np.frombuffer(bytes(data), np.uint8).copy()
+            want = want or dtypes.uint8
         if isinstance(data, np.ndarray):
             arr = data
             if want is None:
@@ -283,6 +288,9 @@ class Tensor:
                 }.get(kind)
                 if want is None:
                     raise TypeError(f"cannot make a Tensor from numpy dtype {arr.dtype}")
+            if want == dtypes.uint8 and arr.dtype.kind == "i" and arr.size and arr.min() < 0:
+                if arr.max() <= 255:  # PyTorch wraps negative Python ints into uint8
+                    arr = arr % 256
             if (
                 want.is_int
                 and arr.dtype.kind in "iu"
@@ -5210,6 +5218,43 @@ class Tensor:
         if result is None:
             return Tensor.eye(k, dtype=self.dtype, device=self.device)._broadcast_to(self.shape)
         return result
+
+    # -- tinygrad's shape helpers -----------------------------------------------------
+    def _target_shape(self, shape, what: str) -> tuple:
+        want = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        want = tuple(want)
+        if len(want) != self.ndim:
+            raise ArgumentError(f"{what}: {len(want)} sizes for a tensor of shape {self.shape}")
+        return tuple(s if w is None else w for w, s in zip(want, self.shape))
+
+    def shrink_to(self, *shape) -> Tensor:
+        """The leading ``shape`` corner (None keeps a dim; a view): ``x.shrink_to(2, None)``."""
+        want = self._target_shape(shape, "shrink_to")
+        if any(w > s or w < 0 for w, s in zip(want, self.shape)):
+            raise ArgumentError(f"shrink_to: {want} does not fit in {self.shape}")
+        return self.shrink(tuple((0, w) for w in want))
+
+    def pad_to(self, *shape, value=0) -> Tensor:
+        """Padded at the end of each dim to ``shape`` with ``value`` (None keeps a
+        dim): ``x.pad_to(4, 8)``."""
+        want = self._target_shape(shape, "pad_to")
+        if any(w < s for w, s in zip(want, self.shape)):
+            raise ArgumentError(f"pad_to: {want} is smaller than the tensor's {self.shape}")
+        if want == self.shape:
+            return self
+        return self.pad(tuple((0, w - s) for w, s in zip(want, self.shape)), value)
+
+    @staticmethod
+    def randperm(n: int, *, dtype=None, device=None, seed: int | None = None) -> Tensor:
+        """A random permutation of ``0..n-1`` (int64): ``Tensor.randperm(5)``."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise ArgumentError(f"randperm: n must be a non-negative int, got {n!r}")
+        return Tensor(_rng(seed).permutation(int(n)), dtype or dtypes.int64, device)
+
+    @staticmethod
+    def manual_seed(seed: int = 0) -> None:
+        """tinygrad's spelling of :func:`mlfuse.manual_seed`: ``Tensor.manual_seed(0)``."""
+        manual_seed(seed)
 
     # -- linear algebra (mlfuse.linalg: LAPACK on the host) ----------------------------
     def det(self) -> Tensor:

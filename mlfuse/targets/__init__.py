@@ -164,6 +164,23 @@ class Target(ABC):
     def synchronize(self) -> None:
         """Wait until all work issued to this target has finished."""
 
+    def available(self) -> bool:
+        """Whether this target's device can be used on this machine (a GPU and its
+        driver); cheap after the first call, never raises."""
+        return True
+
+    def device_description(self) -> str:
+        """What the device is, in the vendor's words (``"NVIDIA H100 80GB HBM3"``)."""
+        return self.name
+
+    def threads(self) -> int | None:
+        """Host threads a launch uses (None: not a host-threaded target)."""
+        return None
+
+    def set_threads(self, n: int) -> None:
+        """Use ``n`` host threads per launch from now on."""
+        raise ValueError(f"the {self.name} target has no host thread count to set")
+
     def write_artifacts(self, module: ModuleOp, folder: Path) -> list[str]:
         """Write this target's own forms of ``module`` (kernels lowered by
         :attr:`kernel_pipeline`) into ``folder`` for ``MLFUSE_DEBUG_DIR`` (the
@@ -275,6 +292,9 @@ def _unknown(name: object) -> str:
     return f"unknown device {name!r}; known devices: {', '.join(devices())}"
 
 
+_TINYGRAD_NAMES = {"CLANG": "cpu", "LLVM": "cpu", "NV": "cuda", "PTX": "cuda"}
+
+
 def device_name(device: str | Target | None) -> str:
     """The registered device name ``device`` means (None: the default device)."""
     if device is None:
@@ -283,6 +303,9 @@ def device_name(device: str | Target | None) -> str:
         device = device.name
     if not isinstance(device, str):
         raise TypeError(f"a device is a name such as 'cpu', got {type(device).__name__}")
+    given = device
+    if device not in _factories:
+        device = _TINYGRAD_NAMES.get(device, device.lower())  # tinygrad's "CPU", "NV"...
     if device not in _factories:
         name, colon, index = device.partition(":")
         if colon and name in _factories and index == "0":  # PyTorch's "cuda:0"
@@ -292,7 +315,7 @@ def device_name(device: str | Target | None) -> str:
                 f"device {device!r}: mlfuse drives one device of each kind, index 0 "
                 f"(known devices: {', '.join(devices())})"
             )
-        raise ValueError(_unknown(device))
+        raise ValueError(_unknown(given))
     return str(device)
 
 

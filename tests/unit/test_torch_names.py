@@ -518,3 +518,28 @@ def test_cuda_questions_and_where_alone():
     close(cols, [1, 0, 1])
     with pytest.raises(mlfuse.ArgumentError, match="both input and other, or neither"):
         mlfuse.where(Tensor([True]), 1.0)
+
+
+def test_tinygrad_spellings_and_inputs():
+    close(Tensor([[1, 2]]).pad_to(2, 3, value=-1), [[1, 2, -1], [-1, -1, -1]])
+    close(Tensor([[1, 2]]).pad_to(None, 3), [[1, 2, 0]])
+    with pytest.raises(mlfuse.ArgumentError, match="smaller than"):
+        Tensor([1, 2]).pad_to(1)
+    t = Tensor(np.arange(32).reshape(4, 8))
+    close(t.shrink_to(2, None), np.arange(16).reshape(2, 8))
+    close(t.shrink_to(None, 2), np.arange(32).reshape(4, 8)[:, :2])
+    Tensor.manual_seed(3)
+    assert sorted(Tensor.randperm(10).numpy().tolist()) == list(range(10))
+    b = Tensor(b"abc")
+    assert b.dtype == mlfuse.uint8 and b.numpy().tolist() == [97, 98, 99]
+    assert Tensor(None).shape == (0,)
+    close(Tensor([-1, 0, 255], dtype=mlfuse.uint8), [255, 0, 255])  # PyTorch wraps negatives
+    with pytest.raises(OverflowError):
+        Tensor([256], dtype=mlfuse.uint8)
+    assert Tensor([1.0]).to("CPU").device == "cpu"  # tinygrad's device names
+    # a mixed or non-int shape is both PyTorch's TypeError and tinygrad's ValueError
+    for bad in [((2, 2), 2, 2), ((128, 128), 0.0, 0.01)]:
+        with pytest.raises(TypeError):
+            mlfuse.zeros(*bad)
+        with pytest.raises(ValueError):
+            Tensor.ones(*bad)

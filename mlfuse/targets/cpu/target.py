@@ -246,3 +246,13 @@ class CpuTarget(Target):
 
     def synchronize(self) -> None:
         """Nothing to wait for: CPU launches return when they are done."""
+
+    def threads(self) -> int:
+        from mlfuse.targets.cpu.threads import num_threads
+
+        return num_threads()
+
+    def set_threads(self, n: int) -> None:
+        from mlfuse.targets.cpu.threads import set_num_threads
+
+        set_num_threads(n)

@@ -127,6 +127,14 @@ class CudaTarget(Target):
 
         return driver()
 
+    def available(self) -> bool:
+        from mlfuse.targets.cuda.driver import available
+
+        return available()
+
+    def device_description(self) -> str:
+        return self.driver.name
+
     def compile(self, module: ModuleOp) -> dict[str, CompiledKernel]:
         from mlfuse.targets.cuda import ptx
 
