@@ -5970,7 +5970,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
         raise ArgumentError("cat needs at least one tensor")
     for t in ts:
         if not isinstance(t, Tensor):
-            raise TypeError(f"cat: expected Tensors, got {type(t).__name__}")
+            raise ArgumentTypeError(f"cat: expected Tensors, got {type(t).__name__}")
     nd = ts[0].ndim
     if nd == 0:
         raise ArgumentError("cat: zero-dimensional tensors cannot be concatenated (use stack)")
@@ -6043,7 +6043,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
         raise ArgumentError("stack needs at least one tensor")
     for t in ts:
         if not isinstance(t, Tensor):
-            raise TypeError(f"stack: expected Tensors, got {type(t).__name__}")
+            raise ArgumentTypeError(f"stack: expected Tensors, got {type(t).__name__}")
         if t.shape != ts[0].shape:
             raise ArgumentError(
                 "stack: every tensor must have one shape, got "
@@ -6071,7 +6071,7 @@ def _tensor_list(tensors, what: str) -> list[Tensor]:
         raise ArgumentError(f"{what} needs at least one tensor")
     for t in ts:
         if not isinstance(t, Tensor):
-            raise TypeError(f"{what}: expected Tensors, got {type(t).__name__}")
+            raise ArgumentTypeError(f"{what}: expected Tensors, got {type(t).__name__}")
     return ts
 
 
@@ -6129,7 +6129,7 @@ def einsum(equation: str, *operands) -> Tensor:
         raise ArgumentError("einsum needs at least one operand")
     for t in operands:
         if not isinstance(t, Tensor):
-            raise TypeError(f"einsum: expected Tensors, got {type(t).__name__}")
+            raise ArgumentTypeError(f"einsum: expected Tensors, got {type(t).__name__}")
     terms, out_term = _einsum_terms(equation, len(operands))
     # the ellipsis dims, aligned from the right across operands
     n_ell = 0

@@ -543,3 +543,13 @@ def test_tinygrad_spellings_and_inputs():
             mlfuse.zeros(*bad)
         with pytest.raises(ValueError):
             Tensor.ones(*bad)
+
+
+def test_non_tensor_in_a_sequence_is_both_type_and_value_error():
+    for bad in (lambda: mlfuse.stack([Tensor([1.0]), (1, 2)]),
+                lambda: mlfuse.cat([Tensor([1.0]), [2.0]]),
+                lambda: mlfuse.einsum("i,i", Tensor([1.0]), [1.0])):  # fmt: skip
+        with pytest.raises(TypeError, match="expected Tensors"):
+            bad()
+        with pytest.raises(ValueError, match="expected Tensors"):
+            bad()
