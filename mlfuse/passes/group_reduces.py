@@ -316,6 +316,12 @@ class _Groups:
         floor = -1 if self.assigns else min(min(self.pos[r] for r in groups[b]) for b in leaders)
         lead = set(leaders)
         reach: dict[Operation, set[Operation]] = {}
+        direct: dict[Operation, set[Operation]] = {}  # each group's reads, once per call
+
+        def reads(h: Operation) -> set[Operation]:
+            if h not in direct:
+                direct[h] = self.reads(h, groups)
+            return direct[h]
 
         def upstream_groups(h: Operation) -> set[Operation]:
             """``h`` and the groups it reads from, transitively (those that can
@@ -323,7 +329,7 @@ class _Groups:
             if h not in reach:
                 seen, stack = {h}, [h]
                 while stack:
-                    for x in self.reads(stack.pop(), groups):
+                    for x in reads(stack.pop()):
                         if x not in seen and last[x] >= floor:
                             seen.add(x)
                             stack.append(x)
