@@ -9,5 +9,9 @@ initialisers), ``nn.utils`` clips gradients and pads sequences, and
 from mlfuse.nn import functional, init, state, utils
 from mlfuse.nn.modules import *  # noqa: F403 - the modules are the package's names
 from mlfuse.nn.modules import __all__ as _modules
+from mlfuse.nn.recurrent import *  # noqa: F403 - RNN, LSTM, GRU and their cells
+from mlfuse.nn.recurrent import __all__ as _recurrent
+from mlfuse.nn.attention import *  # noqa: F403 - attention and transformer layers
+from mlfuse.nn.attention import __all__ as _attention
 
-__all__ = ["functional", "init", "state", "utils", *_modules]
+__all__ = ["functional", "init", "state", "utils", *_modules, *_recurrent, *_attention]
