@@ -2425,7 +2425,12 @@ class Tensor:
         buffer when realized. On a view (``x[0]``, ``x.T``, ``x[1:3, ::2]``...) it
         writes through to the tensor the view was taken from, as PyTorch's views
         do: ``x[0].assign(Tensor([5.0, 6.0]))`` changes row 0 of ``x``."""
-        v = value if isinstance(value, Tensor) else Tensor.full((), value, self.dtype, self.device)
+        if isinstance(value, Tensor):
+            v = value
+        elif isinstance(value, (np.ndarray, list, tuple)):  # values in the target's dtype
+            v = Tensor(np.asarray(value), self.dtype, self.device)
+        else:
+            v = Tensor.full((), value, self.dtype, self.device)
         if v.dtype != self.dtype:
             raise TypeError(f"assign: value has dtype {v.dtype.name}, the target {self.dtype.name}")
         v = v._broadcast_to(self.shape)

@@ -553,3 +553,14 @@ def test_non_tensor_in_a_sequence_is_both_type_and_value_error():
             bad()
         with pytest.raises(ValueError, match="expected Tensors"):
             bad()
+
+
+def test_assign_takes_arrays_in_the_target_dtype():
+    w = mlfuse.zeros(2, 2)
+    w.assign(np.arange(4.0).reshape(2, 2))  # float64 values into float32, as tinygrad
+    assert w.dtype == mlfuse.float32
+    close(w, np.arange(4.0).reshape(2, 2))
+    w.assign([[1, 2], [3, 4]])
+    close(w, [[1, 2], [3, 4]])
+    with pytest.raises(TypeError, match="assign: value has dtype float64"):
+        w.assign(Tensor(np.zeros((2, 2))))
