@@ -19,7 +19,7 @@ import numpy as np
 from mlfuse import dtypes
 from mlfuse.autograd import no_grad
 from mlfuse.errors import ArgumentError, UnsupportedModeError
-from mlfuse.tensor import Tensor, _rng
+from mlfuse.tensor import Tensor, _derivative, _rng
 
 # ---------------------------------------------------------------------------
 # activations (the Tensor methods, as functions)
@@ -441,7 +441,64 @@ def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, nd, name, re
     for _, win in _windows(xp, kernel, stride, dilation, out):
         acc = win if acc is None else acc.maximum(win)
     assert acc is not None
+    if xb.dtype.is_float and all(out):
+        pads = tuple((p, p + e) for p, e in zip(pad, extra))
+        rule = _max_pool_rule(kernel, stride, dilation, out, pads)
+        acc = _derivative("max_pool", acc, (xb,), rule)
     return acc if batched else acc.squeeze(0)
+
+
+def _max_pool_rule(kernel, stride, dilation, out, pads):
+    """The gradient of a max pool, as PyTorch's: each window's gradient goes to
+    the tap holding its maximum, the first one in scan order (for a NaN, the
+    last NaN). Which tap that is gets computed once at the output positions (a
+    running minimum over the taps, stored), then each tap's share of the
+    gradient is placed where the tap reads (spread by the stride, offset by the
+    tap): one pass over the input, rather than a chain of maximum gradients
+    that every tap's placement would copy (compile time quadratic in the taps)."""
+
+    def rule(c, g):
+        xb = c.x
+        xp = xb.pad(((0, 0), (0, 0)) + pads, -math.inf)
+        y = c.out.detach()
+        taps = list(_windows(xp, kernel, stride, dilation, out))
+        none = len(taps)
+        first = last_nan = None
+        for i, (_, win) in enumerate(taps):
+            hit = (win == y).where(i, none)
+            nan = win.isnan().where(i, -1)
+            first = hit if first is None else first.minimum(hit)
+            last_nan = nan if last_nan is None else last_nan.maximum(nan)
+        which = y.isnan().where(last_nan, first).contiguous()
+        total = None
+        for i, (tap, _) in enumerate(taps):
+            share = (which == i).where(g, 0.0)
+            placed = _tap_backward(share, xp.shape, tap, stride, dilation, out)
+            total = placed if total is None else total + placed
+        keep = ((0, xb.shape[0]), (0, xb.shape[1])) + tuple(
+            (lo, lo + n) for (lo, _), n in zip(pads, xb.shape[2:])
+        )
+        return (total.shrink(keep),)
+
+    return rule
+
+
+def _tap_backward(piece: Tensor, padded_shape, tap, stride, dilation, out) -> Tensor:
+    """``piece`` (N, C, *out) placed where tap ``tap``'s strided view of a tensor
+    of ``padded_shape`` reads it, zeros elsewhere."""
+    t = piece
+    lead = t.shape[:2]
+    keep = ((0, lead[0]), (0, lead[1]))
+    if any(s > 1 for s in stride):
+        t = t.reshape(lead + tuple(v for o in out for v in (o, 1)))
+        t = t.pad(((0, 0), (0, 0)) + tuple(p for s in stride for p in ((0, 0), (0, s - 1))))
+        t = t.reshape(lead + tuple(o * s for o, s in zip(out, stride)))
+        t = t.shrink(keep + tuple((0, (o - 1) * s + 1) for o, s in zip(out, stride)))
+    offsets = tuple(
+        (i * d, n - i * d - length)
+        for i, d, n, length in zip(tap, dilation, padded_shape[2:], t.shape[2:])
+    )
+    return t.pad(((0, 0), (0, 0)) + offsets)
 
 
 def _max_pool_indices(xp: Tensor, spatial, kernel, stride, pad, dilation, out):

@@ -280,3 +280,44 @@ def test_conv_padding_strings_checked_at_construction():
     with pytest.raises(mlfuse.ArgumentError, match="padding must be 'same' or 'valid'"):
         nn.Conv1d(4, 8, 3, padding="full")
     assert nn.Conv2d(4, 8, 3, padding="valid")(mlfuse.zeros(1, 4, 5, 5)).shape == (1, 8, 3, 3)
+
+
+def test_max_pool_gradient_goes_to_the_first_maximum():
+    # ties: the first tap in scan order gets the window's gradient, as PyTorch's
+    x = np.array([[[[1.0, 1.0, 0.0], [1.0, 0.0, 2.0], [0.0, 2.0, 2.0]]]])
+    t = Tensor(x, requires_grad=True)
+    y = F.max_pool2d(t, 2, stride=1)
+    w = np.array([[[[1.0, 10.0], [100.0, 1000.0]]]])
+    (y * Tensor(w)).sum().backward()
+    want = np.zeros_like(x)
+    for i in range(2):
+        for j in range(2):
+            win = x[0, 0, i : i + 2, j : j + 2]
+            a, b = np.unravel_index(np.argmax(win), (2, 2))  # numpy's argmax: the first
+            want[0, 0, i + a, j + b] += w[0, 0, i, j]
+    close(t.grad, want)
+    # a NaN is the maximum; its last occurrence takes the gradient (PyTorch's CPU kernel)
+    t = Tensor(np.array([[[[1.0, np.nan], [3.0, np.nan]]]]), requires_grad=True)
+    F.max_pool2d(t, 2).sum().backward()
+    close(t.grad, [[[[0.0, 0.0], [0.0, 1.0]]]])
+
+
+def test_max_pool_gradient_is_one_pass_over_the_input():
+    x = Tensor(RNG.standard_normal((2, 3, 17, 14)).astype(np.float32), requires_grad=True)
+    y = F.max_pool2d(x, (5, 5), stride=(2, 3), padding=1)
+    (y * y).sum().backward()
+    # the winning tap per window, stored; then every tap's share placed in one kernel
+    assert len(mlfuse.schedule(x.grad)) <= 3
+    xs = x.numpy().astype(np.float64)
+    pad = np.pad(xs, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    yv = y.numpy().astype(np.float64)
+    want = np.zeros_like(pad)
+    for i in range(yv.shape[2]):
+        for j in range(yv.shape[3]):
+            win = pad[:, :, 2 * i : 2 * i + 5, 3 * j : 3 * j + 5].reshape(2, 3, -1)
+            k = win.argmax(-1)
+            for n in range(2):
+                for ch in range(3):
+                    a, b = divmod(k[n, ch], 5)
+                    want[n, ch, 2 * i + a, 3 * j + b] += 2 * yv[n, ch, i, j]
+    close(x.grad, want[:, :, 1:-1, 1:-1], 1e-4)
