@@ -26,9 +26,14 @@ from mlfuse.tensor import Tensor, _derivative, _rng
 # ---------------------------------------------------------------------------
 
 
-def relu(x: Tensor) -> Tensor:
-    """``max(x, 0)``: ``F.relu(x)``."""
-    return x.relu()
+def _maybe_inplace(x: Tensor, result: Tensor, inplace: bool, name: str) -> Tensor:
+    """``result``, or (``inplace``) ``x`` with ``result`` written into it."""
+    return x._inplace(result, name + "_") if inplace else result
+
+
+def relu(x: Tensor, inplace: bool = False) -> Tensor:
+    """``max(x, 0)``: ``F.relu(x)``; ``inplace=True`` writes it into ``x``."""
+    return _maybe_inplace(x, x.relu(), inplace, "relu")
 
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
@@ -36,9 +41,9 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     return x.gelu(approximate)
 
 
-def silu(x: Tensor) -> Tensor:
+def silu(x: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)``: ``F.silu(x)``."""
-    return x.silu()
+    return _maybe_inplace(x, x.silu(), inplace, "silu")
 
 
 def sigmoid(x: Tensor) -> Tensor:
@@ -51,14 +56,14 @@ def tanh(x: Tensor) -> Tensor:
     return x.tanh()
 
 
-def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
+def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` or ``negative_slope * x``: ``F.leaky_relu(x, 0.2)``."""
-    return x.leaky_relu(negative_slope)
+    return _maybe_inplace(x, x.leaky_relu(negative_slope), inplace, "leaky_relu")
 
 
-def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
+def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` or ``alpha * (exp(x) - 1)``: ``F.elu(x)``."""
-    return x.elu(alpha)
+    return _maybe_inplace(x, x.elu(alpha), inplace, "elu")
 
 
 def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
@@ -862,7 +867,7 @@ def scaled_dot_product_attention(
     return attn @ value
 
 
-def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by
     ``1 / (1 - p)`` (the mask comes from ``mlfuse.manual_seed``'s generator);
     the identity when not ``training``: ``F.dropout(x, 0.1)``."""
@@ -871,18 +876,9 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     if not training or p == 0:
         return x
     if p == 1:
-        return x * 0
+        return _maybe_inplace(x, x * 0, inplace, "dropout")
     keep = Tensor(_rng(None).random(x.shape) >= p, device=x.device)
-    return keep.where(x * (1 / (1 - p)), 0)
-
-
-def embedding(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
-    """Rows of ``weight`` at the integer ``input``: ``F.embedding(ids, table)``."""
-    if weight.ndim != 2:
-        raise ArgumentError(f"embedding: weight must be (num_embeddings, dim), got {weight.shape}")
-    if input.dtype.is_float or input.dtype.is_bool:
-        raise TypeError(f"embedding: indices must be integers, got {input.dtype.name}")
-    return weight[input]
+    return _maybe_inplace(x, keep.where(x * (1 / (1 - p)), 0), inplace, "dropout")
 
 
 # ---------------------------------------------------------------------------
@@ -1021,43 +1017,45 @@ def binary_cross_entropy_with_logits(
 # ---------------------------------------------------------------------------
 
 
-def relu6(x: Tensor) -> Tensor:
+def relu6(x: Tensor, inplace: bool = False) -> Tensor:
     """``min(max(x, 0), 6)``: ``F.relu6(x)``."""
-    return x.relu6()
+    return _maybe_inplace(x, x.relu6(), inplace, "relu6")
 
 
-def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+def hardtanh(
+    x: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
     """Clamp to ``[min_val, max_val]``: ``F.hardtanh(x)``."""
     if min_val > max_val:
         raise ArgumentError(f"hardtanh: min_val {min_val} is above max_val {max_val}")
-    return x.hardtanh(min_val, max_val)
+    return _maybe_inplace(x, x.hardtanh(min_val, max_val), inplace, "hardtanh")
 
 
-def hardsigmoid(x: Tensor) -> Tensor:
+def hardsigmoid(x: Tensor, inplace: bool = False) -> Tensor:
     """``clamp(x / 6 + 1/2, 0, 1)``: ``F.hardsigmoid(x)``."""
-    return x.hardsigmoid()
+    return _maybe_inplace(x, x.hardsigmoid(), inplace, "hardsigmoid")
 
 
-def hardswish(x: Tensor) -> Tensor:
+def hardswish(x: Tensor, inplace: bool = False) -> Tensor:
     """``x * hardsigmoid(x)``: ``F.hardswish(x)``."""
-    return x.hardswish()
+    return _maybe_inplace(x, x.hardswish(), inplace, "hardswish")
 
 
-def mish(x: Tensor) -> Tensor:
+def mish(x: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``: ``F.mish(x)``."""
-    return x.mish()
+    return _maybe_inplace(x, x.mish(), inplace, "mish")
 
 
-def selu(x: Tensor) -> Tensor:
+def selu(x: Tensor, inplace: bool = False) -> Tensor:
     """Scaled elu with the self-normalizing constants: ``F.selu(x)``."""
-    return x.selu()
+    return _maybe_inplace(x, x.selu(), inplace, "selu")
 
 
-def celu(x: Tensor, alpha: float = 1.0) -> Tensor:
+def celu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``: ``F.celu(x)``."""
     if alpha == 0:
         raise ArgumentError("celu: alpha must not be 0")
-    return x.celu(alpha)
+    return _maybe_inplace(x, x.celu(alpha), inplace, "celu")
 
 
 def logsigmoid(x: Tensor) -> Tensor:
@@ -1239,21 +1237,114 @@ def _adaptive_max_last(x: Tensor, out: int) -> Tensor:
     return Tensor(m, device=x.device).where(x.unsqueeze(-2), low).max(-1)
 
 
-def adaptive_max_pool1d(x: Tensor, output_size, return_indices: bool = False) -> Tensor:
-    """Max over PyTorch's adaptive windows of (N, C, L) or (C, L):
-    ``F.adaptive_max_pool1d(x, 4)``."""
-    _no_indices(return_indices, "adaptive_max_pool1d")
-    (o,) = _adaptive_sizes(x, output_size, 1, "adaptive_max_pool1d")
-    return _adaptive_max_last(x, o)
+def _adaptive_max_last_indices(x: Tensor, out: int) -> tuple[Tensor, Tensor]:
+    """PyTorch's adaptive max windows along the last dim of ``x``, and where
+    each maximum is along it (int64): the first one, or the last NaN (PyTorch's
+    scan takes ``val > max or isnan(val)``)."""
+    size = x.shape[-1]
+    low = -math.inf if x.dtype.is_float else int(np.iinfo(x.dtype.np).min)
+    if size % out == 0:  # equal windows: a reshape
+        k = size // out
+        win = x.reshape(x.shape[:-1] + (out, k))
+        pos = Tensor(np.arange(size).reshape(out, k), device=x.device)
+        inside = None
+    else:
+        m = np.zeros((out, size), bool)
+        for i in range(out):
+            m[i, (i * size) // out : -(-((i + 1) * size) // out)] = True
+        inside = Tensor(m, device=x.device)
+        win = inside.where(x.unsqueeze(-2), low)
+        pos = Tensor(np.broadcast_to(np.arange(size), (out, size)).copy(), device=x.device)
+    vals = win.max(-1)
+    hit = win == vals.unsqueeze(-1)
+    if inside is not None:
+        hit = hit & inside
+    idx = hit.where(pos, size).min(-1)
+    if x.dtype.is_float:
+        last_nan = win.isnan().where(pos, -1).max(-1)
+        idx = (last_nan >= 0).where(last_nan, idx)
+    return vals, idx
 
 
-def adaptive_max_pool2d(x: Tensor, output_size, return_indices: bool = False) -> Tensor:
+def _adaptive_max_nd(x: Tensor, output_size, nd: int, name: str, return_indices: bool):
+    """Adaptive max pooling over the last ``nd`` dims, one dim at a time (the
+    max of a box is the max of its rows' maxima); with ``return_indices`` the
+    flat index into the input's spatial dims of PyTorch's choice of maximum."""
+    out = _adaptive_sizes(x, output_size, nd, name)
+    spatial = x.shape[-nd:]
+    vals, flat = x, None
+    for d in reversed(range(nd)):  # the last dim first: row-major scan order
+        axis = x.ndim - nd + d
+        v = vals.movedim(axis, -1)
+        if not return_indices:
+            vals = _adaptive_max_last(v, out[d]).movedim(-1, axis)
+            continue
+        v, i = _adaptive_max_last_indices(v, out[d])
+        step = math.prod(spatial[d + 1 :])
+        f = i * step if flat is None else flat.movedim(axis, -1).gather(-1, i) + i * step
+        vals, flat = v.movedim(-1, axis), f.movedim(-1, axis)
+    if return_indices:
+        return vals, flat
+    return vals
+
+
+def adaptive_max_pool1d(x: Tensor, output_size, return_indices: bool = False):
+    """Max over PyTorch's adaptive windows of (N, C, L) or (C, L), and with
+    ``return_indices`` where each maximum is: ``F.adaptive_max_pool1d(x, 4)``."""
+    return _adaptive_max_nd(x, output_size, 1, "adaptive_max_pool1d", return_indices)
+
+
+def adaptive_max_pool2d(x: Tensor, output_size, return_indices: bool = False):
     """Max over PyTorch's adaptive windows (overlapping where the sizes do not
-    divide): ``F.adaptive_max_pool2d(x, (3, 3))``."""
-    _no_indices(return_indices, "adaptive_max_pool2d")
-    oh, ow = _adaptive_sizes(x, output_size, 2, "adaptive_max_pool2d")
-    y = _adaptive_max_last(x, ow)
-    return _adaptive_max_last(y.transpose(-1, -2), oh).transpose(-1, -2)
+    divide), and with ``return_indices`` the flat index (h * W + w) of each
+    maximum: ``F.adaptive_max_pool2d(x, (3, 3))``."""
+    return _adaptive_max_nd(x, output_size, 2, "adaptive_max_pool2d", return_indices)
+
+
+def adaptive_max_pool3d(x: Tensor, output_size, return_indices: bool = False):
+    """Max over PyTorch's adaptive windows of (N, C, D, H, W) or (C, D, H, W),
+    and with ``return_indices`` the flat index of each maximum:
+    ``F.adaptive_max_pool3d(x, (2, 3, 3))``."""
+    return _adaptive_max_nd(x, output_size, 3, "adaptive_max_pool3d", return_indices)
+
+
+def adaptive_max_pool1d_with_indices(x: Tensor, output_size, return_indices: bool = False):
+    """``adaptive_max_pool1d(..., return_indices=True)``:
+    ``y, idx = F.adaptive_max_pool1d_with_indices(x, 4)``."""
+    return _adaptive_max_nd(x, output_size, 1, "adaptive_max_pool1d_with_indices", True)
+
+
+def adaptive_max_pool2d_with_indices(x: Tensor, output_size, return_indices: bool = False):
+    """``adaptive_max_pool2d(..., return_indices=True)``:
+    ``y, idx = F.adaptive_max_pool2d_with_indices(x, (3, 3))``."""
+    return _adaptive_max_nd(x, output_size, 2, "adaptive_max_pool2d_with_indices", True)
+
+
+def adaptive_max_pool3d_with_indices(x: Tensor, output_size, return_indices: bool = False):
+    """``adaptive_max_pool3d(..., return_indices=True)``:
+    ``y, idx = F.adaptive_max_pool3d_with_indices(x, 2)``."""
+    return _adaptive_max_nd(x, output_size, 3, "adaptive_max_pool3d_with_indices", True)
+
+
+def adaptive_avg_pool3d(x: Tensor, output_size) -> Tensor:
+    """Average over PyTorch's adaptive windows of (N, C, D, H, W) or (C, D, H, W),
+    one dim at a time (a box's mean is the mean of its rows' means):
+    ``F.adaptive_avg_pool3d(x, 1)`` is the global average pool."""
+    out = _adaptive_sizes(x, output_size, 3, "adaptive_avg_pool3d")
+    y = x._float()
+    for d in range(3):
+        axis = x.ndim - 3 + d
+        size, o = x.shape[axis], out[d]
+        if size == o:
+            continue
+        v = y.movedim(axis, -1)
+        if size % o == 0:  # equal windows: a plain mean over a reshape
+            v = v.reshape(v.shape[:-1] + (o, size // o)).mean(-1)
+        else:
+            bins = _adaptive_bins(size, o, x.device).cast(y.dtype)
+            v = (v.unsqueeze(-2) * bins).sum(-1)
+        y = v.movedim(-1, axis)
+    return y
 
 
 _INTERP_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
@@ -1620,7 +1711,7 @@ def local_response_norm(
 
 def threshold(x: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``x`` where ``x > threshold``, else ``value``: ``F.threshold(x, 0.1, 0.0)``."""
-    return (x > threshold).where(x, value)
+    return _maybe_inplace(x, (x > threshold).where(x, value), inplace, "threshold")
 
 
 def prelu(x: Tensor, weight: Tensor) -> Tensor:
@@ -1659,7 +1750,9 @@ def tanhshrink(x: Tensor) -> Tensor:
     return x - x.tanh()
 
 
-def _channel_dropout(x: Tensor, p: float, training: bool, nd: int, name: str) -> Tensor:
+def _channel_dropout(
+    x: Tensor, p: float, training: bool, nd: int, name: str, inplace: bool = False
+) -> Tensor:
     if not 0 <= p <= 1:
         raise ArgumentError(f"{name}: p must be in [0, 1], got {p}")
     if x.ndim not in (nd + 1, nd + 2):
@@ -1669,28 +1762,28 @@ def _channel_dropout(x: Tensor, p: float, training: bool, nd: int, name: str) ->
     if not training or p == 0:
         return x
     if p == 1:
-        return x * 0
+        return _maybe_inplace(x, x * 0, inplace, name)
     lead = x.ndim - nd  # the batch and channel dims: one draw per channel
     shape = x.shape[:lead] + (1,) * nd
     keep = Tensor(_rng(None).random(shape) >= p, device=x.device)
-    return keep.where(x * (1 / (1 - p)), 0)
+    return _maybe_inplace(x, keep.where(x * (1 / (1 - p)), 0), inplace, name)
 
 
 def dropout1d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, L) or (C, L) with probability ``p``, scale
     the rest by ``1 / (1 - p)``: ``F.dropout1d(x, 0.2)``."""
-    return _channel_dropout(x, p, training, 1, "dropout1d")
+    return _channel_dropout(x, p, training, 1, "dropout1d", inplace)
 
 
 def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, H, W) or (C, H, W) with probability ``p``,
     scale the rest by ``1 / (1 - p)``: ``F.dropout2d(x, 0.2)``."""
-    return _channel_dropout(x, p, training, 2, "dropout2d")
+    return _channel_dropout(x, p, training, 2, "dropout2d", inplace)
 
 
 def dropout3d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, D, H, W) or (C, D, H, W): ``F.dropout3d(x, 0.2)``."""
-    return _channel_dropout(x, p, training, 3, "dropout3d")
+    return _channel_dropout(x, p, training, 3, "dropout3d", inplace)
 
 
 def alpha_dropout(x: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False):
@@ -1700,14 +1793,19 @@ def alpha_dropout(x: Tensor, p: float = 0.5, training: bool = False, inplace: bo
     ``F.alpha_dropout(x, 0.1, training=True)``."""
     if not 0 <= p <= 1:
         raise ArgumentError(f"alpha_dropout: p must be in [0, 1], got {p}")
+    return _alpha_dropout(x, p, training, inplace, x.shape, "alpha_dropout")
+
+
+def _alpha_dropout(x: Tensor, p: float, training: bool, inplace: bool, shape, name: str):
+    """Alpha dropout with one draw per element of ``shape`` (broadcast to ``x``)."""
     if not training or p == 0:
         return x
     if p == 1:
-        return x * 0
+        return _maybe_inplace(x, x * 0, inplace, name)
     alpha = 1.7580993408473766  # -selu's scale * alpha
     a = 1 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
-    keep = Tensor(_rng(None).random(x.shape) >= p, device=x.device)
-    return keep.where(x * a, -alpha * a) + alpha * a * p
+    keep = Tensor(_rng(None).random(shape) >= p, device=x.device)
+    return _maybe_inplace(x, keep.where(x * a, -alpha * a) + alpha * a * p, inplace, name)
 
 
 # ---------------------------------------------------------------------------
@@ -1929,3 +2027,927 @@ def multi_margin_loss(
         h = h * hit.where(weight, 0).sum(-1, keepdim=True)
     loss = hit.where(0, h).sum(-1) * (1 / c)
     return _reduce(loss, reduction, "multi_margin_loss")
+
+
+# ---------------------------------------------------------------------------
+# sampling grids
+# ---------------------------------------------------------------------------
+
+
+def _grid_unnormalize(c: Tensor, size: int, align_corners: bool) -> Tensor:
+    """A grid coordinate in [-1, 1] as a pixel position (PyTorch's rule)."""
+    if align_corners:
+        return (c + 1) * ((size - 1) / 2)
+    return ((c + 1) * size - 1) * 0.5
+
+
+def _grid_reflect(v: Tensor, twice_low: int, twice_high: int) -> tuple[Tensor, Tensor]:
+    """``v`` reflected off the bounds ``twice_low / 2`` and ``twice_high / 2``
+    until it lies between them (PyTorch's ``reflect_coordinates``), and the
+    gradient of that: +-1 by the parity of the reflections (+1 at the bound)."""
+    if twice_low == twice_high:
+        return v * 0, v * 0
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    d = v - low
+    below = d < 0
+    d = d.abs()
+    extra = d.fmod(span)
+    odd = (d / span).floor().fmod(2) != 0
+    value = odd.where(span - extra + low, extra + low)
+    return value, below.where(-1.0, 1.0) * odd.where(-1.0, 1.0)
+
+
+def _grid_pad(c: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """Pixel positions moved inside the input by ``padding_mode`` (``"zeros"``
+    leaves them: the reads outside give 0), with PyTorch's gradient (0 at and
+    beyond the borders, +-1 through reflections). The positions are computed
+    once (a small buffer) from the detached ones; the gradient is put back by
+    ``(c - c.detach()) * multiplier``."""
+    if padding_mode == "zeros":
+        return c
+    v = c.detach()
+    mult = v * 0 + 1
+    if padding_mode == "reflection":
+        if align_corners:
+            v, mult = _grid_reflect(v, 0, 2 * (size - 1))
+        else:
+            v, mult = _grid_reflect(v, -1, 2 * size - 1)
+    inside = (v > 0) & (v < size - 1)  # the borders count as outside
+    v = v.clip(0, size - 1).contiguous()
+    mult = inside.where(mult, 0).contiguous()
+    return (mult != 0).where(v + (c - c.detach()) * mult, v)
+
+
+_GRID_MODES = ("bilinear", "nearest", "bicubic")
+_GRID_PADDING = ("zeros", "border", "reflection")
+
+
+def grid_sample(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    grid: Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """Sample (N, C, H, W) at the positions ``grid`` (N, Ho, Wo, 2) holds, as
+    (x, y) in [-1, 1] ((N, C, D, H, W) with grid (N, Do, Ho, Wo, 3) as (x, y, z));
+    ``mode`` ``"bilinear"``, ``"nearest"`` or ``"bicubic"`` (4-d), ``padding_mode``
+    ``"zeros"``, ``"border"`` or ``"reflection"``; differentiable in the input and
+    (but for nearest) the grid. Each tap is a gather at computed indices:
+    ``F.grid_sample(img, F.affine_grid(theta, img.shape), align_corners=False)``."""
+    x = input
+    nd = x.ndim - 2
+    if nd not in (2, 3):
+        raise ArgumentError(
+            f"grid_sample: input must be (N, C, H, W) or (N, C, D, H, W), got {x.shape}"
+        )
+    if grid.ndim != nd + 2 or grid.shape[0] != x.shape[0] or grid.shape[-1] != nd:
+        raise ArgumentError(
+            f"grid_sample: grid must be (N, {_SPATIAL[nd].replace(', ', 'o, ')}o, {nd}) with "
+            f"the input {x.shape}'s N = {x.shape[0]}, got {grid.shape}"
+        )
+    if mode not in _GRID_MODES:
+        raise ArgumentError(f"grid_sample: mode must be one of {_GRID_MODES}, got {mode!r}")
+    if mode == "bicubic" and nd != 2:
+        raise ArgumentError(f"grid_sample: mode 'bicubic' needs a 4-d input, got {x.shape}")
+    if padding_mode not in _GRID_PADDING:
+        raise ArgumentError(
+            f"grid_sample: padding_mode must be one of {_GRID_PADDING}, got {padding_mode!r}"
+        )
+    if not x.dtype.is_float or not grid.dtype.is_float:
+        raise TypeError(
+            f"grid_sample: input and grid must be floating point, got {x.dtype.name} and "
+            f"{grid.dtype.name}"
+        )
+    align = bool(align_corners)
+    dt = dtypes.promote(x.dtype, grid.dtype)
+    n, c = x.shape[:2]
+    spatial, out = x.shape[2:], grid.shape[1:-1]
+    npos = math.prod(out)
+    g = grid.cast(dt).reshape(n, npos, nd)
+    flat_in = x.cast(dt).reshape(n, c, math.prod(spatial))
+    strides = [math.prod(spatial[d + 1 :]) for d in range(nd)]
+    # pixel positions per spatial dim (the grid's last entry is x, the last dim)
+    pos = [_grid_unnormalize(g[:, :, nd - 1 - d], spatial[d], align) for d in range(nd)]
+
+    def sample(taps: list[Tensor], weights: list[Tensor] | None) -> Tensor:
+        """The sum over the taps, per dim ``d`` the integer-valued float positions
+        ``taps[d]`` (n, P, K_d) it reads (0 outside the input) and their weights
+        (n, P, K_d), the taps of the dims combined by broadcasting: one gather
+        reads every tap."""
+        ks = [t.shape[-1] for t in taps]
+        flat = inside = None
+        for d, (q, size, step) in enumerate(zip(taps, spatial, strides)):
+            q = q.reshape((n, npos) + tuple(ks[d] if j == d else 1 for j in range(nd)))
+            ok = (q >= 0) & (q <= size - 1)
+            i = q.clip(0, size - 1).cast(dtypes.int64) * step
+            flat = i if flat is None else flat + i
+            inside = ok if inside is None else inside & ok
+        assert flat is not None and inside is not None
+        k = math.prod(ks)
+        full = (n, npos) + tuple(ks)
+        # the taps' positions and validity: computed once, small buffers
+        index = flat._broadcast_to(full).reshape(n, 1, npos * k).contiguous()
+        ok = inside._broadcast_to(full).reshape(n, 1, npos, k).contiguous()
+        vals = flat_in.gather(2, index.expand(n, c, npos * k)).reshape(n, c, npos, k)
+        vals = ok.where(vals, 0)
+        if weights is None:
+            return vals.sum(-1)
+        w = None
+        for d, wd in enumerate(weights):
+            wd = wd.reshape((n, npos) + tuple(ks[d] if j == d else 1 for j in range(nd)))
+            w = wd if w is None else w * wd
+        assert w is not None
+        return (vals * w._broadcast_to(full).reshape(n, 1, npos, k)).sum(-1)
+
+    def steps(*v: float) -> Tensor:
+        return Tensor(np.array(v, dt.np), device=x.device)
+
+    if mode == "nearest":
+        coords = [_grid_pad(p, s, padding_mode, align).detach() for p, s in zip(pos, spatial)]
+        res = sample([q.round().unsqueeze(-1) for q in coords], None)
+    elif mode == "bilinear":
+        coords = [_grid_pad(p, s, padding_mode, align) for p, s in zip(pos, spatial)]
+        base = [q.detach().floor() for q in coords]
+        taps = [b.unsqueeze(-1) + steps(0, 1) for b in base]
+        # the corners' weights along each dim: 1 - frac and frac
+        weights = [(q - b).unsqueeze(-1) * steps(-1, 1) + steps(1, 0) for q, b in zip(coords, base)]
+        res = sample(taps, weights)
+    else:  # bicubic: 4 x 4 taps, each tap moved inside by padding_mode
+        base = [q.detach().floor() for q in pos]
+        taps = []
+        for b, size in zip(base, spatial):
+            t = _grid_pad(b.unsqueeze(-1) + steps(-1, 0, 1, 2), size, padding_mode, align)
+            taps.append(t.detach().floor())
+        weights = [_cubic_coefficients((q - b).unsqueeze(-1) - steps(-1, 0, 1, 2))
+                   for q, b in zip(pos, base)]  # fmt: skip
+        res = sample(taps, weights)
+    return res.reshape((n, c) + out)
+
+
+def _cubic_coefficients(d: Tensor) -> Tensor:
+    """Keys' cubic convolution weights (A = -0.75, PyTorch's) of taps at signed
+    distances ``d`` (within 2) from the sampled position."""
+    a = -0.75
+    v = d.abs()
+    near = ((a + 2) * v - (a + 3)) * v * v + 1  # |distance| <= 1
+    far = ((a * v - 5 * a) * v + 8 * a) * v - 4 * a  # 1 < |distance| < 2
+    return (v <= 1).where(near, far)
+
+
+def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
+    """The sampling grid of the affine maps ``theta`` (N, 2, 3) for an output of
+    ``size`` (N, C, H, W) (or (N, 3, 4) and (N, C, D, H, W)): (N, H, W, 2) of
+    ``theta @ (x, y, 1)`` over the output's normalized positions, differentiable
+    in ``theta``: ``F.grid_sample(x, F.affine_grid(theta, x.shape))``."""
+    size = tuple(int(s) for s in size)
+    if len(size) not in (4, 5):
+        raise ArgumentError(
+            f"affine_grid: size must be (N, C, H, W) or (N, C, D, H, W), got {size}"
+        )
+    nd = len(size) - 2
+    if any(s <= 0 for s in size):
+        raise ArgumentError(f"affine_grid: size must be positive, got {size}")
+    if theta.shape != (size[0], nd, nd + 1):
+        raise ArgumentError(
+            f"affine_grid: theta must be ({size[0]}, {nd}, {nd + 1}) for size {size}, got "
+            f"{theta.shape}"
+        )
+    if not theta.dtype.is_float:
+        raise TypeError(f"affine_grid: theta must be floating point, got {theta.dtype.name}")
+    ft = np.float64 if theta.dtype == dtypes.float64 else np.float32
+
+    def steps(s: int) -> np.ndarray:
+        if s <= 1:
+            return np.zeros(1, ft)
+        v = np.linspace(-1, 1, s, dtype=ft)
+        return v if align_corners else v * ft(s - 1) / ft(s)  # PyTorch's two roundings
+
+    axes = [steps(s) for s in reversed(size[2:])]  # x (the last dim) first
+    mesh = list(np.meshgrid(*axes[::-1], indexing="ij"))[::-1]
+    base = np.stack(mesh + [np.ones_like(mesh[0])], -1).reshape(1, -1, nd + 1)
+    b = Tensor(base, dtype=theta.dtype, device=theta.device)
+    grid = (b.unsqueeze(-1) * theta.transpose(1, 2).unsqueeze(1)).sum(2)
+    return grid.reshape((size[0],) + size[2:] + (nd,))
+
+
+# ---------------------------------------------------------------------------
+# more pooling
+# ---------------------------------------------------------------------------
+
+
+def max_pool1d_with_indices(
+    x: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """``max_pool1d(..., return_indices=True)``: ``y, idx = F.max_pool1d_with_indices(x, 2)``."""
+    return _max_pool(
+        x, kernel_size, stride, padding, dilation, ceil_mode, 1, "max_pool1d_with_indices", True
+    )
+
+
+def max_pool2d_with_indices(
+    x: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """``max_pool2d(..., return_indices=True)``: the maxima and their flat
+    indices (h * W + w): ``y, idx = F.max_pool2d_with_indices(x, 2)``."""
+    return _max_pool(
+        x, kernel_size, stride, padding, dilation, ceil_mode, 2, "max_pool2d_with_indices", True
+    )
+
+
+def max_pool3d_with_indices(
+    x: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """``max_pool3d(..., return_indices=True)``: ``y, idx = F.max_pool3d_with_indices(x, 2)``."""
+    return _max_pool(
+        x, kernel_size, stride, padding, dilation, ceil_mode, 3, "max_pool3d_with_indices", True
+    )
+
+
+def _lp_pool(x: Tensor, norm_type, kernel_size, stride, ceil_mode, nd: int, name: str) -> Tensor:
+    if isinstance(norm_type, bool) or not isinstance(norm_type, (int, float, np.number)):
+        raise ArgumentError(f"{name}: norm_type must be a number, got {norm_type!r}")
+    if not 0 < norm_type < math.inf:
+        raise ArgumentError(f"{name}: norm_type must be positive and finite, got {norm_type}")
+    kernel = _tuple(kernel_size, nd, f"{name}: kernel_size")
+    xf = x._float()
+    powered = xf * xf if norm_type == 2 else xf**norm_type
+    mean = _avg_pool(powered, kernel, stride, 0, ceil_mode, True, None, nd, name)
+    # PyTorch's: the window mean times the kernel's size (the sum, but for the
+    # windows that ceil_mode cuts), negative sums (odd p) kept signed
+    total = (mean.sign() * mean.abs().relu()) * math.prod(kernel)
+    return total ** (1.0 / norm_type)
+
+
+def lp_pool1d(x: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode=False) -> Tensor:
+    """The p-norm of each window of (N, C, L) or (C, L):
+    ``(sum x^p)^(1/p)``: ``F.lp_pool1d(x, 2, 3, stride=2)``."""
+    return _lp_pool(x, norm_type, kernel_size, stride, ceil_mode, 1, "lp_pool1d")
+
+
+def lp_pool2d(x: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode=False) -> Tensor:
+    """The p-norm of each window of (N, C, H, W) or (C, H, W):
+    ``F.lp_pool2d(x, 2, 2)``."""
+    return _lp_pool(x, norm_type, kernel_size, stride, ceil_mode, 2, "lp_pool2d")
+
+
+def lp_pool3d(x: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode=False) -> Tensor:
+    """The p-norm of each window of (N, C, D, H, W) or (C, D, H, W):
+    ``F.lp_pool3d(x, 2, 2)``."""
+    return _lp_pool(x, norm_type, kernel_size, stride, ceil_mode, 3, "lp_pool3d")
+
+
+def conv_transpose3d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    groups: int = 1,
+    dilation=1,
+) -> Tensor:
+    """Transposed 3-d convolution, weight (in, out / groups, kd, kh, kw):
+    ``F.conv_transpose3d(x, w, stride=2)``."""
+    return _conv_transpose_nd(
+        x, weight, bias, stride, padding, output_padding, groups, dilation, 3, "conv_transpose3d"
+    )
+
+
+# ---------------------------------------------------------------------------
+# embeddings and bilinear forms
+# ---------------------------------------------------------------------------
+
+
+def _renorm_rows(ids: Tensor, weight: Tensor, max_norm: float, norm_type: float) -> None:
+    """PyTorch's ``embedding_renorm_``: the rows of ``weight`` that ``ids`` uses
+    and whose ``norm_type``-norm is above ``max_norm`` scaled (in place) to
+    ``max_norm`` (its ``+ 1e-7`` included)."""
+    v = weight.shape[0]
+    used = (ids.reshape(-1, 1) == Tensor.arange(v, device=weight.device)).any(0)
+    with no_grad():
+        w = weight.detach()
+        norm = w._float().norm(norm_type, dim=1, keepdim=True)
+        scale = max_norm / (norm + 1e-7)
+        big = used.reshape(v, 1) & (norm > max_norm)
+        weight.assign(big.where(w * scale, w).cast(weight.dtype))
+
+
+def _embedding_checks(ids: Tensor, weight: Tensor, padding_idx, name: str) -> int | None:
+    if weight.ndim != 2:
+        raise ArgumentError(f"{name}: weight must be (num_embeddings, dim), got {weight.shape}")
+    if ids.dtype.is_float or ids.dtype.is_bool:
+        raise TypeError(f"{name}: indices must be integers, got {ids.dtype.name}")
+    if padding_idx is None:
+        return None
+    v = weight.shape[0]
+    if isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)):
+        raise ArgumentError(f"{name}: padding_idx must be an int, got {padding_idx!r}")
+    if not -v <= padding_idx < v:
+        raise ArgumentError(
+            f"{name}: padding_idx {padding_idx} must be within num_embeddings ({v})"
+        )
+    return int(padding_idx) % v
+
+
+def embedding(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """Rows of ``weight`` at the integer ``input``: ``F.embedding(ids, table)``.
+    The row ``padding_idx`` gets no gradient; with ``max_norm`` the rows used
+    are first renormalized in place (as PyTorch)."""
+    pad = _embedding_checks(input, weight, padding_idx, "embedding")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not supported")
+    if max_norm is not None:
+        _renorm_rows(input, weight, max_norm, norm_type)
+    rows = weight[input]
+    if pad is not None and weight.requires_grad:
+        rows = (input == pad).unsqueeze(-1).where(rows.detach(), rows)
+    return rows
+
+
+_BAG_MODES = ("sum", "mean", "max")
+
+
+def embedding_bag(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """The sum, mean or max of bags of embedding rows, without the (N, L, dim)
+    lookup: ``input`` (B, L) holds B bags of L indices, or ``input`` (L,) is cut
+    into bags at ``offsets`` (B,) (B + 1 with ``include_last_offset``, the last
+    one the end). Entries equal to ``padding_idx`` are left out, empty bags
+    give zeros, ``per_sample_weights`` (``input``'s shape) scale the rows in
+    ``"sum"`` mode: ``F.embedding_bag(ids, table, offsets, mode="sum")``."""
+    name = "embedding_bag"
+    pad = _embedding_checks(input, weight, padding_idx, name)
+    if mode not in _BAG_MODES:
+        raise ArgumentError(f"{name}: mode must be one of {_BAG_MODES}, got {mode!r}")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError(f"{name}: scale_grad_by_freq and sparse are not supported")
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise ArgumentError(
+                f"{name}: per_sample_weights are only supported for mode='sum', got {mode!r}"
+            )
+        if per_sample_weights.shape != input.shape:
+            raise ArgumentError(
+                f"{name}: per_sample_weights {per_sample_weights.shape} must have the input's "
+                f"shape {input.shape}"
+            )
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ArgumentError(f"{name}: offsets must be None for a 2-d input {input.shape}")
+    elif input.ndim == 1:
+        if offsets is None or offsets.ndim != 1:
+            raise ArgumentError(
+                f"{name}: a 1-d input needs 1-d offsets (where each bag starts), got "
+                f"{None if offsets is None else offsets.shape}"
+            )
+        if offsets.dtype.is_float or offsets.dtype.is_bool:
+            raise TypeError(f"{name}: offsets must be integers, got {offsets.dtype.name}")
+        if include_last_offset and offsets.shape[0] < 1:
+            raise ArgumentError(f"{name}: include_last_offset needs at least one offset")
+        if offsets.node.realized and offsets.shape[0] and int(offsets.numpy()[0]) != 0:
+            raise ArgumentError(
+                f"{name}: offsets[0] must be 0 (the first bag starts at the first index), got "
+                f"{int(offsets.numpy()[0])}"
+            )
+    else:
+        raise ArgumentError(f"{name}: input must be (B, L) or (L,) with offsets, got {input.shape}")
+    if max_norm is not None:
+        _renorm_rows(input, weight, max_norm, norm_type)
+    dt = weight.dtype
+    ids = input.cast(dtypes.int64)
+    rows = weight[ids]  # (B, L, dim) or (L, dim)
+    if input.ndim == 2:  # each row a bag: member[b, l] for its own L entries
+        member = Tensor.ones(*input.shape, dtype=dtypes.bool_, device=weight.device)
+    else:  # member[b, l]: entry l lies in bag b
+        total = input.shape[0]
+        off = offsets.cast(dtypes.int64)
+        nb = off.shape[0] - 1 if include_last_offset else off.shape[0]
+        starts = off[:nb]
+        if include_last_offset:
+            ends = off[1 : nb + 1]
+        else:
+            end = Tensor.full((1,), total, dtypes.int64, weight.device)
+            ends = off[1:].cat(end) if nb > 1 else end[:nb]
+        at = Tensor.arange(total, device=weight.device)
+        member = (starts.unsqueeze(1) <= at) & (at < ends.unsqueeze(1))
+    if pad is not None:
+        member = member & (ids != pad)
+    count = member.cast(dt).sum(-1, keepdim=True)
+    if mode == "max":
+        low = -math.inf if dt.is_float else int(np.iinfo(dt.np).min)
+        if input.ndim == 2:
+            picked = member.unsqueeze(-1).where(rows, low)
+        else:
+            picked = member.unsqueeze(-1).where(rows.unsqueeze(0), low)
+        return (count > 0).where(picked.max(1), 0)
+    w = member.cast(dt)
+    if per_sample_weights is not None:
+        w = w * per_sample_weights.cast(dt)
+    if input.ndim == 2:
+        res = (rows * w.unsqueeze(-1)).sum(1)
+    else:
+        res = w @ rows
+    if mode == "mean":
+        res = res / count.maximum(1)
+    return res
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y[..., o] = input1 @ weight[o] @ input2 + bias[o]`` for inputs (..., in1)
+    and (..., in2), weight (out, in1, in2): ``F.bilinear(a, b, w, bias)``."""
+    if weight.ndim != 3:
+        raise ArgumentError(f"bilinear: weight must be (out, in1, in2), got {weight.shape}")
+    o, i1, i2 = weight.shape
+    if input1.shape[-1:] != (i1,) or input2.shape[-1:] != (i2,):
+        raise ArgumentError(
+            f"bilinear: inputs must end in {i1} and {i2} features (weight {weight.shape}), got "
+            f"{input1.shape} and {input2.shape}"
+        )
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise ArgumentError(
+            f"bilinear: inputs {input1.shape} and {input2.shape} must have the same leading dims"
+        )
+    if bias is not None and bias.shape != (o,):
+        raise ArgumentError(f"bilinear: bias must be ({o},), got {bias.shape}")
+    from mlfuse.tensor import einsum
+
+    y = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return y + bias if bias is not None else y
+
+
+# ---------------------------------------------------------------------------
+# random activations, shuffles and distances
+# ---------------------------------------------------------------------------
+
+
+def gumbel_softmax(
+    logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1
+) -> Tensor:
+    """Softmax of ``(logits + Gumbel noise) / tau`` along ``dim`` (the noise from
+    ``mlfuse.manual_seed``'s generator); ``hard`` gives the one-hot of its argmax
+    with the soft sample's gradient (straight through):
+    ``F.gumbel_softmax(logits, tau=0.5, hard=True)``."""
+    if tau <= 0:
+        raise ArgumentError(f"gumbel_softmax: tau must be positive, got {tau}")
+    if not logits.dtype.is_float:
+        raise TypeError(f"gumbel_softmax: logits must be floating point, got {logits.dtype.name}")
+    d = dim % logits.ndim if logits.ndim and -logits.ndim <= dim < logits.ndim else None
+    if d is None:
+        raise ArgumentError(f"gumbel_softmax: dim {dim} is out of range for {logits.shape}")
+    gumbels = -np.log(_rng(None).exponential(size=logits.shape))
+    noise = Tensor(gumbels, dtype=logits.dtype, device=logits.device)
+    soft = ((logits + noise) / tau).softmax(d)
+    if not hard:
+        return soft
+    k = logits.shape[d]
+    at = Tensor.arange(k, device=logits.device).reshape(
+        tuple(k if i == d else 1 for i in range(logits.ndim))
+    )
+    one_hot = (at == soft.argmax(d, keepdim=True)).cast(soft.dtype)
+    return one_hot - soft.detach() + soft
+
+
+def rrelu(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
+    """Randomized leaky relu: negative inputs times a slope drawn uniformly in
+    ``[lower, upper]`` per element while ``training``, times their mean
+    otherwise: ``F.rrelu(x, training=True)``."""
+    if lower > upper:
+        raise ArgumentError(f"rrelu: lower {lower} must be at most upper {upper}")
+    x = input
+    if training:
+        slope = Tensor(_rng(None).uniform(lower, upper, x.shape), device=x.device)
+        xf = x._float()
+        res = (xf > 0).where(xf, xf * slope.cast(xf.dtype))
+    else:
+        res = x.leaky_relu((lower + upper) / 2)
+    return _maybe_inplace(x, res, inplace, "rrelu")
+
+
+def relu_(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
+    """In-place ``relu``: ``F.relu_(x)`` writes ``max(x, 0)`` into ``x``."""
+    return relu(input, inplace=True)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
+    """In-place ``elu``: ``F.elu_(x)``."""
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa: A002
+    """In-place ``leaky_relu``: ``F.leaky_relu_(x, 0.2)``."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:  # noqa: A002
+    """In-place ``hardtanh``: ``F.hardtanh_(x, -2, 2)``."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
+    """In-place ``selu``: ``F.selu_(x)``."""
+    return selu(input, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
+    """In-place ``celu``: ``F.celu_(x, 0.5)``."""
+    return celu(input, alpha, inplace=True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:  # noqa: A002
+    """In-place ``threshold``: ``F.threshold_(x, 0.1, 0.0)``."""
+    return _maybe_inplace(input, (input > threshold).where(input, value), True, "threshold")
+
+
+def rrelu_(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+) -> Tensor:
+    """In-place ``rrelu``: ``F.rrelu_(x, training=True)``."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def feature_alpha_dropout(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    p: float = 0.5,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
+    """``alpha_dropout`` of whole channels (one draw per (N, C) of (N, C, ...)):
+    ``F.feature_alpha_dropout(x, 0.2, training=True)``."""
+    if not 0 <= p <= 1:
+        raise ArgumentError(f"feature_alpha_dropout: p must be in [0, 1], got {p}")
+    if input.ndim < 2:
+        raise ArgumentError(
+            f"feature_alpha_dropout: input must have at least 2 dims (N, C, ...), got {input.shape}"
+        )
+    shape = input.shape[:2] + (1,) * (input.ndim - 2)
+    return _alpha_dropout(input, p, training, inplace, shape, "feature_alpha_dropout")
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002 - PyTorch's names
+    """Interleave the channels (dim 1) of (N, C, *) from ``groups`` groups:
+    channel ``g * C/groups + i`` goes to ``i * groups + g``:
+    ``F.channel_shuffle(x, 2)``."""
+    x = input
+    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups <= 0:
+        raise ArgumentError(f"channel_shuffle: groups must be a positive int, got {groups!r}")
+    if x.ndim < 3:
+        raise ArgumentError(
+            f"channel_shuffle: input must be (N, C, *) with more than 2 dims, got {x.shape}"
+        )
+    n, c = x.shape[:2]
+    if c % groups:
+        raise ArgumentError(
+            f"channel_shuffle: the channels ({c}) must be divisible by groups ({groups})"
+        )
+    rest = x.shape[2:]
+    y = x.reshape((n, groups, c // groups) + rest).transpose(1, 2)
+    return y.reshape(x.shape)
+
+
+def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
+    """``channel_shuffle`` under its other name: ``F.native_channel_shuffle(x, 2)``."""
+    return channel_shuffle(input, groups)
+
+
+def _p_distance(d: Tensor, p: float, dim: int = -1) -> Tensor:
+    """``||d||_p`` along ``dim`` with PyTorch's distance gradient: zero where the
+    distance is zero (no NaN from the root)."""
+    a = d.abs()
+    if p == 0:
+        return (a != 0).cast(d.dtype).sum(dim)
+    if p == math.inf:
+        return a.max(dim)
+    if p == 1:
+        return a.sum(dim)
+    s = a * a if p == 2 else a**p
+    total = s.sum(dim)
+    pos = total > 0
+    safe = pos.where(total, 1)
+    root = safe.sqrt() if p == 2 else safe ** (1.0 / p)
+    return pos.where(root, 0)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002 - PyTorch's names
+    """The p-norm distances between the rows of (N, M), for each pair i < j in
+    row-major order (N (N - 1) / 2 of them): ``F.pdist(points)``."""
+    if input.ndim != 2:
+        raise ArgumentError(f"pdist: input must be (N, M), got {input.shape}")
+    if p < 0:
+        raise ArgumentError(f"pdist: p must be non-negative, got {p}")
+    n = input.shape[0]
+    i, j = np.triu_indices(n, 1)
+    x = input._float()
+    if not len(i):
+        return Tensor.zeros(0, dtype=x.dtype, device=x.device)
+    a = x[Tensor(i, device=x.device)]
+    b = x[Tensor(j, device=x.device)]
+    return _p_distance(a - b, p)
+
+
+# ---------------------------------------------------------------------------
+# more losses
+# ---------------------------------------------------------------------------
+
+
+def multilabel_margin_loss(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Multi-label hinge loss: for scores (N, C) or (C,) and ``target`` of the
+    same shape holding class indices up to the first -1,
+    ``sum_{j in target, i not in target} max(0, 1 - (x[j] - x[i])) / C``:
+    ``F.multilabel_margin_loss(scores, labels)``."""
+    _deprecated_reduction("multilabel_margin_loss", size_average, reduce)
+    if input.ndim not in (1, 2) or target.shape != input.shape:
+        raise ArgumentError(
+            f"multilabel_margin_loss: input must be (N, C) or (C,) and target the same shape, "
+            f"got {input.shape} and {target.shape}"
+        )
+    if target.dtype.is_float or target.dtype.is_bool:
+        raise TypeError(
+            f"multilabel_margin_loss: target must hold class indices, got {target.dtype.name}"
+        )
+    x = input._float()
+    c = x.shape[-1]
+    if target.node.realized and target.numel():
+        t = target.numpy()
+        if t.min() < -1 or t.max() >= c:
+            raise ArgumentError(
+                f"multilabel_margin_loss: target values must be in [-1, {c - 1}], got "
+                f"{int(t.min())}..{int(t.max())}"
+            )
+    t = target.cast(dtypes.int64)
+    valid = (t < 0).cast(dtypes.int32).cumsum(-1) == 0  # the entries before the first -1
+    classes = Tensor.arange(c, device=x.device)
+    is_target = ((t.unsqueeze(-1) == classes) & valid.unsqueeze(-1)).any(-2)  # (..., C)
+    xj = x.gather(-1, valid.where(t, 0))  # the targets' scores (..., K)
+    h = (1 - xj.unsqueeze(-1) + x.unsqueeze(-2)).relu()  # (..., K, C)
+    keep = valid.unsqueeze(-1) & ~is_target.unsqueeze(-2)
+    loss = keep.where(h, 0).sum((-2, -1)) * (1 / c)
+    return _reduce(loss, reduction, "multilabel_margin_loss")
+
+
+def triplet_margin_with_distance_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    *,
+    distance_function=None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with any ``distance_function``
+    (default ``pairwise_distance``); ``swap`` uses the smaller of d(a, n) and
+    d(p, n): ``F.triplet_margin_with_distance_loss(a, p, n, distance_function=f)``."""
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise ArgumentError(
+            f"triplet_margin_with_distance_loss: anchor {anchor.shape}, positive "
+            f"{positive.shape} and negative {negative.shape} must have the same number of dims"
+        )
+    if margin <= 0:
+        raise ArgumentError(f"triplet_margin_with_distance_loss: margin must be > 0, got {margin}")
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = d_neg.minimum(dist(positive, negative))
+    loss = (margin + d_pos - d_neg).relu()
+    return _reduce(loss, reduction, "triplet_margin_with_distance_loss")
+
+
+def _lengths(v, n: int, what: str, device: str) -> Tensor:
+    """``input_lengths``/``target_lengths`` (a tensor, or ints) as int64 (n,)."""
+    t = v if isinstance(v, Tensor) else Tensor(np.asarray(v, np.int64), device=device)
+    if t.dtype.is_float or t.dtype.is_bool:
+        raise TypeError(f"ctc_loss: {what} must be integers, got {t.dtype.name}")
+    if t.numel() != n or t.ndim > 1:
+        raise ArgumentError(f"ctc_loss: {what} must hold {n} lengths, got shape {t.shape}")
+    return t.reshape(n).cast(dtypes.int64)
+
+
+def _logsumexp_safe(*ts: Tensor) -> Tensor:
+    """``log(sum(exp(t)))`` of same-shape tensors, -inf where all are -inf
+    (with zero, not NaN, gradients there)."""
+    m = ts[0]
+    for t in ts[1:]:
+        m = m.maximum(t)
+    m = m.detach()
+    finite = m > -math.inf
+    m0 = finite.where(m, 0)
+    total = None
+    for t in ts:
+        e = (t - m0).exp()
+        total = e if total is None else total + e
+    assert total is not None
+    pos = total > 0
+    return pos.where(m0 + pos.where(total, 1).log(), -math.inf)
+
+
+def _ctc_forward_backward(lp: Tensor, ext: Tensor, in_len: Tensor, tl: Tensor, blank: int):
+    """CTC's forward and backward variables in log space for log-probabilities
+    ``lp`` (T, N, C) and the blank-interleaved targets ``ext`` (N, 2S + 1): the
+    negative log-likelihoods (N,) and their gradient with respect to ``lp``
+    (T, N, C), ``-sum over the states s labelled c of alpha_t(s) beta_t(s) /
+    (y_t(c) P)``. A loop over T: each step is realized (run, nothing read back),
+    its step number a one-element buffer, so every step runs the kernels the
+    first one compiled."""
+    steps, n, c = lp.shape
+    ext_len = ext.shape[1]
+    dev = lp.device
+    ninf = -math.inf
+    # the emission of each extended label at each step (T, N, 2S + 1)
+    # (the loop's inputs are realized first, so that its kernels read plain buffers
+    # and are the same for any targets of these sizes)
+    emit = lp.gather(2, ext.unsqueeze(0).expand(steps, n, ext_len)).realize()
+    in_len, tl = in_len.realize(), tl.realize()
+    # a label may follow the one two back when it is not blank and differs from it
+    prev2 = ext.pad(((0, 0), (2, 0)), blank).shrink(((0, n), (0, ext_len)))
+    skip = ((ext != blank) & (ext != prev2)).realize()
+    at = Tensor.arange(ext_len, device=dev)
+
+    def shift(v: Tensor, k: int) -> Tensor:  # v[s - k] (k > 0) or v[s + |k|], -inf outside
+        if k > 0:
+            return v.pad(((0, 0), (k, 0)), ninf).shrink(((0, n), (0, ext_len)))
+        return v.pad(((0, 0), (0, -k)), ninf).shrink(((0, n), (-k, ext_len - k)))
+
+    # the step t is data (a one-element buffer), so every step runs the same kernels
+    def step_of(t: int) -> Tensor:
+        return Tensor(np.array([t], np.int64), device=dev)
+
+    def emit_at(tt: Tensor) -> Tensor:
+        return emit.gather(0, tt.reshape(1, 1, 1).expand(1, n, ext_len)).reshape(n, ext_len)
+
+    alphas = []
+    alpha = (at < 2).where(emit[0], ninf).contiguous()
+    alphas.append(alpha)
+    for t in range(1, steps):
+        tt = step_of(t)
+        terms = [alpha, shift(alpha, 1), skip.where(shift(alpha, 2), ninf)]
+        nxt = _logsumexp_safe(*terms) + emit_at(tt)
+        alpha = (in_len > tt).unsqueeze(1).where(nxt, alpha).realize()
+        alphas.append(alpha)
+    last = (2 * tl).unsqueeze(1)
+    end = alpha.gather(1, last.clip(0, ext_len - 1))
+    before = (last > 0).where(alpha.gather(1, (last - 1).clip(0, ext_len - 1)), ninf)
+    nll = -_logsumexp_safe(end, before).reshape(n)
+    # backward variables (emission at t included): from the end states at the last
+    # step of each sample, the transitions reversed
+    nll = nll.realize()
+    ends = (at == last) | (at == last - 1)
+    skip_next = skip.pad(((0, 0), (0, 2)), False).shrink(((0, n), (2, ext_len + 2)))  # s -> s + 2
+    hits = (ext.unsqueeze(-1) == Tensor.arange(c, device=dev)).cast(lp.dtype)  # (N, 2S + 1, C)
+    possible = (nll < math.inf).unsqueeze(1)
+    nll_col = nll.unsqueeze(1)
+    times = Tensor.arange(steps, device=dev).reshape(steps, 1, 1)
+    grad = Tensor.zeros(steps, n, c, dtype=lp.dtype, device=dev)
+    beta = Tensor.full((n, ext_len), ninf, lp.dtype, dev)
+    for t in reversed(range(steps)):
+        tt = step_of(t)
+        e = emit_at(tt)
+        terms = [beta, shift(beta, -1), skip_next.where(shift(beta, -2), ninf)]
+        stepped = _logsumexp_safe(*terms) + e
+        start = ends.where(e, ninf)
+        at_end = (in_len == tt + 1).unsqueeze(1)
+        beta = at_end.where(start, (in_len > tt + 1).unsqueeze(1).where(stepped, ninf))
+        beta = beta.realize()
+        occ = (alphas[t] + beta - e + nll_col).exp()  # (N, 2S + 1)
+        occ = (possible & (occ == occ)).where(occ, 0)  # impossible targets: no gradient
+        g_t = -(occ.unsqueeze(-1) * hits).sum(1)  # (N, C)
+        grad = (times == tt.reshape(1, 1, 1)).where(g_t.unsqueeze(0), grad).realize()
+    return nll, grad
+
+
+def ctc_loss(
+    log_probs: Tensor,
+    targets: Tensor,
+    input_lengths,
+    target_lengths,
+    blank: int = 0,
+    reduction: str = "mean",
+    zero_infinity: bool = False,
+) -> Tensor:
+    """Connectionist temporal classification loss: ``-log`` of the total
+    probability of the alignments of each target with its input, for
+    ``log_probs`` (T, N, C) (log-softmaxed; or (T, C)) and ``targets`` (N, S)
+    padded or 1-d concatenated (``target_lengths`` long each); ``"mean"`` divides
+    each loss by its target length, then averages. The forward variables are a
+    loop of lazy steps over T: ``F.ctc_loss(logp, y, in_lens, y_lens)``."""
+    if log_probs.ndim not in (2, 3):
+        raise ArgumentError(
+            f"ctc_loss: log_probs must be (T, N, C) or (T, C), got {log_probs.shape}"
+        )
+    if targets.dtype.is_float or targets.dtype.is_bool:
+        raise TypeError(f"ctc_loss: targets must hold class indices, got {targets.dtype.name}")
+    unbatched = log_probs.ndim == 2
+    lp = log_probs._float()
+    if unbatched:
+        lp = lp.unsqueeze(1)
+        if targets.ndim == 1:
+            targets = targets.unsqueeze(0)
+    steps, n, c = lp.shape
+    if isinstance(blank, bool) or not isinstance(blank, (int, np.integer)) or not 0 <= blank < c:
+        raise ArgumentError(f"ctc_loss: blank must be a class index in [0, {c}), got {blank!r}")
+    dev = lp.device
+    in_len = _lengths(input_lengths, n, "input_lengths", dev)
+    tl = _lengths(target_lengths, n, "target_lengths", dev)
+    if in_len.node.realized and n and int(in_len.numpy().max()) > steps:
+        raise ArgumentError(
+            f"ctc_loss: input_lengths {in_len.numpy().tolist()} must be at most T = {steps}"
+        )
+    if targets.ndim == 2 and targets.shape[0] == n:
+        s = targets.shape[1]
+        tgt = targets.cast(dtypes.int64)
+        if tl.node.realized and n and int(tl.numpy().max()) > s:
+            raise ArgumentError(
+                f"ctc_loss: target_lengths {tl.numpy().tolist()} must be at most S = {s}"
+            )
+    elif targets.ndim == 1 and not unbatched:
+        # concatenated targets: the layout (the longest target) needs the lengths
+        lens = tl.numpy()
+        if int(lens.sum()) != targets.shape[0]:
+            raise ArgumentError(
+                f"ctc_loss: 1-d targets must hold sum(target_lengths) = {int(lens.sum())} "
+                f"labels, got {targets.shape[0]}"
+            )
+        s = int(lens.max()) if n else 0
+        start = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+        at = np.minimum(start[:, None] + np.arange(s), max(targets.shape[0] - 1, 0))
+        tgt = targets.cast(dtypes.int64)[Tensor(at, device=dev)] if s else None
+    else:
+        raise ArgumentError(
+            f"ctc_loss: targets must be (N, S) or 1-d concatenated with N = {n}, got "
+            f"{targets.shape}"
+        )
+    blanks = Tensor.full((n, 1), blank, dtypes.int64, dev)
+    if s:
+        assert tgt is not None
+        pairs = blanks.expand(n, s).unsqueeze(-1).cat(tgt.unsqueeze(-1), dim=-1)
+        ext = pairs.reshape(n, 2 * s).cat(blanks, dim=1)  # blank, y1, blank, y2, ..., blank
+    else:
+        ext = blanks
+    ext = ext.clip(0, c - 1).realize()
+    lp_const = lp.detach()
+    with no_grad():
+        nll, occupancy = _ctc_forward_backward(lp_const, ext, in_len, tl, blank)
+    # the loss with PyTorch's gradient (d nll / d log_probs = -occupancy, from the
+    # forward and backward variables): value + (lp - lp.detach()) . gradient
+    loss = nll + (occupancy != 0).where((lp - lp_const) * occupancy, 0).sum((0, 2))
+    loss = (in_len == 0).where((tl == 0).where(0.0, math.inf), loss)
+    if zero_infinity:
+        loss = (loss == math.inf).where(0.0, loss)
+    if reduction == "mean":
+        return (loss / tl.maximum(1).cast(loss.dtype)).mean()
+    if unbatched and reduction == "none":
+        return loss.reshape(())
+    return _reduce(loss, reduction, "ctc_loss")

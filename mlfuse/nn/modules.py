@@ -47,6 +47,34 @@ class Module:
     def __call__(self, *args, **kwargs) -> Tensor:
         return self.forward(*args, **kwargs)
 
+    def __setattr__(self, name: str, value) -> None:
+        if isinstance(value, _BufferTensor):  # nn.Buffer: registered, stored as a plain Tensor
+            self._register_buffer_name(name, value.persistent)
+            value = Tensor(value.node)
+        object.__setattr__(self, name, value)
+
+    def _register_buffer_name(self, name: str, persistent: bool) -> None:
+        names = tuple(getattr(self, "_buffers", ()))
+        if name not in names:
+            object.__setattr__(self, "_buffers", names + (name,))
+        off = set(getattr(self, "_non_persistent", ()))
+        off.discard(name) if persistent else off.add(name)
+        object.__setattr__(self, "_non_persistent", frozenset(off))
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Make the attribute ``name`` a buffer: state that is not trained (not in
+        ``parameters()``), in ``state_dict()`` unless ``persistent=False``:
+        ``self.register_buffer("mask", Tensor.ones(4, 4).tril())``."""
+        if not isinstance(name, str) or not name or "." in name:
+            raise KeyError(f"register_buffer: name must be a non-empty string without '.', got "
+                           f"{name!r}")  # fmt: skip
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"register_buffer: {name!r} must be a Tensor or None, got {type(tensor).__name__}"
+            )
+        self._register_buffer_name(name, persistent)
+        object.__setattr__(self, name, tensor)
+
     def children(self) -> list[Module]:
         """The direct sub-modules, in attribute order: ``list(m.children())``."""
         out = []
@@ -106,9 +134,14 @@ class Module:
         ]
 
     def state_dict(self) -> dict[str, Tensor]:
-        """Every parameter and buffer by dotted name (the tensors themselves, as
-        PyTorch): ``np.savez(path, **{k: v.numpy() for k, v in m.state_dict().items()})``."""
-        return dict(self.named_parameters()) | dict(self.named_buffers())
+        """Every parameter and (persistent) buffer by dotted name (the tensors
+        themselves, as PyTorch):
+        ``np.savez(path, **{k: v.numpy() for k, v in m.state_dict().items()})``."""
+        transient = {
+            pre + k for pre, m in self.named_modules() for k in getattr(m, "_non_persistent", ())
+        }
+        buffers = {k: v for k, v in self.named_buffers() if k not in transient}
+        return dict(self.named_parameters()) | buffers
 
     def load_state_dict(self, state, strict: bool = True) -> None:
         """Write ``state`` (name -> Tensor or array, as :meth:`state_dict` names
@@ -256,7 +289,10 @@ class _ConvNd(Module):
 
 class _Conv(_ConvNd):
     def forward(self, x: Tensor) -> Tensor:
-        """The convolution with the layer's settings: ``conv.forward(x)``."""
+        """The convolution with the layer's settings (an unbatched (C, *spatial)
+        input too, as PyTorch): ``conv.forward(x)``."""
+        if x.ndim == self._nd + 1:
+            return self.forward(x.unsqueeze(0)).squeeze(0)
         padding = self.padding
         if self.padding_mode != "zeros":
             p = F._tuple(padding, self._nd, f"{type(self).__name__}: padding")
@@ -308,8 +344,11 @@ class _ConvTranspose(_ConvNd):
         )  # fmt: skip
 
     def forward(self, x: Tensor) -> Tensor:
-        """The transposed convolution with the layer's settings: ``deconv.forward(x)``."""
-        fn = F.conv_transpose1d if self._nd == 1 else F.conv_transpose2d
+        """The transposed convolution with the layer's settings (an unbatched
+        (C, *spatial) input too, as PyTorch): ``deconv.forward(x)``."""
+        if x.ndim == self._nd + 1:
+            return self.forward(x.unsqueeze(0)).squeeze(0)
+        fn = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}[self._nd]
         return fn(
             x, self.weight, self.bias, self.stride, self.padding, self.output_padding,
             self.groups, self.dilation,
@@ -328,6 +367,13 @@ class ConvTranspose2d(_ConvTranspose):
     ``nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1)(x)`` doubles H and W."""
 
     _nd = 2
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """Transposed 3-d convolution with weight (in, out / groups, kd, kh, kw):
+    ``nn.ConvTranspose3d(8, 4, 2, stride=2)(x)`` doubles D, H and W."""
+
+    _nd = 3
 
 
 class LayerNorm(Module):
@@ -463,18 +509,62 @@ class LayerNorm2d(LayerNorm):
         return super().forward(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
 
 
+def _padding_idx(padding_idx, num_embeddings: int, name: str) -> int | None:
+    if padding_idx is None:
+        return None
+    if isinstance(padding_idx, bool) or not isinstance(padding_idx, int):
+        raise ArgumentError(f"{name}: padding_idx must be an int, got {padding_idx!r}")
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise ArgumentError(
+            f"{name}: padding_idx {padding_idx} must be within num_embeddings ({num_embeddings})"
+        )
+    return padding_idx % num_embeddings
+
+
+def _embedding_weight(num, dim, padding_idx, weight, freeze, name) -> Tensor:
+    """PyTorch's embedding table: standard normal with the ``padding_idx`` row
+    zero, or a copy of ``weight``."""
+    if weight is not None:
+        if weight.shape != (num, dim):
+            raise ArgumentError(f"{name}: _weight must be ({num}, {dim}), got {weight.shape}")
+        return Tensor(weight.numpy(), weight.dtype, weight.device, requires_grad=not freeze)
+    w = np.asarray(Tensor.randn(num, dim).numpy())
+    if padding_idx is not None:
+        w = w.copy()
+        w[padding_idx] = 0
+    return Tensor(w, requires_grad=not freeze)
+
+
 class Embedding(Module):
     """A lookup table of ``num_embeddings`` rows of ``embedding_dim`` values
     (initialised standard normal, as PyTorch): ``nn.Embedding(100, 16)(ids)``."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int) -> None:
-        self.num_embeddings = _positive_int(num_embeddings, "Embedding: num_embeddings")
-        self.embedding_dim = _positive_int(embedding_dim, "Embedding: embedding_dim")
-        self.weight = _param(Tensor.randn(num_embeddings, embedding_dim))
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        _freeze: bool = False,
+    ) -> None:
+        name = type(self).__name__
+        self.num_embeddings = _positive_int(num_embeddings, f"{name}: num_embeddings")
+        self.embedding_dim = _positive_int(embedding_dim, f"{name}: embedding_dim")
+        self.padding_idx = _padding_idx(padding_idx, num_embeddings, name)
+        if scale_grad_by_freq or sparse:
+            raise NotImplementedError(f"{name}: scale_grad_by_freq and sparse are not supported")
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.weight = _embedding_weight(
+            num_embeddings, embedding_dim, self.padding_idx, _weight, _freeze, name
+        )
 
     def forward(self, ids: Tensor) -> Tensor:
         """``F.embedding(ids, weight)``: ``emb.forward(ids)``."""
-        return F.embedding(ids, self.weight)
+        return F.embedding(ids, self.weight, self.padding_idx, self.max_norm, self.norm_type)
 
     def _settings(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}"
@@ -727,6 +817,163 @@ class Parameter(metaclass=_ParameterMeta):
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter: data must be a Tensor, got {type(data).__name__}")
         return Tensor(data.numpy(), data.dtype, data.device, requires_grad=requires_grad)
+
+
+class _BufferTensor(Tensor):
+    """What ``nn.Buffer`` makes: a Tensor that a module attribute registers as a buffer."""
+
+    __slots__ = ("persistent",)
+
+
+class _BufferMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, _BufferTensor)
+
+
+class Buffer(metaclass=_BufferMeta):
+    """A copy of ``data`` that, set as a module attribute, is a buffer: state that
+    is not trained (not in ``parameters()``) but is in ``named_buffers()`` and, if
+    ``persistent``, ``state_dict()``; the attribute then holds a plain Tensor (and
+    later Tensors set under that name stay buffers):
+    ``self.running = nn.Buffer(Tensor.zeros(8))``."""
+
+    def __new__(cls, data: Tensor, *, persistent: bool = True) -> Tensor:  # type: ignore[misc]
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Buffer: data must be a Tensor, got {type(data).__name__}")
+        t = _BufferTensor(data.numpy(), data.dtype, data.device)
+        t.persistent = bool(persistent)
+        return t
+
+
+class ParameterList(Module):
+    """A list of parameters, registered (named ``0``, ``1``...) so that
+    ``parameters()`` and ``state_dict()`` see them; a Tensor that is not a
+    parameter is made one (a leaf copy that requires grad), as PyTorch:
+    ``self.scales = nn.ParameterList(Tensor.ones(4) for _ in range(3))``."""
+
+    def __init__(self, values=None) -> None:
+        self._size = 0
+        if values is not None:
+            self.extend(values)
+
+    @staticmethod
+    def _convert(v):
+        return v if not isinstance(v, Tensor) or isinstance(v, Parameter) else Parameter(v)
+
+    def _key(self, i) -> str:
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise TypeError(f"ParameterList: indices must be ints or slices, got {i!r}")
+        if not -self._size <= i < self._size:
+            raise IndexError(f"ParameterList: index {i} is out of range for {self._size} entries")
+        return str(i % self._size)
+
+    def append(self, value) -> ParameterList:
+        """Add ``value`` at the end: ``params.append(Tensor.zeros(3))``."""
+        vars(self)[str(self._size)] = self._convert(value)
+        self._size += 1
+        return self
+
+    def extend(self, values) -> ParameterList:
+        """Add each of ``values`` at the end: ``params.extend([a, b])``."""
+        for v in values:
+            self.append(v)
+        return self
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return ParameterList(vars(self)[str(k)] for k in range(self._size)[i])
+        return vars(self)[self._key(i)]
+
+    def __setitem__(self, i: int, value) -> None:
+        vars(self)[self._key(i)] = self._convert(value)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self):
+        return iter([vars(self)[str(k)] for k in range(self._size)])
+
+    def __iadd__(self, values) -> ParameterList:
+        return self.extend(values)
+
+    def forward(self, *args, **kwargs) -> Tensor:
+        raise NotImplementedError("ParameterList has no forward: iterate over its parameters")
+
+    def _settings(self) -> str:
+        return f"{self._size} entries"
+
+
+class ParameterDict(Module):
+    """Parameters by name, registered (named by their keys) so that
+    ``parameters()`` and ``state_dict()`` see them; a Tensor that is not a
+    parameter is made one, as PyTorch:
+    ``self.bias = nn.ParameterDict({"a": Tensor.zeros(4)})``."""
+
+    def __init__(self, parameters=None) -> None:
+        self._keys: list[str] = []
+        if parameters is not None:
+            self.update(parameters)
+
+    def __setitem__(self, key: str, value) -> None:
+        if not isinstance(key, str) or not key or "." in key or key.startswith("_"):
+            raise KeyError(
+                f"ParameterDict: keys must be non-empty strings without '.' that do not start "
+                f"with '_', got {key!r}"
+            )
+        if hasattr(type(self), key) or key in ("training",):
+            raise KeyError(f"ParameterDict: key {key!r} is the name of a ParameterDict attribute")
+        if key not in self._keys:
+            self._keys.append(key)
+        vars(self)[key] = ParameterList._convert(value)
+
+    def __getitem__(self, key: str):
+        if key not in self._keys:
+            raise KeyError(key)
+        return vars(self)[key]
+
+    def __delitem__(self, key: str) -> None:
+        self.pop(key)
+
+    def pop(self, key: str):
+        """Remove and return the parameter under ``key``: ``params.pop("a")``."""
+        v = self[key]
+        self._keys.remove(key)
+        del vars(self)[key]
+        return v
+
+    def get(self, key: str, default=None):
+        """The parameter under ``key``, or ``default``: ``params.get("a")``."""
+        return vars(self)[key] if key in self._keys else default
+
+    def update(self, parameters) -> None:
+        """Add (or replace) the entries of a mapping or of ``(key, value)`` pairs."""
+        items = parameters.items() if hasattr(parameters, "items") else parameters
+        for k, v in items:
+            self[k] = v
+
+    def keys(self) -> list[str]:
+        """The keys in insertion order: ``list(params.keys())``."""
+        return list(self._keys)
+
+    def values(self) -> list:
+        """The parameters in insertion order."""
+        return [vars(self)[k] for k in self._keys]
+
+    def items(self) -> list[tuple[str, Tensor]]:
+        """``(key, parameter)`` in insertion order: ``for name, p in params.items()``."""
+        return [(k, vars(self)[k]) for k in self._keys]
+
+    def __contains__(self, key) -> bool:
+        return key in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(list(self._keys))
+
+    def forward(self, *args, **kwargs) -> Tensor:
+        raise NotImplementedError("ParameterDict has no forward: index it by key")
 
 
 class Identity(Module):
@@ -1082,11 +1329,14 @@ class _Adaptive(Module):
     _fn = staticmethod(F.adaptive_avg_pool2d)
 
     def __init__(self, output_size, return_indices: bool = False) -> None:
-        F._no_indices(return_indices, type(self).__name__)
         self.output_size = output_size
+        self.return_indices = return_indices
 
-    def forward(self, x: Tensor) -> Tensor:
-        """The pool over PyTorch's adaptive windows: ``pool.forward(x)``."""
+    def forward(self, x: Tensor):
+        """The pool over PyTorch's adaptive windows (and, max pools with
+        ``return_indices``, where the maxima are): ``pool.forward(x)``."""
+        if self.return_indices:
+            return self._fn(x, self.output_size, True)
         return self._fn(x, self.output_size)
 
     def _settings(self) -> str:
@@ -1119,6 +1369,21 @@ class AdaptiveMaxPool2d(_Adaptive):
     """``F.adaptive_max_pool2d``: ``nn.AdaptiveMaxPool2d((7, 7))(x)``."""
 
     _fn = staticmethod(F.adaptive_max_pool2d)
+
+
+class AdaptiveAvgPool3d(_Adaptive):
+    """``F.adaptive_avg_pool3d``: ``nn.AdaptiveAvgPool3d(1)(x)`` is the global average pool."""
+
+    _fn = staticmethod(F.adaptive_avg_pool3d)
+
+    def __init__(self, output_size) -> None:
+        super().__init__(output_size)
+
+
+class AdaptiveMaxPool3d(_Adaptive):
+    """``F.adaptive_max_pool3d``: ``nn.AdaptiveMaxPool3d((2, 4, 4))(x)``."""
+
+    _fn = staticmethod(F.adaptive_max_pool3d)
 
 
 class _ChannelDropout(Module):
@@ -1161,6 +1426,13 @@ class AlphaDropout(_ChannelDropout):
     ``nn.AlphaDropout(0.1)(x)``."""
 
     _fn = staticmethod(F.alpha_dropout)
+
+
+class FeatureAlphaDropout(_ChannelDropout):
+    """``F.feature_alpha_dropout`` (whole channels) while training, the identity in
+    ``eval()``: ``nn.FeatureAlphaDropout(0.1)(x)``."""
+
+    _fn = staticmethod(F.feature_alpha_dropout)
 
 
 class Unflatten(Module):
@@ -1255,6 +1527,43 @@ class ReplicationPad2d(_Pad):
     """Pad the last two dims with copies of their edges: ``nn.ReplicationPad2d(1)(x)``."""
 
     _mode = "replicate"
+
+
+class ZeroPad3d(_Pad):
+    """Pad the last three dims with zeros: ``nn.ZeroPad3d((1, 1, 2, 2, 0, 1))(x)``."""
+
+    _nd = 3
+
+
+class ReflectionPad3d(_Pad):
+    """Pad the last three dims with their reflection: ``nn.ReflectionPad3d(1)(x)``."""
+
+    _nd, _mode = 3, "reflect"
+
+
+class ReplicationPad3d(_Pad):
+    """Pad the last three dims with copies of their edges: ``nn.ReplicationPad3d(1)(x)``."""
+
+    _nd, _mode = 3, "replicate"
+
+
+class CircularPad1d(_Pad):
+    """Pad the last dim by wrapping around (the other end's values):
+    ``nn.CircularPad1d((2, 1))(x)``."""
+
+    _nd, _mode = 1, "circular"
+
+
+class CircularPad2d(_Pad):
+    """Pad the last two dims by wrapping around: ``nn.CircularPad2d(1)(x)``."""
+
+    _mode = "circular"
+
+
+class CircularPad3d(_Pad):
+    """Pad the last three dims by wrapping around: ``nn.CircularPad3d(1)(x)``."""
+
+    _nd, _mode = 3, "circular"
 
 
 class CosineSimilarity(Module):
@@ -1782,20 +2091,472 @@ class Bilinear(Module):
                 f"Bilinear: inputs must end in {self.in1_features} and {self.in2_features} "
                 f"features, got {input1.shape} and {input2.shape}"
             )
-        from mlfuse.tensor import einsum
-
-        y = einsum("...i,oij,...j->...o", input1, self.weight, input2)
-        return y + self.bias if self.bias is not None else y
+        return F.bilinear(input1, input2, self.weight, self.bias)
 
     def _settings(self) -> str:
         return f"{self.in1_features}, {self.in2_features}, {self.out_features}"
 
 
+# ---------------------------------------------------------------------------
+# more pooling, embedding bags, shuffles and losses
+# ---------------------------------------------------------------------------
+
+
+class _LPPool(Module):
+    _nd = 2
+
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+        self.norm_type, self.kernel_size = norm_type, kernel_size
+        self.stride, self.ceil_mode = stride, ceil_mode
+
+    def forward(self, x: Tensor) -> Tensor:
+        """The p-norm of each window: ``pool.forward(x)``."""
+        return F._lp_pool(
+            x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode, self._nd,
+            f"lp_pool{self._nd}d",
+        )  # fmt: skip
+
+    def _settings(self) -> str:
+        return f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}"
+
+
+class LPPool1d(_LPPool):
+    """``F.lp_pool1d`` with fixed settings: ``nn.LPPool1d(2, 3, stride=2)(x)``."""
+
+    _nd = 1
+
+
+class LPPool2d(_LPPool):
+    """``F.lp_pool2d`` with fixed settings: ``nn.LPPool2d(2, 2)(x)``."""
+
+
+class LPPool3d(_LPPool):
+    """``F.lp_pool3d`` with fixed settings: ``nn.LPPool3d(2, 2)(x)``."""
+
+    _nd = 3
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of embedding rows (``F.embedding_bag``), the
+    table initialised standard normal (the ``padding_idx`` row zero):
+    ``nn.EmbeddingBag(1000, 16, mode="sum")(ids, offsets)``."""
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+    ) -> None:
+        name = "EmbeddingBag"
+        self.num_embeddings = _positive_int(num_embeddings, f"{name}: num_embeddings")
+        self.embedding_dim = _positive_int(embedding_dim, f"{name}: embedding_dim")
+        if mode not in F._BAG_MODES:
+            raise ArgumentError(f"{name}: mode must be one of {F._BAG_MODES}, got {mode!r}")
+        if scale_grad_by_freq or sparse:
+            raise NotImplementedError(f"{name}: scale_grad_by_freq and sparse are not supported")
+        self.padding_idx = _padding_idx(padding_idx, num_embeddings, name)
+        self.max_norm, self.norm_type, self.mode = max_norm, norm_type, mode
+        self.include_last_offset = include_last_offset
+        self.weight = _embedding_weight(
+            num_embeddings, embedding_dim, self.padding_idx, _weight, False, name
+        )
+
+    def forward(
+        self,
+        input: Tensor,  # noqa: A002 - PyTorch's names
+        offsets: Tensor | None = None,
+        per_sample_weights: Tensor | None = None,
+    ) -> Tensor:
+        """The bags' reductions: ``bag.forward(ids, offsets)``."""
+        return F.embedding_bag(
+            input, self.weight, offsets, self.max_norm, self.norm_type, False, self.mode, False,
+            per_sample_weights, self.include_last_offset, self.padding_idx,
+        )  # fmt: skip
+
+    def _settings(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"
+
+
+class ChannelShuffle(Module):
+    """``F.channel_shuffle``: ``nn.ChannelShuffle(2)(x)``."""
+
+    def __init__(self, groups: int) -> None:
+        self.groups = _positive_int(groups, "ChannelShuffle: groups")
+
+    def forward(self, x: Tensor) -> Tensor:
+        """The channels interleaved from the groups: ``shuffle.forward(x)``."""
+        return F.channel_shuffle(x, self.groups)
+
+    def _settings(self) -> str:
+        return f"groups={self.groups}"
+
+
+class RReLU(Module):
+    """Randomized leaky relu: slopes drawn in ``[lower, upper]`` while training,
+    their mean in ``eval()``: ``nn.RReLU(0.1, 0.3)(x)``."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
+        if lower > upper:
+            raise ArgumentError(f"RReLU: lower {lower} must be at most upper {upper}")
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``F.rrelu`` in the module's mode: ``act.forward(x)``."""
+        return F.rrelu(x, self.lower, self.upper, self.training, self.inplace)
+
+    def _settings(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}"
+
+
+class UpsamplingNearest2d(Upsample):
+    """Nearest-neighbour upsampling of (N, C, H, W):
+    ``nn.UpsamplingNearest2d(scale_factor=2)(x)``."""
+
+    def __init__(self, size=None, scale_factor=None) -> None:
+        super().__init__(size, scale_factor, "nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Bilinear upsampling of (N, C, H, W) with ``align_corners=True``, as PyTorch:
+    ``nn.UpsamplingBilinear2d(scale_factor=2)(x)``."""
+
+    def __init__(self, size=None, scale_factor=None) -> None:
+        super().__init__(size, scale_factor, "bilinear", align_corners=True)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """``F.multilabel_margin_loss``: ``nn.MultiLabelMarginLoss()(scores, labels)``."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(reduction, size_average, reduce)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        """The loss: ``loss_fn.forward(scores, labels)``."""
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiMarginLoss(_Loss):
+    """``F.multi_margin_loss``: ``nn.MultiMarginLoss(p=2, margin=0.5)(scores, labels)``."""
+
+    def __init__(
+        self,
+        p: int = 1,
+        margin: float = 1.0,
+        weight: Tensor | None = None,
+        size_average=None,
+        reduce=None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(reduction, size_average, reduce)
+        if p not in (1, 2):
+            raise ArgumentError(f"MultiMarginLoss: p must be 1 or 2, got {p!r}")
+        if weight is not None and weight.ndim != 1:
+            raise ArgumentError(f"MultiMarginLoss: weight must be 1-d, got {weight.shape}")
+        self.p, self.margin, self.weight = p, margin, weight
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        """The loss: ``loss_fn.forward(scores, labels)``."""
+        return F.multi_margin_loss(input, target, self.p, self.margin, self.weight, self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """``F.triplet_margin_with_distance_loss``:
+    ``nn.TripletMarginWithDistanceLoss(distance_function=nn.PairwiseDistance(p=1))(a, p, n)``."""
+
+    def __init__(
+        self,
+        *,
+        distance_function=None,
+        margin: float = 1.0,
+        swap: bool = False,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(reduction)
+        if margin <= 0:
+            raise ArgumentError(f"TripletMarginWithDistanceLoss: margin must be > 0, got {margin}")
+        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        """The loss: ``loss_fn.forward(a, pos, neg)``."""
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction,
+        )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------
+# lazy modules: the input size inferred at the first call
+# ---------------------------------------------------------------------------
+
+
+class _LazyModule(Module):
+    """Holds the settings of the module it becomes (``cls_to_become``) at the
+    first call, which builds that module's parameters (PyTorch's initialization,
+    drawn then) for the input's size; the object is then that module. It has no
+    parameters before: make the optimizer after a first call."""
+
+    cls_to_become: type[Module] = Module
+    _size_name = "in_features"
+
+    def __init__(self, *args) -> None:
+        self._lazy_args = args
+        setattr(self, self._size_name, 0)
+
+    def _infer(self, x: Tensor) -> int:
+        raise NotImplementedError
+
+    def has_uninitialized_params(self) -> bool:
+        """True until the first call has built the parameters."""
+        return True
+
+    def initialize_parameters(self, x: Tensor) -> None:
+        """Build the parameters for the input ``x`` and become the regular module."""
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{type(self).__name__}: input must be a Tensor, got {type(x)}")
+        size = self._infer(x)
+        target = self.cls_to_become
+        fresh = target.__new__(target)
+        target.__init__(fresh, size, *self._lazy_args)  # type: ignore[misc]
+        training = self.training
+        vars(self).clear()
+        vars(self).update(vars(fresh))
+        self.__class__ = target
+        self.training = training
+
+    def forward(self, x: Tensor, *args, **kwargs):
+        """The first call: infer the size, build the parameters, run the module."""
+        self.initialize_parameters(x)
+        return self.forward(x, *args, **kwargs)
+
+    def _settings(self) -> str:
+        return f"{self._size_name}=0 (inferred at the first call)"
+
+
+class LazyLinear(_LazyModule):
+    """``nn.Linear`` with ``in_features`` taken from the first input's last dim:
+    ``nn.LazyLinear(8)(x)``."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True) -> None:
+        _positive_int(out_features, "LazyLinear: out_features")
+        super().__init__(out_features, bias)
+        self.out_features = out_features
+
+    def _infer(self, x: Tensor) -> int:
+        if x.ndim < 1:
+            raise ArgumentError(f"LazyLinear: input must have a feature dim, got {x.shape}")
+        return x.shape[-1]
+
+
+class _LazyConv(_LazyModule):
+    _size_name = "in_channels"
+    _nd = 2
+
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+    ) -> None:
+        name = type(self).__name__
+        _positive_int(out_channels, f"{name}: out_channels")
+        _positive_int(groups, f"{name}: groups")
+        F._tuple(kernel_size, self._nd, f"{name}: kernel_size")
+        if padding_mode not in _PAD_MODES:
+            raise ArgumentError(
+                f"{name}: padding_mode must be one of {_PAD_MODES}, got {padding_mode!r}"
+            )
+        super().__init__(out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode)  # fmt: skip
+        self.out_channels = out_channels
+
+    def _infer(self, x: Tensor) -> int:
+        nd = self._nd
+        if x.ndim not in (nd + 1, nd + 2):
+            sp = F._SPATIAL[nd]
+            raise ArgumentError(
+                f"{type(self).__name__}: input must be (N, C, {sp}) or (C, {sp}), got {x.shape}"
+            )
+        return x.shape[0] if x.ndim == nd + 1 else x.shape[1]
+
+
+class _LazyConvTranspose(_LazyConv):
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation=1,
+        padding_mode: str = "zeros",
+    ) -> None:
+        super().__init__(out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode)  # fmt: skip
+        # ConvTranspose's argument order
+        self._lazy_args = (
+            out_channels, kernel_size, stride, padding, output_padding, groups, bias, dilation,
+            padding_mode,
+        )  # fmt: skip
+
+
+class LazyConv1d(_LazyConv):
+    """``nn.Conv1d`` with ``in_channels`` taken from the first input:
+    ``nn.LazyConv1d(16, 3)(x)``."""
+
+    cls_to_become = Conv1d
+    _nd = 1
+
+
+class LazyConv2d(_LazyConv):
+    """``nn.Conv2d`` with ``in_channels`` taken from the first input:
+    ``nn.LazyConv2d(16, 3, padding=1)(x)``."""
+
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConv):
+    """``nn.Conv3d`` with ``in_channels`` taken from the first input:
+    ``nn.LazyConv3d(8, 3)(x)``."""
+
+    cls_to_become = Conv3d
+    _nd = 3
+
+
+class LazyConvTranspose1d(_LazyConvTranspose):
+    """``nn.ConvTranspose1d`` with ``in_channels`` taken from the first input:
+    ``nn.LazyConvTranspose1d(8, 4, stride=2)(x)``."""
+
+    cls_to_become = ConvTranspose1d
+    _nd = 1
+
+
+class LazyConvTranspose2d(_LazyConvTranspose):
+    """``nn.ConvTranspose2d`` with ``in_channels`` taken from the first input:
+    ``nn.LazyConvTranspose2d(8, 4, stride=2, padding=1)(x)``."""
+
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose):
+    """``nn.ConvTranspose3d`` with ``in_channels`` taken from the first input:
+    ``nn.LazyConvTranspose3d(4, 2, stride=2)(x)``."""
+
+    cls_to_become = ConvTranspose3d
+    _nd = 3
+
+
+class _LazyNorm(_LazyModule):
+    _size_name = "num_features"
+    _nd = 1
+
+    def _infer(self, x: Tensor) -> int:
+        if x.ndim < 2:
+            raise ArgumentError(f"{type(self).__name__}: input must be (N, C, ...), got {x.shape}")
+        return x.shape[1]
+
+
+class _LazyBatchNorm(_LazyNorm):
+    def __init__(
+        self,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+    ) -> None:
+        if momentum is None or not 0 <= momentum <= 1:
+            raise ArgumentError(
+                f"{type(self).__name__}: momentum must be in [0, 1], got {momentum!r}"
+            )
+        super().__init__(eps, momentum, affine, track_running_stats)
+
+
+class LazyBatchNorm1d(_LazyBatchNorm):
+    """``nn.BatchNorm1d`` with ``num_features`` taken from the first input's dim 1:
+    ``nn.LazyBatchNorm1d()(x)``."""
+
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyBatchNorm):
+    """``nn.BatchNorm2d`` with ``num_features`` taken from the first input's dim 1:
+    ``nn.LazyBatchNorm2d()(x)``."""
+
+    cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyBatchNorm):
+    """``nn.BatchNorm3d`` with ``num_features`` taken from the first input's dim 1:
+    ``nn.LazyBatchNorm3d()(x)``."""
+
+    cls_to_become = BatchNorm3d
+
+
+class _LazyInstanceNorm(_LazyNorm):
+    def __init__(
+        self,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+    ) -> None:  # PyTorch's lazy defaults: affine, with running statistics
+        super().__init__(eps, momentum, affine, track_running_stats)
+
+    def _infer(self, x: Tensor) -> int:
+        nd = self._nd
+        if x.ndim not in (nd + 1, nd + 2):
+            sp = F._SPATIAL[nd]
+            raise ArgumentError(
+                f"{type(self).__name__}: input must be (N, C, {sp}) or (C, {sp}), got {x.shape}"
+            )
+        return x.shape[0] if x.ndim == nd + 1 else x.shape[1]  # the channels
+
+
+class LazyInstanceNorm1d(_LazyInstanceNorm):
+    """``nn.InstanceNorm1d`` with ``num_features`` taken from the first input's
+    channels: ``nn.LazyInstanceNorm1d(affine=True)(x)``."""
+
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyInstanceNorm):
+    """``nn.InstanceNorm2d`` with ``num_features`` taken from the first input's
+    channels: ``nn.LazyInstanceNorm2d(affine=True)(x)``."""
+
+    cls_to_become = InstanceNorm2d
+    _nd = 2
+
+
+class LazyInstanceNorm3d(_LazyInstanceNorm):
+    """``nn.InstanceNorm3d`` with ``num_features`` taken from the first input's
+    channels: ``nn.LazyInstanceNorm3d()(x)``."""
+
+    cls_to_become = InstanceNorm3d
+    _nd = 3
+
+
 __all__ = [
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
     "AlphaDropout",
     "AvgPool1d",
     "AvgPool2d",
@@ -1807,7 +2568,12 @@ __all__ = [
     "BatchNorm2d",
     "BatchNorm3d",
     "Bilinear",
+    "Buffer",
     "CELU",
+    "ChannelShuffle",
+    "CircularPad1d",
+    "CircularPad2d",
+    "CircularPad3d",
     "ConstantPad1d",
     "ConstantPad2d",
     "ConstantPad3d",
@@ -1816,6 +2582,7 @@ __all__ = [
     "Conv3d",
     "ConvTranspose1d",
     "ConvTranspose2d",
+    "ConvTranspose3d",
     "CosineEmbeddingLoss",
     "CosineSimilarity",
     "CrossEntropyLoss",
@@ -1825,6 +2592,8 @@ __all__ = [
     "Dropout3d",
     "ELU",
     "Embedding",
+    "EmbeddingBag",
+    "FeatureAlphaDropout",
     "Flatten",
     "Fold",
     "GELU",
@@ -1844,8 +2613,24 @@ __all__ = [
     "InstanceNorm3d",
     "KLDivLoss",
     "L1Loss",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
     "LayerNorm",
     "LayerNorm2d",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
+    "LazyLinear",
     "LeakyReLU",
     "Linear",
     "LocalResponseNorm",
@@ -1863,21 +2648,28 @@ __all__ = [
     "Module",
     "ModuleDict",
     "ModuleList",
+    "MultiLabelMarginLoss",
     "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss",
     "NLLLoss",
     "PReLU",
     "PairwiseDistance",
     "Parameter",
+    "ParameterDict",
+    "ParameterList",
     "PixelShuffle",
     "PixelUnshuffle",
     "PoissonNLLLoss",
     "RMSNorm",
+    "RReLU",
     "ReLU",
     "ReLU6",
     "ReflectionPad1d",
     "ReflectionPad2d",
+    "ReflectionPad3d",
     "ReplicationPad1d",
     "ReplicationPad2d",
+    "ReplicationPad3d",
     "SELU",
     "Sequential",
     "SiLU",
@@ -1894,9 +2686,13 @@ __all__ = [
     "Tanhshrink",
     "Threshold",
     "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
     "Unflatten",
     "Unfold",
     "Upsample",
+    "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
     "ZeroPad1d",
     "ZeroPad2d",
+    "ZeroPad3d",
 ]
