@@ -16,6 +16,11 @@ Each such op gets ``{realize = "<reason>"}``:
   a computed source (or a view of a buffer that is not one view) is stored
   first.
 
+Two passes before this one mark values too: split-reduces (``split reduce``:
+the partial results of a long reduce) and push-views (``read through N
+views``: an elementwise value that pushing views would compute once per view,
+past a bound on its reads). Their reasons are kept.
+
 The boundaries that depend on how kernels are formed are decided by
 group-reduces, with the kernel planner: values read by several kernels
 (``read by N kernels``), and reduces that a kernel would otherwise recompute

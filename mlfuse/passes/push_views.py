@@ -11,14 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerType, ModuleOp
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerType, ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from mlfuse.dialects import lazy
 from mlfuse.passes.lazy_canonicalize import ComposeViews, DropIdentityView, FoldViewOfConst
-from mlfuse.passes.utils import has_mask, make_view, rewrite, with_loc
+from mlfuse.passes.utils import REALIZE, has_mask, lazy_funcs, make_view, rewrite, with_loc
 from mlfuse.view import View, ViewStack, merge_views
 
 
@@ -68,13 +69,15 @@ class PushViewThroughElementwise(RewritePattern):
 
     A broadcast stays on a value computed from a reduce: pushed down, it would
     make the reduce's kernel recompute the elementwise epilogue per copy; left
-    here, the scheduler materializes the value or keeps it in one kernel.
+    here, the scheduler materializes the value or keeps it in one kernel. A
+    value marked for materialization (:func:`mark_shared_values`) is read
+    through its views as a buffer.
     """
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: lazy.ViewOp, rewriter: PatternRewriter, /):
         inner = op.input.owner
-        if not isinstance(inner, lazy.ElementwiseOp):
+        if not isinstance(inner, lazy.ElementwiseOp) or REALIZE in inner.attributes:
             return
         stack = op.view.stack
         if broadcasts(stack) and has_reduce(op.input):
@@ -258,13 +261,57 @@ class PushViewThroughScan(RewritePattern):
         rewriter.replace(op, with_loc(lazy.ScanOp(r.scan_kind, x, k), r))
 
 
+def mark_shared_values(f: func.FuncOp, max_reads: int) -> None:
+    """Mark elementwise values that pushing views would compute too many times.
+
+    Pushing views through a value read through ``k`` different views (an
+    unviewed use is one of them) computes it ``k`` times, each copy reading
+    its leaves (buffers, reduces, materialized values) again. Counted as a
+    tree, a value's reads multiply along such sharing: a stencil step that
+    reads the previous step through four shifted views reads the input
+    ``4**n`` times after ``n`` steps. A value with several views and more than
+    ``max_reads`` reads of its own is materialized instead (PyTorch Inductor
+    realizes a pointwise node with several users past 4 reads); its readers
+    then count it as one read, so every kernel stays within a bounded
+    recomputation whatever the depth.
+    """
+    reads: dict[SSAValue, int] = {}
+
+    def count(v: SSAValue) -> int:
+        while isinstance(v.owner, lazy.ViewOp):
+            v = v.owner.input
+        if isinstance(v.owner, lazy.ConstOp):
+            return 0
+        return reads.get(v, 1)
+
+    for o in f.body.walk():
+        if not isinstance(o, lazy.ElementwiseOp) or REALIZE in o.attributes:
+            continue
+        n = min(sum(count(v) for v in o.operands), max_reads + 1)
+        users = [u.operation for u in o.result.uses]
+        views = {u.view.stack for u in users if isinstance(u, lazy.ViewOp)}
+        direct = any(not isinstance(u, lazy.ViewOp) for u in users)
+        seen = len(views) + direct
+        if seen > 1 and n > max_reads:
+            o.attributes[REALIZE] = StringAttr(f"read through {seen} views")
+            n = 1
+        reads[o.result] = n
+
+
 @dataclass(frozen=True)
 class PushViews(ModulePass):
     """Move views through elementwise ops, reduces and scans toward the loads."""
 
     name = "push-views"
 
+    max_reads: int = 4
+    """A value read through several views is materialized past this many reads
+    of its own (see :func:`mark_shared_values`; 0: never)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.max_reads > 0:
+            for f in lazy_funcs(op):
+                mark_shared_values(f, self.max_reads)
         rewrite(
             op,
             [

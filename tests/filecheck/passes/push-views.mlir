@@ -215,3 +215,40 @@ func.func @masked_view_of_reduce(%a: tensor<3x4x5xf32>, %b: tensor<3x4x5xf32>) -
   %4 = lazy.view %3 <[4, 5, 6] strides [20, 5, 1] offset 0 mask [[0, 3], [0, 4], [0, 5]]> : tensor<3x4x5xf32> -> tensor<4x5x6xf32>
   func.return %4 : tensor<4x5x6xf32>
 }
+
+// -----
+
+// A value read through two views (itself and its reverse) with five reads of
+// its own: pushing the reverse through it would read a..e twice. It is
+// materialized instead (Inductor's rule: several users, more than 4 reads),
+// and the view stays on it.
+// CHECK-LABEL: func.func @shared_many_reads
+// CHECK:         %[[S:.*]] = lazy.add %{{.*}}, %{{.*}} {realize = "read through 2 views"} : tensor<8xf32>
+// CHECK-NEXT:    %[[V:.*]] = lazy.view %[[S]] <[8] strides [-1] offset 7>
+// CHECK-NEXT:    %[[R:.*]] = lazy.add %[[S]], %[[V]] : tensor<8xf32>
+// CHECK-NEXT:    func.return %[[R]]
+func.func @shared_many_reads(%a: tensor<8xf32>, %b: tensor<8xf32>, %c: tensor<8xf32>, %d: tensor<8xf32>, %e: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = lazy.add %a, %b : tensor<8xf32>
+  %1 = lazy.add %0, %c : tensor<8xf32>
+  %2 = lazy.add %1, %d : tensor<8xf32>
+  %3 = lazy.add %2, %e : tensor<8xf32>
+  %4 = lazy.view %3 <[8] strides [-1] offset 7> : tensor<8xf32> -> tensor<8xf32>
+  %5 = lazy.add %3, %4 : tensor<8xf32>
+  func.return %5 : tensor<8xf32>
+}
+
+// Four reads (constants count none): the reverse is pushed to the loads.
+// CHECK-LABEL: func.func @shared_few_reads
+// CHECK-NOT:     realize
+// CHECK:         lazy.view %{{.*}} <[8] strides [-1] offset 7>
+// CHECK:         func.return
+func.func @shared_few_reads(%a: tensor<8xf32>, %b: tensor<8xf32>, %c: tensor<8xf32>, %d: tensor<8xf32>) -> tensor<8xf32> {
+  %k = lazy.const 2.0 : tensor<8xf32>
+  %0 = lazy.add %a, %b : tensor<8xf32>
+  %1 = lazy.add %0, %c : tensor<8xf32>
+  %2 = lazy.add %1, %d : tensor<8xf32>
+  %3 = lazy.mul %2, %k : tensor<8xf32>
+  %4 = lazy.view %3 <[8] strides [-1] offset 7> : tensor<8xf32> -> tensor<8xf32>
+  %5 = lazy.add %3, %4 : tensor<8xf32>
+  func.return %5 : tensor<8xf32>
+}
