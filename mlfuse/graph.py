@@ -34,7 +34,7 @@ from mlfuse import dtypes
 from mlfuse.dtypes import DType
 from mlfuse.targets import Buffer, get_target
 from mlfuse.utils import debug_level, postorder
-from mlfuse.view import View
+from mlfuse.view import View, ViewStack
 
 Shape = tuple[int, ...]
 
@@ -154,6 +154,10 @@ class Node:
         _transfers.discard(self)
         for s in self.srcs:
             s.readers -= 1
+        if buffer.base is not None:  # a window (an output viewing an input): its base
+            v = view if view is not None else View.create(self.shape)
+            view = View.create(v.shape, v.strides, v.offset + buffer.base_offset, v.mask)
+            buffer = buffer.base
         if view is not None and view.contiguous and buffer.size == view.size:
             view = None  # the whole buffer, row-major
         self.op, self.srcs, self.arg, self.key = "buffer", (), None, None
@@ -370,6 +374,7 @@ class Graph:
     nodes: list[Node]  # sources first
     args: list[Node]  # realized inputs
     buffers: list[Buffer]  # their distinct buffers, in argument order
+    windows: list[tuple[int, int] | None]  # per buffer: the part read (start, size); None: all
     outputs: list[Node]
     key: tuple  # the structure (equal keys: equal programs)
     device: str
@@ -396,10 +401,18 @@ def collect(outputs: Sequence[Node]) -> Graph:
             slot[id(n.buffer)] = len(buffers)
             buffers.append(n.buffer)  # type: ignore[arg-type]
     copies = copy_on_write(nodes, outputs)
+    windows = input_windows(nodes, args, buffers, slot, device)
     struct = tuple(
         ("realized const", exact_key(n.arg), n.shape, n.dtype.name)
         if n.realized and n.arg is not None
-        else ("arg", slot[id(n.buffer)], n.buffer.size, n.shape, n.dtype.name, n.view)  # type: ignore[union-attr]
+        else (
+            "arg",
+            slot[id(n.buffer)],
+            _window_size(n.buffer, windows[slot[id(n.buffer)]]),  # type: ignore[arg-type]
+            n.shape,
+            n.dtype.name,
+            arg_view(n, windows[slot[id(n.buffer)]]),
+        )
         if n.realized
         else (
             "assign-copy" if id(n) in copies else n.op,
@@ -423,7 +436,65 @@ def collect(outputs: Sequence[Node]) -> Graph:
         form = (device, tuple(form_struct), key[2])
     else:
         form = key
-    return Graph(nodes, args, buffers, list(outputs), key, device, copies, form, scalars)
+    return Graph(nodes, args, buffers, windows, list(outputs), key, device, copies, form, scalars)
+
+
+def input_windows(
+    nodes: Sequence[Node],
+    args: Sequence[Node],
+    buffers: Sequence[Buffer],
+    slot: dict[int, int],
+    device: str,
+) -> list[tuple[int, int] | None]:
+    """The part of each input buffer a graph reads, as ``(start, size)``, or
+    None to pass the whole buffer.
+
+    A graph reading a slice of a realized tensor (``x[i]``, a batch
+    ``X[i * b:(i + 1) * b]``, step ``t`` of a sequence) is compiled for the
+    elements it reads, seen through views relative to the slice's start, and
+    runs on a window of the buffer there (:meth:`Target.window`): the next
+    slice of the same shape is the same program, not a new compile. The start
+    is rounded down to the target's ``window_alignment``, so vector accesses
+    keep the alignment they have in the whole buffer. Buffers the graph
+    assigns are passed whole."""
+    target = get_target(device)
+    align = target.window_alignment
+    out: list[tuple[int, int] | None] = [None] * len(buffers)
+    if align is None:
+        return out
+    ranges: dict[int, tuple[int, int]] = {}
+    whole: set[int] = set()
+    for n in nodes:
+        t = n.srcs[0] if n.op == "assign" else None
+        if t is not None and t.realized and t.arg is None:
+            whole.add(slot[id(t.buffer)])
+    for n in args:
+        i = slot[id(n.buffer)]
+        r = (0, n.buffer.size - 1) if n.view is None else n.view.offset_range()  # type: ignore[union-attr]
+        if r is not None:
+            lo, hi = ranges.get(i, r)
+            ranges[i] = (min(lo, r[0]), max(hi, r[1]))
+    for i, (lo, hi) in ranges.items():
+        b = buffers[i]
+        step = max(align // b.dtype.itemsize, 1)
+        lo = lo // step * step
+        if i not in whole and (lo > 0 or hi + 1 < b.size):
+            out[i] = (lo, hi + 1 - lo)
+    return out
+
+
+def _window_size(b: Buffer, w: tuple[int, int] | None) -> int:
+    return b.size if w is None else w[1]
+
+
+def arg_view(n: Node, w: tuple[int, int] | None) -> View | None:
+    """The view through which realized node ``n`` reads its buffer's window
+    ``w`` (None: the whole window, row-major)."""
+    if w is None:
+        return n.view
+    v = n.view if n.view is not None else View.create(n.shape)
+    v = View.create(v.shape, v.strides, v.offset - w[0], v.mask)
+    return None if v.contiguous and v.size == w[1] else v
 
 
 def copy_on_write(nodes: Sequence[Node], outputs: Sequence[Node]) -> set[int]:
@@ -447,16 +518,26 @@ def copy_on_write(nodes: Sequence[Node], outputs: Sequence[Node]) -> set[int]:
         t = a.srcs[0]
         if t.realized:
             per_buffer[id(t.buffer)] = per_buffer.get(id(t.buffer), 0) + 1
+    # other realized nodes of this realize on a target's buffer (views of it,
+    # see fold_views): they read the target's old value as a lazy view would
+    targets: dict[int, frozenset[int]] = {}  # id(buffer) -> ids of the targets on it
+    for a in assigns:
+        t = a.srcs[0]
+        if t.realized:
+            targets[id(t.buffer)] = targets.get(id(t.buffer), frozenset()) | {id(t)}
+    sharers: dict[int, list[Node]] = {}
+    for n in nodes:
+        if n.realized and n.arg is None and id(n.buffer) in targets:
+            sharers.setdefault(id(n.buffer), []).append(n)
     # which targets' old values each node reads (transitively, not through their
     # assigns), and which assigns it reads the new values of
-    watched = {id(a.srcs[0]) for a in assigns}
     assigning = {id(a) for a in assigns}
     reads: dict[int, frozenset[int]] = {}
     after: dict[int, frozenset[int]] = {}
     observed: set[int] = set()
     both: set[int] = set()  # targets some node needs before and after their assign
     for n in nodes:
-        r = frozenset({id(n)}) & watched if n.realized else frozenset()
+        r = targets.get(id(n.buffer), frozenset()) if n.realized else frozenset()
         w: frozenset[int] = frozenset()  # assigns whose results n reads
         for s in n.srcs:
             if id(s) not in assigning:
@@ -472,13 +553,13 @@ def copy_on_write(nodes: Sequence[Node], outputs: Sequence[Node]) -> set[int]:
     copies = set()
     for a in assigns:
         t = a.srcs[0]
+        views = sharers.get(id(t.buffer), []) if t.realized else []
         in_place = (
             t.realized
             and t.arg is None  # a realized constant is not an argument
             and t.view is None
-            and t.refs == 0
-            and t.readers == inside.get(id(t), 0)
-            and buffer_users(t.buffer) == 1  # type: ignore[arg-type]
+            and all(v.refs == 0 and v.readers == inside.get(id(v), 0) for v in views)
+            and buffer_users(t.buffer) == len(views)  # type: ignore[arg-type]
             and per_buffer[id(t.buffer)] == 1
             and id(t) not in observed
             and id(t) not in both  # one kernel cannot run both before and after it
@@ -586,9 +667,9 @@ _UNARY, _BINARY, _MOVEMENT = _tables()
 
 def to_module(g: Graph) -> ModuleOp:
     """One ``func.func @main`` computing ``g.outputs``; its arguments are
-    ``g.buffers``. A buffer read by one node as a whole is an argument of that
-    node's shape; otherwise the argument is flat and each node reads it through
-    its view (a ``lazy.view``)."""
+    ``g.buffers`` (their windows, ``g.windows``). A buffer read by one node as
+    a whole is an argument of that node's shape; otherwise the argument is flat
+    and each node reads it through its view (a ``lazy.view``)."""
     from mlfuse.dialects import lazy
     from mlfuse.passes.utils import name_loc
     from mlfuse.view import ViewStack
@@ -597,9 +678,21 @@ def to_module(g: Graph) -> ModuleOp:
     readers: dict[int, list[Node]] = {}
     for n in g.args:
         readers.setdefault(slot[id(n.buffer)], []).append(n)
-    whole = {i: ns[0] for i, ns in readers.items() if len(ns) == 1 and ns[0].view is None}
+    views = {id(n): arg_view(n, g.windows[slot[id(n.buffer)]]) for n in g.args}
+    # an assign in place writes its target's argument itself; other nodes on
+    # that buffer (views of it) read the argument through their views
+    in_place = {id(n.srcs[0]) for n in g.nodes if n.op == "assign" and id(n) not in g.copies}
+    whole: dict[int, Node] = {}
+    for i, ns in readers.items():
+        target = next((n for n in ns if id(n) in in_place), None)
+        if target is not None:
+            whole[i] = target
+        elif len(ns) == 1 and views[id(ns[0])] is None:
+            whole[i] = ns[0]
     types = [
-        lazy.tensor_type(whole[i].shape if i in whole else (b.size,), b.dtype.ir())
+        lazy.tensor_type(
+            whole[i].shape if i in whole else (_window_size(b, g.windows[i]),), b.dtype.ir()
+        )
         for i, b in enumerate(g.buffers)
     ]
     block = Block(arg_types=types)
@@ -611,10 +704,10 @@ def to_module(g: Graph) -> ModuleOp:
             op = lazy.ConstOp(n.arg, lazy.tensor_type(n.shape, n.dtype.ir()))
         elif n.realized:
             i = slot[id(n.buffer)]
-            if i in whole:
+            if whole.get(i) is n:
                 value[id(n)] = block.args[i]
                 continue
-            view = n.view if n.view is not None else View.create(n.shape)
+            view = views[id(n)] or View.create(n.shape)
             op = lazy.ViewOp.build(block.args[i], ViewStack((view,)))
         elif n.op in ("detach", "derivative"):  # the same value: no op
             value[id(n)] = value[id(n.srcs[0])]
@@ -734,6 +827,7 @@ class Run:
     inputs: list[Buffer]
     outputs: list  # runtime.executor.Result
     copied_assigns: bool  # an assign wrote a new buffer instead of its target's
+    windows: list[tuple[int, int] | None]  # the part of each input read (see input_windows)
 
 
 _recording: list[Run] | None = None
@@ -783,8 +877,40 @@ def realize(nodes: Sequence[Node]) -> None:
         _realize_on([n for n in pending if n.device == device and not n.realized])
 
 
+def fold_views(pending: Sequence[Node]) -> None:
+    """Realize each movement op of a realized tensor as a view of its buffer.
+
+    ``x[i]``, ``x.T`` or ``x.reshape(...)`` of a realized ``x`` is what numpy
+    and PyTorch make it: the same memory, another view (when one view without
+    a mask expresses it; a pad or a reshape that needs a stack stays lazy).
+    The programs that read it then see a realized input read through a view,
+    and :func:`input_windows` can compile them for the part they read. An
+    assign's target stays as it is (a write through a view is the front end's
+    business)."""
+    nodes = toposort(pending)
+    targets = {id(n.srcs[0]) for n in nodes if n.op == "assign"}
+    for n in nodes:
+        if n.op not in MOVEMENT or n.op == "pad" or id(n) in targets:
+            continue
+        s = n.srcs[0]
+        if not s.realized or s.arg is not None:
+            continue
+        stack = _MOVEMENT[n.op].transform(
+            ViewStack((s.view if s.view is not None else View.create(s.shape),)), n.arg
+        )
+        if len(stack.views) == 1 and stack.top.mask is None:
+            n.become(s.buffer, stack.top)  # type: ignore[arg-type]
+
+
+def to_compute(nodes: Sequence[Node]) -> list[Node]:
+    """The nodes of ``nodes`` a program must compute once views are folded."""
+    fold_views([n for n in nodes if not n.realized])
+    return [n for n in nodes if not n.realized]
+
+
 def _realize_on(pending: list[Node]) -> None:
     """Compute ``pending`` (unrealized nodes of one device, no copies between devices)."""
+    pending = to_compute(pending)
     if not pending:
         return
     g = with_dynamic_scalars(collect(pending))
@@ -794,9 +920,9 @@ def _realize_on(pending: list[Node]) -> None:
     if debug_level() >= 2:
         items = {it.name: it for it in c.items}  # type: ignore[attr-defined]
         trace = lambda launch, run: _trace(launch, run, items.get(launch.name))  # noqa: E731
-    outs = c.program.run(g.buffers, trace=trace)  # type: ignore[attr-defined]
+    outs = c.program.run(g.buffers, trace=trace, windows=g.windows)  # type: ignore[attr-defined]
     if _recording is not None:  # mlfuse.jit is capturing
-        _recording.append(Run(c.program, list(g.buffers), outs, bool(g.copies)))  # type: ignore[attr-defined]
+        _recording.append(Run(c.program, list(g.buffers), outs, bool(g.copies), g.windows))  # type: ignore[attr-defined]
     if trace is not None:
         for line in c.items.not_fused:  # type: ignore[attr-defined]
             print(f"mlfuse: not fused: {line}", file=sys.stderr)

@@ -6260,7 +6260,7 @@ def schedule(*tensors: Tensor):
     """
     from mlfuse.driver import Schedule
 
-    nodes = [t.node for t in tensors if not t.node.realized]
+    nodes = graph.to_compute([t.node for t in tensors])
     if not nodes:
         return Schedule()
     g = graph.with_dynamic_scalars(graph.collect(nodes))
@@ -6269,7 +6269,7 @@ def schedule(*tensors: Tensor):
 
 def schedule_ir(*tensors: Tensor) -> str:
     """The kernel-dialect module (kernels and schedule) realizing ``tensors``."""
-    nodes = [t.node for t in tensors if not t.node.realized]
+    nodes = graph.to_compute([t.node for t in tensors])
     if not nodes:
         return ""
     g = graph.with_dynamic_scalars(graph.collect(nodes))
@@ -6278,7 +6278,7 @@ def schedule_ir(*tensors: Tensor) -> str:
 
 def lazy_ir(*tensors: Tensor) -> str:
     """The lazy-dialect function ``tensors`` would be compiled from."""
-    nodes = [t.node for t in tensors if not t.node.realized]
+    nodes = graph.to_compute([t.node for t in tensors])
     return str(graph.to_module(graph.collect(nodes))) if nodes else ""
 
 

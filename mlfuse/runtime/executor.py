@@ -118,15 +118,26 @@ class Program:
         self,
         inputs: Sequence[Buffer],
         trace: Callable[[Launch, Callable[[], None]], None] | None = None,
+        windows: Sequence[tuple[int, int] | None] | None = None,
     ) -> list[Result]:
         """Run the schedule on ``inputs``; see :class:`Result` for the outputs.
 
         ``trace(launch, run)``, if given, is called instead of each launch and
         must call ``run()`` (which launches and waits for the kernel).
+        ``windows[i]``, if not None, is the part ``(start, size)`` of input
+        ``i`` the schedule reads (:meth:`Target.window`); an output that is a
+        view of such an input comes back as a view of the window (its
+        ``base``).
         """
         target = self.target
         if len(inputs) != self.num_inputs:
             raise ValueError(f"expected {self.num_inputs} input buffers, got {len(inputs)}")
+        if windows is not None:
+            if len(windows) != len(inputs):
+                raise ValueError(f"expected {len(inputs)} input windows, got {len(windows)}")
+            inputs = [
+                x if w is None else target.window(x, w[0], w[1]) for x, w in zip(inputs, windows)
+            ]
         bufs: list[Buffer | None] = [None] * self.num_slots
         for i, (x, (n, dt)) in enumerate(zip(inputs, self.input_types)):
             if x.device != target.name or x.dtype != dt or x.size != n:

@@ -153,7 +153,7 @@ class Jit:
                     "read later); a replay would not update that tensor. Let go of the old "
                     "value (or use the function without jit)"
                 )
-            recorded.append((run.program, [source(b) for b in run.inputs]))
+            recorded.append((run.program, [source(b) for b in run.inputs], run.windows))
             for k, r in enumerate(run.outputs):
                 made.setdefault(id(r.buffer), ("out", j, k))
         returns = []
@@ -178,8 +178,8 @@ class Jit:
                 return produced[src[1]][src[2]].buffer
             return src[1]
 
-        for program, sources in cap.runs:
-            produced.append(program.run([buffer(s) for s in sources]))
+        for program, sources, windows in cap.runs:
+            produced.append(program.run([buffer(s) for s in sources], windows=windows))
         out = []
         for src, view, const, shape, dtype, device in cap.returns:
             if src[0] == "out":

@@ -42,12 +42,16 @@ class Buffer:
     view of the buffer belong to the front end.
     """
 
-    __slots__ = ("device", "size", "dtype")
+    __slots__ = ("device", "size", "dtype", "base", "base_offset")
 
     def __init__(self, device: str, size: int, dtype: DType):
         self.device = device
         self.size = size
         self.dtype = dtype
+        self.base: Buffer | None = None
+        """For a window (:meth:`Target.window`): the buffer whose memory it is."""
+        self.base_offset = 0
+        """For a window: the element of ``base`` at which it starts."""
 
     @property
     def nbytes(self) -> int:
@@ -214,6 +218,25 @@ class Target(ABC):
         short for the target's vectors, the product vectorizes over the channels
         instead, which needs them contiguous."""
         return False
+
+    window_alignment: ClassVar[int | None] = None
+    """Bytes to which :meth:`window` rounds a window's start down (the alignment
+    of the target's allocations, so code sees the alignment it would see in the
+    whole buffer); None: the target has no windows."""
+
+    def window(self, buf: Buffer, offset: int, size: int) -> Buffer:
+        """A buffer of ``size`` elements aliasing ``buf`` from element ``offset``
+        on (its ``base`` is ``buf``). A program reading only part of an input is
+        compiled for that part, so the same program runs on every part of the
+        same shape (a batch of a dataset, a step of a sequence). A window lives
+        while the program that reads it runs; it is never freed."""
+        raise NotImplementedError(f"target '{self.name}' has no buffer windows")
+
+    def _window_of(self, buf: Buffer, offset: int, size: int) -> None:
+        if offset < 0 or size < 0 or offset + size > buf.size:
+            raise ValueError(
+                f"window [{offset}, {offset + size}) does not fit in {buf!r} ({buf.size} elements)"
+            )
 
     def share(self, buf: Buffer) -> np.ndarray | None:
         """``buf``'s memory as a flat host array that aliases it, for zero-copy

@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import ModuleOp
 from mlfuse import dtypes
 from mlfuse.dtypes import DType
 from mlfuse.targets import Buffer, CompiledKernel, Target
-from mlfuse.targets.cpu.buffer import CpuBuffer
+from mlfuse.targets.cpu.buffer import ALIGN, CpuBuffer
 from mlfuse.targets.cpu.threads import CpuKernel
 
 
@@ -205,6 +205,14 @@ class CpuTarget(Target):
         buf = CpuBuffer.empty(array.size, dt, self.name)
         np.copyto(buf.host(), np.asarray(array).reshape(-1))
         return buf
+
+    window_alignment = ALIGN
+
+    def window(self, buf: Buffer, offset: int, size: int) -> CpuBuffer:
+        self._window_of(buf, offset, size)
+        w = CpuBuffer(self._mine(buf, "window").host()[offset : offset + size], self.name)
+        w.base, w.base_offset = buf, offset
+        return w
 
     def share(self, buf: Buffer) -> np.ndarray:
         cb = self._mine(buf, "share")

@@ -430,6 +430,14 @@ class CudaSimTarget(Target):
         self._mine(buf, "free")
         buf.array = None  # type: ignore[attr-defined]
 
+    window_alignment = 256  # as the CUDA target's
+
+    def window(self, buf: Buffer, offset: int, size: int) -> SimBuffer:
+        self._window_of(buf, offset, size)
+        w = SimBuffer(self.name, self._mine(buf, "window")[offset : offset + size], buf.dtype)
+        w.base, w.base_offset = buf, offset
+        return w
+
     def from_numpy(self, array: np.ndarray) -> SimBuffer:
         host = np.array(array).reshape(-1)
         return SimBuffer(self.name, host, dtypes.from_numpy(host.dtype))

@@ -184,6 +184,16 @@ class CudaTarget(Target):
         else:
             self.driver.free(ptr)
 
+    window_alignment = 256
+    """cuMemAlloc's alignment: a window starts where an allocation could."""
+
+    def window(self, buf: Buffer, offset: int, size: int) -> CudaBuffer:
+        self._window_of(buf, offset, size)
+        b = self._mine(buf, "window")
+        w = CudaBuffer(self.name, size, b.dtype, b.ptr + offset * b.dtype.itemsize)  # type: ignore[operator]
+        w.base, w.base_offset = buf, offset
+        return w
+
     def from_numpy(self, array: np.ndarray) -> CudaBuffer:
         host = np.ascontiguousarray(array).reshape(-1)
         buf = self.alloc(host.size, dtypes.from_numpy(host.dtype))
