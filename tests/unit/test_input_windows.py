@@ -140,3 +140,14 @@ def test_an_assign_keeps_a_held_view_of_its_target():
     x.assign(x + 1).realize()
     np.testing.assert_array_equal(x.numpy(), a + 1)
     np.testing.assert_array_equal(t.numpy(), a.T)
+
+
+def test_batches_on_the_simulated_gpu_share_one_program():
+    data = np.random.default_rng(3).standard_normal((8, 64)).astype(np.float32)
+    X = Tensor(data, device="cuda_sim").realize()
+    (X[0:2] * 2).sum(1).numpy()
+    before = programs()
+    for i in range(2, 8, 2):  # 2 rows of 64 floats: starts on 512-byte boundaries
+        got = (X[i : i + 2] * 2).sum(1).numpy()
+        np.testing.assert_allclose(got, (data[i : i + 2] * 2).sum(1), rtol=1e-5)
+    assert programs() == before
