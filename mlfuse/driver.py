@@ -310,7 +310,7 @@ class _BufferNames:
     def _source(self, v: SSAValue) -> SSAValue:
         from xdsl.dialects import memref
 
-        while isinstance(v.owner, memref.ReinterpretCastOp):
+        while isinstance(v.owner, (memref.ReinterpretCastOp, kernel.WindowOp)):
             v = v.owner.source
         return v
 
@@ -368,10 +368,13 @@ def explain(module: ModuleOp) -> Schedule:
 
 
 def kernel_key(k: kernel.FuncOp) -> str:
-    """The kernel's text without its name and annotations (equal kernels compile once)."""
+    """The kernel's text without its name, annotations and value names (equal
+    kernels compile once)."""
     c = k.clone()
     c.attributes.clear()
     c.sym_name = StringAttr("kernel")
+    for a in c.body.block.args:
+        a.name_hint = None
     return str(c)
 
 

@@ -154,7 +154,7 @@ class Node:
         _transfers.discard(self)
         for s in self.srcs:
             s.readers -= 1
-        if buffer.base is not None:  # a window (an output viewing an input): its base
+        while buffer.base is not None:  # a window (an output viewing an input): its base
             v = view if view is not None else View.create(self.shape)
             view = View.create(v.shape, v.strides, v.offset + buffer.base_offset, v.mask)
             buffer = buffer.base

@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
     SymbolRefAttr,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Data, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
@@ -795,6 +796,74 @@ class FreeOp(IRDLOperation):
         printer.print_attribute(self.buffer.type)
 
 
+@irdl_op_definition
+class WindowOp(IRDLOperation):
+    """Elements ``[offset, offset + n)`` of a buffer, as a buffer of ``n`` elements
+    that aliases them (no copy), for a launch that reads only that part:
+    ``%w = kernel.window %b [32] : memref<128xf32> -> memref<16xf32>``. Kernels
+    that differ only in where they read a buffer become one kernel on windows
+    (``window-kernel-inputs``). A window is never freed; its source lives at
+    least as long."""
+
+    name = "kernel.window"
+    source = operand_def(MemRefType)
+    offset = prop_def(IntegerAttr)
+    result = result_def(MemRefType)
+
+    def __init__(self, source: SSAValue, offset: int, size: int):
+        t = source.type
+        assert isinstance(t, MemRefType)
+        super().__init__(
+            operands=[source],
+            properties={"offset": IntegerAttr(offset, i64)},
+            result_types=[MemRefType(t.element_type, [size])],
+        )
+
+    @property
+    def start(self) -> int:
+        return self.offset.value.data
+
+    def verify_(self) -> None:
+        src = _check_buffer(self, self.source.type, "source")
+        res = _check_buffer(self, self.result.type, "result")
+        if src.element_type != res.element_type:
+            raise VerifyException(
+                f"kernel.window: element type {res.element_type} differs from the source's "
+                f"{src.element_type}"
+            )
+        n, size = res.get_shape()[0], src.get_shape()[0]
+        if self.start < 0 or self.start + n > size:
+            raise VerifyException(
+                f"kernel.window: elements [{self.start}, {self.start + n}) are not inside the "
+                f"source's {size}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WindowOp:
+        b = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        offset = parser.parse_integer()
+        parser.parse_punctuation("]")
+        parser.parse_punctuation(":")
+        src = parser.parse_type()
+        parser.parse_punctuation("->")
+        res = parser.parse_type()
+        if not isinstance(src, MemRefType) or not isinstance(res, MemRefType):
+            parser.raise_error("kernel.window: expected memref types")
+        op = cls(parser.resolve_operand(b, src), offset, res.get_shape()[0])
+        if op.result.type != res:
+            parser.raise_error(f"kernel.window: a window of {src} is a {op.result.type}, not {res}")
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        printer.print_string(f" [{self.start}] : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+
 _symbols: weakref.WeakKeyDictionary[Operation, dict[str, Operation]] = weakref.WeakKeyDictionary()
 
 
@@ -1015,6 +1084,7 @@ Kernel = Dialect(
         ConstantOp,
         FreeOp,
         LaunchOp,
+        WindowOp,
     ],
     [PlanAttr],
 )

@@ -49,6 +49,12 @@ def _plan_memory():
     return PlanMemory
 
 
+def _window_kernel_inputs():
+    from mlfuse.passes.window_kernel_inputs import WindowKernelInputs
+
+    return WindowKernelInputs
+
+
 def _expand_math():
     from mlfuse.passes.expand_math import ExpandMath
 
@@ -118,6 +124,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "group-reduces": _group_reduces,
     "outline-kernels": _outline_kernels,
     "plan-memory": _plan_memory,
+    "window-kernel-inputs": _window_kernel_inputs,
     "legalize-float-types": _legalize_float_types,
     "expand-math": _expand_math,
     "merge-sums": _merge_sums,
@@ -136,8 +143,10 @@ LAZY_PIPELINE = (
     "group-reduces",
     "outline-kernels",
     "plan-memory",
+    "window-kernel-inputs",
 )
-"""Tensor program -> kernels and a schedule."""
+"""Tensor program -> kernels and a schedule (a target without buffer windows
+drops ``window-kernel-inputs``; see ``Target.lazy_pipeline``)."""
 
 
 def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:

@@ -97,6 +97,9 @@ class Program:
                     host = to_storage(np.full(1, op.scalar, dt.host), dt)
                     self.steps.append(("const", get(op.result), host))
                     self.consts[get(op.result)] = op.scalar
+                case kernel.WindowOp():
+                    n = _buffer_type(op.result.type)[0]
+                    self.steps.append(("window", get(op.result), get(op.source), op.start, n))
                 case memref.ReinterpretCastOp():
                     view = View.create(
                         tuple(op.static_sizes.get_values()),
@@ -152,6 +155,8 @@ class Program:
                 bufs[step[1]] = target.alloc(step[2], step[3])
             elif kind == "const":
                 bufs[step[1]] = target.from_numpy(step[2])
+            elif kind == "window":
+                bufs[step[1]] = target.window(bufs[step[2]], step[3], step[4])  # type: ignore[arg-type]
             elif kind == "launch":
                 launch: Launch = step[1]
                 args = [bufs[s] for s in launch.args]

@@ -107,14 +107,24 @@ class Target(ABC):
         return {}
 
     def lazy_pipeline(self) -> tuple[str, ...]:
-        """The lazy pipeline for this target: its reduce split in ``split-reduces``."""
+        """The lazy pipeline for this target: its reduce split in ``split-reduces``,
+        its window alignment in ``window-kernel-inputs``."""
         from mlfuse.passes import LAZY_PIPELINE
 
+        specs: dict[str, str | None] = {}
         if self.reduce_split is None:
-            return tuple(p for p in LAZY_PIPELINE if p != "split-reduces")
-        options = " ".join(f"{k}={v}" for k, v in self.reduce_split.items())
-        spec = f"split-reduces{{{options}}}"
-        return tuple(spec if p == "split-reduces" else p for p in LAZY_PIPELINE)
+            specs["split-reduces"] = None
+        else:
+            options = " ".join(f"{k}={v}" for k, v in self.reduce_split.items())
+            specs["split-reduces"] = f"split-reduces{{{options}}}"
+        if self.window_alignment is None:
+            specs["window-kernel-inputs"] = None
+        else:
+            specs["window-kernel-inputs"] = (
+                f"window-kernel-inputs{{alignment={self.window_alignment}}}"
+            )
+        out = (specs.get(p, p) for p in LAZY_PIPELINE)
+        return tuple(p for p in out if p is not None)
 
     def emitters(self) -> Mapping[str, Callable[[], type[Emitter]]]:
         """``mlfuse-opt -t`` targets this target contributes (name -> factory of the class)."""

@@ -119,7 +119,9 @@ def test_debug_dir_has_every_stage(monkeypatch, tmp_path):
     assert "lazy.reduce" in lazy and "kernel.func" not in lazy
     for i, name in enumerate(LAZY_PIPELINE, 1):
         assert (d / f"{i:02d}-{name}.mlir").exists(), name
-    assert "kernel.launch" in (d / f"{len(LAZY_PIPELINE):02d}-plan-memory.mlir").read_text()
+    assert (
+        "kernel.launch" in (d / f"{len(LAZY_PIPELINE):02d}-window-kernel-inputs.mlir").read_text()
+    )
     kernels = d / "kernels"
     assert "kernel.func" in (kernels / "00-kernels.mlir").read_text()
     pipeline = get_target("cpu").kernel_pipeline

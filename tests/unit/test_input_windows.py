@@ -151,3 +151,23 @@ def test_batches_on_the_simulated_gpu_share_one_program():
         got = (X[i : i + 2] * 2).sum(1).numpy()
         np.testing.assert_allclose(got, (data[i : i + 2] * 2).sum(1), rtol=1e-5)
     assert programs() == before
+
+
+def test_steps_reading_rows_of_a_computed_tensor_share_one_kernel():
+    # a recurrence over rows of a value computed in the same program: each
+    # step's kernel reads row t of it; window-kernel-inputs passes the row's
+    # window, so the steps are one kernel text, compiled once
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((6, 4, 16)).astype(np.float32)
+    w = (rng.standard_normal((16, 16)) * 0.3).astype(np.float32)
+    g = Tensor(x) * 2 + 1  # computed here, stored once
+    h, ref = Tensor.zeros(4, 16), np.zeros((4, 16))
+    for t in range(6):
+        h = (g[t] + h @ Tensor(w)).tanh()
+        ref = np.tanh(x[t].astype(np.float64) * 2 + 1 + ref @ w)
+    c = graph.compiled_for(graph.collect(graph.to_compute([h.node])))
+    launches = c.program.launches
+    assert len(launches) >= 6
+    assert len({id(launch.kernel) for launch in launches}) <= 3
+    assert "kernel.window" in str(c.module)
+    np.testing.assert_allclose(h.numpy(), ref, rtol=1e-5, atol=1e-5)

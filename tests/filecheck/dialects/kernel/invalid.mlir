@@ -377,3 +377,21 @@ func.func @constant_type() {
   %0 = "kernel.constant"() <{value = 1 : i32}> : () -> memref<1xf32>
   func.return
 }
+
+// -----
+
+// window: inside its source, of the same element type
+
+// CHECK: Operation does not verify: kernel.window: elements [100, 132) are not inside the source's 128
+func.func @window_past_end(%x: memref<128xf32>) {
+  %0 = kernel.window %x [100] : memref<128xf32> -> memref<32xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: kernel.window: element type i32 differs from the source's f32
+func.func @window_type(%x: memref<128xf32>) {
+  %0 = "kernel.window"(%x) <{offset = 0 : i64}> : (memref<128xf32>) -> memref<32xi32>
+  func.return
+}

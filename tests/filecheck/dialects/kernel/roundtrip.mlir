@@ -90,6 +90,7 @@ func.func @constant() -> (memref<2x3xf32, strided<[0, 0]>>, memref<1xi32>, memre
 func.func @schedule(%in: memref<4096xf32>, %y: memref<16xi32>) -> memref<64xf32> {
   // CHECK-NEXT: [[SUM:%.*]] = kernel.alloc : memref<64xf32>
   // CHECK-NEXT: kernel.launch @row_sum outs([[SUM]] : memref<64xf32>) ins(%in : memref<4096xf32>)
+  // CHECK-NEXT: [[W:%.*]] = kernel.window %in [1024] : memref<4096xf32> -> memref<64xf32>
   // CHECK-NEXT: [[X:%.*]] = kernel.alloc {reused = false} : memref<16xf32>
   // CHECK-NEXT: [[A:%.*]] = kernel.alloc : memref<36xf32>
   // CHECK-NEXT: [[B:%.*]] = kernel.alloc : memref<36xi32>
@@ -103,6 +104,7 @@ func.func @schedule(%in: memref<4096xf32>, %y: memref<16xi32>) -> memref<64xf32>
   // CHECK-NEXT: func.return [[SUM]] : memref<64xf32>
   %0 = kernel.alloc : memref<64xf32>
   kernel.launch @row_sum outs(%0 : memref<64xf32>) ins(%in : memref<4096xf32>)
+  %w = kernel.window %in [1024] : memref<4096xf32> -> memref<64xf32>
   %1 = kernel.alloc {reused = false} : memref<16xf32>
   %2 = kernel.alloc : memref<36xf32>
   %3 = kernel.alloc : memref<36xi32>
