@@ -176,6 +176,7 @@ class _Groups:
         self.realized = {op for op in self.ops if realize_reason(op) is not None and op not in free}
         self.roots = [op for op in self.ops if op in self.realized]
         self.members = {r: upstream(r, self.realized) for r in self.roots}
+        self._inputs: dict[Operation, set[Operation]] = {}
         self.member_of: dict[Operation, set[Operation]] = {}  # op -> roots computing it
         for r, ms in self.members.items():
             for m in ms:
@@ -211,6 +212,21 @@ class _Groups:
             for m in new - old:
                 self.member_of.setdefault(m, set()).add(r)
             self.members[r] = new
+            self._inputs.pop(r, None)
+
+    def inputs(self, r: Operation) -> set[Operation]:
+        """The realized ops whose values ``r``'s members read (cached until
+        ``r``'s members change)."""
+        found = self._inputs.get(r)
+        if found is None:
+            found = {
+                p
+                for op in self.members[r]
+                for v in op.operands
+                if isinstance(p := v.owner, Operation) and p in self.realized
+            }
+            self._inputs[r] = found
+        return found
 
     def groups(self) -> dict[Operation, list[Operation]]:
         out: dict[Operation, list[Operation]] = {}
@@ -243,13 +259,7 @@ class _Groups:
         """Leaders of the groups that must run before ``leader``'s: those whose
         outputs it reads, and those that read the old contents of a buffer it
         assigns."""
-        out: set[Operation] = set()
-        for r in groups[leader]:
-            for op in self.members[r]:
-                for v in op.operands:
-                    p = v.owner
-                    if isinstance(p, Operation) and p in self.realized:
-                        out.add(self.find(p))
+        out = {self.find(p) for r in groups[leader] for p in self.inputs(r)}
         out |= self.old_readers(leader, groups).keys()
         out.discard(leader)
         return out
