@@ -17,17 +17,45 @@ def _plans(t: Tensor) -> list[str]:
 
 def test_split_factor_picks_the_outermost_axis_and_keeps_parts_long():
     # 2^20 elements, one result: 256 parts of 4096
-    assert split_factor((1 << 20,), (0,), 256, 1 << 16, 4096) == (0, 256)
+    assert split_factor((1 << 20,), (0,), 256, 1 << 16, 4096) == (0, 256, 4096)
     # parts keep 4096 elements even when more results are wanted
-    assert split_factor((1 << 20,), (0,), 1024, 1 << 15, 4096) == (0, 256)
+    assert split_factor((1 << 20,), (0,), 1024, 1 << 15, 4096) == (0, 256, 4096)
     # over two axes the outer one is split
-    assert split_factor((64, 1 << 16), (0, 1), 256, 1 << 16, 4096) == (0, 64)
+    assert split_factor((64, 1 << 16), (0, 1), 256, 1 << 16, 4096) == (0, 64, 1)
     # enough results, too short, or no divisor: None
     assert split_factor((512, 1 << 16), (1,), 256, 1 << 16, 4096) is None
     assert split_factor((1024, 4096), (1,), 256, 1 << 16, 4096) is None
     assert split_factor((65537,), (0,), 256, 1 << 16, 4096) is None
     # a few results: fewer parts each
-    assert split_factor((128, 1 << 16), (1,), 256, 1 << 16, 4096) == (1, 2)
+    assert split_factor((128, 1 << 16), (1,), 256, 1 << 16, 4096) == (1, 2, 1 << 15)
+
+
+def test_split_factor_leaves_a_remainder_where_no_divisor_is_good():
+    # a prime: 16 parts of 4096 (each part keeps 4096 elements) and 1 element
+    assert split_factor((65537,), (0,), 256, 1 << 16, 4096, remainder=True) == (0, 16, 4096)
+    # 2 x a prime: the divisor 2 is far below the 256 parts wanted
+    n = 2 * 1_000_003
+    assert split_factor((n,), (0,), 256, 1 << 16, 4096, remainder=True) == (0, 256, n // 256)
+    # a divisor near the parts wanted is used as it is
+    assert split_factor((1 << 20,), (0,), 256, 1 << 16, 4096, remainder=True) == (0, 256, 4096)
+
+
+@pytest.mark.parametrize("kind", ["sum", "max", "min", "prod"])
+@pytest.mark.parametrize("device", ["cpu", "cuda_sim"])
+def test_prime_length_reductions_split_with_a_remainder(kind, device):
+    n = 4_194_319 if device == "cpu" else 65_537  # primes past each target's min-length
+    rng = np.random.default_rng(7)
+    if kind == "prod":  # powers of two: every order of products is exact
+        x = rng.choice([0.5, 1.0, 2.0], n, p=[1e-4, 1 - 2e-4, 1e-4]).astype(np.float32)
+    else:
+        x = rng.standard_normal(n).astype(np.float32)
+    t = getattr(Tensor(x, device=device), kind)()
+    assert len(_plans(t)) == 2
+    ref = getattr(x.astype(np.float64), kind)()
+    np.testing.assert_allclose(t.numpy(), ref, rtol=1e-5)
+    i = rng.integers(-1000, 1000, n).astype(np.int32)
+    ti = getattr(Tensor(i, device=device), kind if kind != "prod" else "max")()
+    assert ti.numpy() == getattr(i, kind if kind != "prod" else "max")()
 
 
 def test_targets_choose_their_split():

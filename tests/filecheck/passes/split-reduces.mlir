@@ -1,6 +1,7 @@
 // RUN: mlfuse-opt %s -p split-reduces --split-input-file | filecheck %s
 // RUN: mlfuse-opt %s -p 'split-reduces{outputs=1024 min-length=32768}' --split-input-file | filecheck %s --check-prefix=WIDE
 // RUN: mlfuse-opt %s -p 'split-reduces{column-outputs=65536 column-min-length=1024 column-min-part=64}' --split-input-file | filecheck %s --check-prefix=COLUMNS
+// RUN: mlfuse-opt %s -p 'split-reduces{remainder=false}' --split-input-file | filecheck %s --check-prefix=NOPAD
 // RUN: mlfuse-opt %s -p 'split-reduces,lazy-canonicalize,push-views,mark-realize,group-reduces,outline-kernels' --split-input-file | filecheck %s --check-prefix=KERNELS
 
 // split-reduces: a reduce with few results (< outputs, 256 by default), each
@@ -57,22 +58,49 @@ func.func @column_sum(%x: tensor<262144x4xi32>) -> tensor<1x4xi32> {
 
 // -----
 
-// Left alone: short rows (4096 < 65536), enough results (512 >= 256), and a
-// prime length (65537 has no divisor to split it by).
+// Left alone: short rows (4096 < 65536) and enough results (512 >= 256).
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NEXT:    lazy.reduce add %x [1] : tensor<1024x4096xf32> -> tensor<1024x1xf32>
 // CHECK-NEXT:    lazy.reduce add %y [1] : tensor<512x65536xf32> -> tensor<512x1xf32>
-// CHECK-NEXT:    lazy.reduce add %z [0] : tensor<65537xf32> -> tensor<1xf32>
 // CHECK-NEXT:    func.return
 // But with outputs=1024, the 512 rows of 65536 are split in two.
 // WIDE-LABEL:  func.func @left_alone
 // WIDE-NEXT:     lazy.reduce add %x [1] : tensor<1024x4096xf32> -> tensor<1024x1xf32>
 // WIDE-NEXT:     lazy.reshape %y : tensor<512x65536xf32> -> tensor<512x2x32768xf32>
-func.func @left_alone(%x: tensor<1024x4096xf32>, %y: tensor<512x65536xf32>, %z: tensor<65537xf32>) -> (tensor<1024x1xf32>, tensor<512x1xf32>, tensor<1xf32>) {
+func.func @left_alone(%x: tensor<1024x4096xf32>, %y: tensor<512x65536xf32>) -> (tensor<1024x1xf32>, tensor<512x1xf32>) {
   %0 = lazy.reduce add %x [1] : tensor<1024x4096xf32> -> tensor<1024x1xf32>
   %1 = lazy.reduce add %y [1] : tensor<512x65536xf32> -> tensor<512x1xf32>
-  %2 = lazy.reduce add %z [0] : tensor<65537xf32> -> tensor<1xf32>
-  func.return %0, %1, %2 : tensor<1024x1xf32>, tensor<512x1xf32>, tensor<1xf32>
+  func.return %0, %1 : tensor<1024x1xf32>, tensor<512x1xf32>
+}
+
+// -----
+
+// A prime length (65537) has no divisor to split it by: it is cut into 16
+// parts of 4096 (parts keep min-part = 4096 elements) and a remainder of one
+// element, reduced on its own and combined with the parts' result (+ for a
+// sum, max for a maximum). With remainder=false it is left alone (NOPAD).
+// CHECK-LABEL: func.func @prime_length
+// CHECK-NEXT:    %[[H:.*]] = lazy.shrink %x {{\[\[}}0, 65536]] : tensor<65537xf32> -> tensor<65536xf32>
+// CHECK-NEXT:    %[[R:.*]] = lazy.shrink %x {{\[\[}}65536, 65537]] : tensor<65537xf32> -> tensor<1xf32>
+// CHECK-NEXT:    %[[RS:.*]] = lazy.reduce add %[[R]] [0] : tensor<1xf32> -> tensor<1xf32>
+// CHECK-NEXT:    %[[P:.*]] = lazy.reshape %[[H]] : tensor<65536xf32> -> tensor<16x4096xf32>
+// CHECK-NEXT:    %[[S:.*]] = lazy.reduce add %[[P]] [1] {realize = "split reduce"} : tensor<16x4096xf32> -> tensor<16x1xf32>
+// CHECK-NEXT:    %[[T:.*]] = lazy.reduce add %[[S]] [0] : tensor<16x1xf32> -> tensor<1x1xf32>
+// CHECK-NEXT:    %[[B:.*]] = lazy.reshape %[[T]] : tensor<1x1xf32> -> tensor<1xf32>
+// CHECK-NEXT:    %{{.*}} = lazy.add %[[B]], %[[RS]] : tensor<1xf32>
+// CHECK:         lazy.reduce max %{{.*}} [1] {realize = "split reduce"} : tensor<16x4096xf32> -> tensor<16x1xf32>
+// CHECK:         lazy.max %{{.*}}, %{{.*}} : tensor<1xf32>
+// CHECK:         lazy.reduce max %{{.*}} [1] {realize = "split reduce"} : tensor<16x4096xi32> -> tensor<16x1xi32>
+// CHECK:         lazy.max %{{.*}}, %{{.*}} : tensor<1xi32>
+// NOPAD-LABEL:  func.func @prime_length
+// NOPAD-NEXT:     lazy.reduce add %x [0] : tensor<65537xf32> -> tensor<1xf32>
+// NOPAD-NEXT:     lazy.reduce max %x [0] : tensor<65537xf32> -> tensor<1xf32>
+// NOPAD-NEXT:     lazy.reduce max %i [0] : tensor<65537xi32> -> tensor<1xi32>
+func.func @prime_length(%x: tensor<65537xf32>, %i: tensor<65537xi32>) -> (tensor<1xf32>, tensor<1xf32>, tensor<1xi32>) {
+  %0 = lazy.reduce add %x [0] : tensor<65537xf32> -> tensor<1xf32>
+  %1 = lazy.reduce max %x [0] : tensor<65537xf32> -> tensor<1xf32>
+  %2 = lazy.reduce max %i [0] : tensor<65537xi32> -> tensor<1xi32>
+  func.return %0, %1, %2 : tensor<1xf32>, tensor<1xf32>, tensor<1xi32>
 }
 
 // -----
