@@ -591,14 +591,19 @@ def trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
         return y.sum(d) * 0
     lo, hi = y.narrow(d, 0, n - 1), y.narrow(d, 1, n - 1)
     if x is not None:
-        xt = _tensor(x)
-        if xt.ndim == 1:
-            shape = [1] * y.ndim
-            shape[d] = xt.shape[0]
-            xt = xt.reshape(shape)
-        step = xt.diff(dim=d)
-        return ((lo + hi) * step).sum(d) / 2
+        return ((lo + hi) * _spacing(x, y, d)).sum(d) / 2
     return (lo + hi).sum(d) * ((1.0 if dx is None else dx) / 2)
+
+
+def _spacing(x, y: Tensor, d: int) -> Tensor:
+    """The steps between sample points ``x`` along dim ``d`` of ``y`` (a 1-d
+    ``x`` lies along ``d``)."""
+    xt = _tensor(x)
+    if xt.ndim == 1:
+        shape = [1] * y.ndim
+        shape[d] = xt.shape[0]
+        xt = xt.reshape(shape)
+    return xt.diff(dim=d)
 
 
 trapz = trapezoid
@@ -613,12 +618,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
     m = builtins.max(n - 1, 0)
     lo, hi = y.narrow(d, 0, m), y.narrow(d, builtins.min(1, n), m)
     if x is not None:
-        xt = _tensor(x)
-        if xt.ndim == 1:
-            shape = [1] * y.ndim
-            shape[d] = xt.shape[0]
-            xt = xt.reshape(shape)
-        return ((lo + hi) * xt.diff(dim=d) / 2).cumsum(d)
+        return ((lo + hi) * _spacing(x, y, d) / 2).cumsum(d)
     return ((lo + hi) * ((1.0 if dx is None else dx) / 2)).cumsum(d)
 
 

@@ -423,6 +423,17 @@ class Optimizer:
         the scalar dtype."""
         return self._counter(group, "step", p, 0.0, lambda t: t + 1).cast(_scalar_dtype(p))
 
+    def _weight_decay(self, group: ParamGroup, p: Tensor, g: Tensor) -> tuple[Tensor, Tensor]:
+        """The value to step from and the gradient after the group's weight
+        decay: L2 adds ``weight_decay * p`` to the gradient; decoupled (AdamW's,
+        ``decoupled_weight_decay``) shrinks the parameter by ``lr * weight_decay``."""
+        if not group["weight_decay"]:
+            return p, g
+        s, c = self._scalars(group, p), p.dtype
+        if group.get("decoupled_weight_decay"):
+            return p * (1 - s("lr") * s("weight_decay")).cast(c), g
+        return p, g + p * s("weight_decay").cast(c)
+
     def _zeros(self, p: Tensor, value: float = 0.0) -> Tensor:
         """A buffer shaped like ``p`` filled with ``value`` (momentum, moments)."""
         return Tensor(np.full(p.shape, value), p.dtype, p.device)
@@ -709,8 +720,7 @@ class SGD(Optimizer):
     def _update(self, p, g, group, state):
         s, c = self._scalars(group, p), p.dtype
         lr = s("lr").cast(c)
-        if group["weight_decay"]:
-            g = g + p * s("weight_decay").cast(c)
+        _, g = self._weight_decay(group, p, g)
         if group["classic"]:
             g = g * lr
         out = [p]
@@ -783,12 +793,7 @@ class Adam(Optimizer):
         s, c = self._scalars(group, p), p.dtype
         t = self._step_count(group, p)
         lr = s("lr")
-        base = p
-        if group["weight_decay"]:
-            if group["decoupled_weight_decay"]:
-                base = p * (1 - lr * s("weight_decay")).cast(c)
-            else:
-                g = g + p * s("weight_decay").cast(c)
+        base, g = self._weight_decay(group, p, g)
         m, v = self._buffer(state, "exp_avg", p), self._buffer(state, "exp_avg_sq", p)
         m.assign(m + (g - m) * s("1-beta1").cast(c))
         v.assign(v * s("beta2").cast(c) + g * g * s("1-beta2").cast(c))
@@ -887,8 +892,7 @@ class RMSprop(Optimizer):
 
     def _update(self, p, g, group, state):
         s, c = self._scalars(group, p), p.dtype
-        if group["weight_decay"]:
-            g = g + p * s("weight_decay").cast(c)
+        _, g = self._weight_decay(group, p, g)
         sq = self._buffer(state, "square_avg", p)
         sq.assign(sq * s("alpha").cast(c) + g * g * s("1-alpha").cast(c))
         out = [p, sq]
@@ -956,8 +960,7 @@ class Adagrad(Optimizer):
     def _update(self, p, g, group, state):
         s, c = self._scalars(group, p), p.dtype
         t = self._step_count(group, p)
-        if group["weight_decay"]:
-            g = g + p * s("weight_decay").cast(c)
+        _, g = self._weight_decay(group, p, g)
         clr = s("lr")
         if group["lr_decay"]:
             clr = clr / (1 + (t - 1) * s("lr_decay"))
@@ -996,8 +999,7 @@ class Adadelta(Optimizer):
 
     def _update(self, p, g, group, state):
         s, c = self._scalars(group, p), p.dtype
-        if group["weight_decay"]:
-            g = g + p * s("weight_decay").cast(c)
+        _, g = self._weight_decay(group, p, g)
         rho, rho1, eps = s("rho").cast(c), s("1-rho").cast(c), s("eps").cast(c)
         sq, acc = self._buffer(state, "square_avg", p), self._buffer(state, "acc_delta", p)
         sq.assign(sq * rho + g * g * rho1)
@@ -1038,8 +1040,7 @@ class Adamax(Optimizer):
     def _update(self, p, g, group, state):
         s, c = self._scalars(group, p), p.dtype
         t = self._step_count(group, p)
-        if group["weight_decay"]:
-            g = g + p * s("weight_decay").cast(c)
+        _, g = self._weight_decay(group, p, g)
         m, u = self._buffer(state, "exp_avg", p), self._buffer(state, "exp_inf", p)
         m.assign(m + (g - m) * s("1-beta1").cast(c))
         u.assign((u * s("beta2").cast(c)).maximum(g.abs() + s("eps").cast(c)))
@@ -1098,12 +1099,7 @@ class NAdam(Optimizer):
         s, c = self._scalars(group, p), p.dtype
         t = self._step_count(group, p)
         lr, b1, decay = s("lr"), s("beta1"), s("momentum_decay*log(0.96)")
-        base = p
-        if group["weight_decay"]:
-            if group["decoupled_weight_decay"]:
-                base = p * (1 - lr * s("weight_decay")).cast(c)
-            else:
-                g = g + p * s("weight_decay").cast(c)
+        base, g = self._weight_decay(group, p, g)
         mu = b1 * (1 - 0.5 * (t * decay).exp())
         mu_next = b1 * (1 - 0.5 * ((t + 1) * decay).exp())
         mu_product = self._counter(group, "mu_product", p, 1.0, lambda mp: mp * mu)
@@ -1165,12 +1161,7 @@ class RAdam(Optimizer):
         s, c = self._scalars(group, p), p.dtype
         t = self._step_count(group, p)
         lr = s("lr")
-        base = p
-        if group["weight_decay"]:
-            if group["decoupled_weight_decay"]:
-                base = p * (1 - lr * s("weight_decay")).cast(c)
-            else:
-                g = g + p * s("weight_decay").cast(c)
+        base, g = self._weight_decay(group, p, g)
         m, v = self._buffer(state, "exp_avg", p), self._buffer(state, "exp_avg_sq", p)
         m.assign(m + (g - m) * s("1-beta1").cast(c))
         v.assign(v * s("beta2").cast(c) + g * g * s("1-beta2").cast(c))
