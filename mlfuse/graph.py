@@ -383,8 +383,9 @@ class Graph:
     scalars: tuple = ()  # (position in nodes, value key) of each scalar constant
 
 
-def collect(outputs: Sequence[Node]) -> Graph:
-    nodes = toposort(outputs)
+def collect(outputs: Sequence[Node], nodes: list[Node] | None = None) -> Graph:
+    """The graph computing ``outputs`` (``nodes``: their ``toposort``, if known)."""
+    nodes = toposort(outputs) if nodes is None else nodes
     device = outputs[0].device
     for n in nodes:
         if n.device != device:
@@ -877,7 +878,7 @@ def realize(nodes: Sequence[Node]) -> None:
         _realize_on([n for n in pending if n.device == device and not n.realized])
 
 
-def fold_views(pending: Sequence[Node]) -> None:
+def fold_views(pending: Sequence[Node]) -> list[Node] | None:
     """Realize each movement op of a realized tensor as a view of its buffer.
 
     ``x[i]``, ``x.T`` or ``x.reshape(...)`` of a realized ``x`` is what numpy
@@ -886,9 +887,11 @@ def fold_views(pending: Sequence[Node]) -> None:
     The programs that read it then see a realized input read through a view,
     and :func:`input_windows` can compile them for the part they read. An
     assign's target stays as it is (a write through a view is the front end's
-    business)."""
+    business). Returns ``toposort(pending)`` when nothing was folded (the
+    walk :func:`collect` would repeat), else None."""
     nodes = toposort(pending)
     targets = {id(n.srcs[0]) for n in nodes if n.op == "assign"}
+    folded = False
     for n in nodes:
         if n.op not in MOVEMENT or n.op == "pad" or id(n) in targets:
             continue
@@ -900,6 +903,8 @@ def fold_views(pending: Sequence[Node]) -> None:
         )
         if len(stack.views) == 1 and stack.top.mask is None:
             n.become(s.buffer, stack.top)  # type: ignore[arg-type]
+            folded = True
+    return None if folded else nodes
 
 
 def to_compute(nodes: Sequence[Node]) -> list[Node]:
@@ -910,10 +915,12 @@ def to_compute(nodes: Sequence[Node]) -> list[Node]:
 
 def _realize_on(pending: list[Node]) -> None:
     """Compute ``pending`` (unrealized nodes of one device, no copies between devices)."""
-    pending = to_compute(pending)
+    todo = [n for n in pending if not n.realized]
+    nodes = fold_views(todo)
+    pending = [n for n in todo if not n.realized]
     if not pending:
         return
-    g = with_dynamic_scalars(collect(pending))
+    g = with_dynamic_scalars(collect(pending, nodes))
     c = compiled_for(g)
 
     trace = None
