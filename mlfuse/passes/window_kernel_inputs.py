@@ -31,20 +31,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, IntegerType, MemRefType, ModuleOp
+from xdsl.dialects.builtin import FunctionType, MemRefType, ModuleOp
 from xdsl.ir import BlockArgument
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mlfuse.dialects import kernel
+from mlfuse.dtypes import from_ir
 from mlfuse.dialects.lazy import ViewAttr
 from mlfuse.view import View, ViewStack
-
-
-def element_bytes(t: MemRefType) -> int:
-    el = t.element_type
-    width = el.width.data if isinstance(el, IntegerType) else el.bitwidth  # type: ignore[attr-defined]
-    return max(1, width // 8)
 
 
 def read_range(arg: BlockArgument) -> tuple[int, int] | None:
@@ -116,7 +111,7 @@ class WindowKernelInputs(ModulePass):
                 r = read_range(arg)
                 if r is None:
                     continue
-                step = max(self.alignment // element_bytes(t), 1)
+                step = max(self.alignment // from_ir(t.element_type).itemsize, 1)
                 start = r[0] // step * step
                 size = r[1] + 1 - start
                 if start == 0 and size == t.get_shape()[0]:
