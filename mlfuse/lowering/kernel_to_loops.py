@@ -83,6 +83,8 @@ SHARED_SPACE = IntegerAttr(3, i64)
 """The memory space of a GPU block's shared memory (NVPTX's address space 3)."""
 MAX_SHARED_BYTES = 48 * 1024
 """Shared memory every NVIDIA GPU gives a block statically."""
+COPY_LANES = 4
+"""Consecutive elements a thread copies into a shared tile at once, where aligned."""
 LANES_ATTR = "mlfuse.lanes"
 """On a ``gpu.all_reduce``: it combines groups of this many consecutive threads
 (a power of two up to 32, within a warp), not the whole block."""
@@ -561,10 +563,11 @@ class _Lowering:
         ]
         return stack.emit(ops, idxs)
 
-    def clamp(self, ops: _IndexOps, d: int, idx: SSAValue) -> SSAValue:
+    def clamp(self, ops: _IndexOps, d: int, idx: SSAValue, lanes: int = 1) -> SSAValue:
         """An index along dim ``d`` kept inside it: points of a grid that runs past
-        the end of ``d`` read its last element (and never store or count)."""
-        return ops.min(idx, ops.const(self.over[d] - 1)) if d in self.over else idx
+        the end of ``d`` read its last element (and never store or count); the
+        start of a group of ``lanes`` consecutive indices, its last group."""
+        return ops.min(idx, ops.const(self.over[d] - lanes)) if d in self.over else idx
 
     def in_range(self, ops: _IndexOps, dims, s: Scope, env) -> SSAValue | None:
         """Whether the point ``env`` of scope ``s`` lies inside the dims of ``dims``
@@ -747,46 +750,98 @@ class _Lowering:
                 d: self.dim_index(ops, d, s, {}, 0, range(at + 1)) if d in dims else None
                 for d in range(len(self.sizes))
             }
-            steps = -(-tile.points // threads)
+            fast = tile.copy_order[-1] if tile.copy_order else None
+            lanes = self._copy_lanes(stack, tile, fast, t)
+            groups = tile.points // lanes
+            steps = -(-groups // threads)
             for j in range(steps):
                 e = self.tid if j == 0 else ops.add(self.tid, ops.const(j * threads))
                 block, guard = here.block, None
-                if (j + 1) * threads > tile.points:
+                if (j + 1) * threads > groups:
                     block = Block()
-                    guard = scf.IfOp(ops.lt(e, ops.const(tile.points)), [], Region(block))
+                    guard = scf.IfOp(ops.lt(e, ops.const(groups)), [], Region(block))
                 into = _IndexOps(self, block)
                 local: dict[int, SSAValue] = {}
                 rest = e
                 for n, d in enumerate(reversed(tile.copy_order)):
-                    ext = tile.extents[tile.dims.index(d)]
+                    ext = tile.extents[tile.dims.index(d)] // (lanes if n == 0 else 1)
                     last = n == len(tile.copy_order) - 1
                     local[d] = rest if last else into.mod(rest, into.const(ext))
                     if not last:
                         rest = into.div(rest, into.const(ext))
+                    if n == 0 and lanes > 1:
+                        local[d] = into.mul(local[d], into.const(lanes))
                 idxs = []
                 for d in range(len(self.sizes)):
                     if d not in dims:
                         idxs.append(into.const(0))
                     elif d in local:
-                        idxs.append(self.clamp(into, d, into.add(origin[d], local[d])))
+                        at_d = into.add(origin[d], local[d])
+                        idxs.append(self.clamp(into, d, at_d, lanes if d == fast else 1))
                     else:
                         idxs.append(self.clamp(into, d, origin[d]))  # type: ignore[arg-type]
                 off, valid = stack.emit(into, idxs)
                 buf = self.args[op.buffer]
-                if valid is None:
+                where = self._tile_offset(into, tile, local)
+                if lanes > 1:
+                    self._copy_vector(into, buf, off, alloca.memref, where, tile, lanes, t)
+                elif valid is None:
                     v = into._op(memref.LoadOp.get(buf, [off]))
+                    block.add_op(memref.StoreOp.get(v, alloca.memref, [where]))
                 else:
                     safe = into._op(arith.SelectOp(valid, off, self.index_const(0)))
                     x = into._op(memref.LoadOp.get(buf, [safe]))
                     v = into._op(arith.SelectOp(valid, x, self.scalar_const(0, t)))
-                where = self._tile_offset(into, tile, local)
-                block.add_op(memref.StoreOp.get(v, alloca.memref, [where]))
+                    block.add_op(memref.StoreOp.get(v, alloca.memref, [where]))
                 if guard is not None:
                     block.add_op(scf.YieldOp())
                     here.block.add_op(guard)
             self.staged[i] = (alloca.memref, tile, at)
         if tiles:
             here.block.add_op(gpu.BarrierOp())
+
+    def _copy_lanes(self, stack: ViewStack, tile: StageTile, fast: int | None, t) -> int:
+        """How many consecutive elements along the copy's fastest dim ``fast``
+        each thread copies at once: ``COPY_LANES`` (one 16-byte global load for
+        float32) when every group of them is provably aligned in its buffer (one
+        unmasked view, unit stride along ``fast`` and strides and offset that are
+        multiples of the lanes elsewhere, a tile extent and an overhanging size
+        that are multiples of them: the tile's origin along ``fast`` is then a
+        multiple too), else 1."""
+        if fast is None or _bits(t) < 8 or len(stack.views) != 1:
+            return 1
+        lanes = min(COPY_LANES, max(1, 16 // (_bits(t) // 8)))
+        if lanes == 1:
+            return 1
+        v = stack.top
+        if v.mask is not None or v.strides[fast] != 1 or v.offset % lanes:
+            return 1
+        if any(st % lanes for d, st in enumerate(v.strides) if d != fast):
+            return 1
+        if tile.extents[tile.dims.index(fast)] % lanes:
+            return 1
+        if fast in self.over and self.over[fast] % lanes:
+            return 1
+        return lanes
+
+    def _copy_vector(self, ops, buf, off, tile_mem, where, tile: StageTile, lanes: int, t):
+        """Copy ``lanes`` consecutive elements from ``buf[off]`` (aligned, see
+        :meth:`_copy_lanes`) to the tile at ``where``: one ``vector.load`` with
+        that alignment (``ld.global.v4``), stored as one vector where the lanes
+        are consecutive and aligned in the tile too, else lane by lane."""
+        vt = VectorType(t, [lanes])
+        load = vector.LoadOp(buf, [off], vt)
+        load.attributes["alignment"] = IntegerAttr(lanes * _bits(t) // 8, i64)
+        x = ops._op(load)
+        fast = tile.copy_order[-1]
+        k = tile.dims.index(fast)
+        if k == len(tile.dims) - 1 and all(st % lanes == 0 for st in tile.strides[:-1]):
+            ops.block.add_op(vector.StoreOp(x, tile_mem, [where]))
+            return
+        for lane in range(lanes):
+            at = where if lane == 0 else ops.add(where, ops.const(lane * tile.strides[k]))
+            lane_x = ops._op(vector.ExtractOp(x, [lane], t))
+            ops.block.add_op(memref.StoreOp.get(lane_x, tile_mem, [at]))
 
     def _tile_offset(self, ops: _IndexOps, tile: StageTile, local: dict[int, SSAValue]):
         out = None

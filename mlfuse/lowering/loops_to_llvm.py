@@ -373,7 +373,9 @@ class _Converter:
     def _vector_load(self, op: vector.LoadOp) -> SSAValue:
         ptr = self._address(op.base, list(op.indices))
         t = convert_type(op.result.type)
-        return self.emit(llvm.LoadOp(ptr, t, alignment=element_bytes(t)))  # type: ignore[return-value]
+        align = op.attributes.get("alignment")  # (MLIR's vector.load has this attribute)
+        n = align.value.data if isinstance(align, IntegerAttr) else element_bytes(t)
+        return self.emit(llvm.LoadOp(ptr, t, alignment=n))  # type: ignore[return-value]
 
     def _vector_store(self, op: vector.StoreOp) -> None:
         ptr = self._address(op.base, list(op.indices))

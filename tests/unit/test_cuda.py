@@ -8,6 +8,7 @@ The whole numerics suite runs on any device with ``MLFUSE_DEVICE``:
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import NoneAttr
 
 from mlfuse import Tensor, graph
 from mlfuse.dialects import kernel
@@ -239,6 +240,50 @@ def test_staged_operands_read_through_any_view_on_cuda_sim():
             patch = x[0, :, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3].astype(np.float64)
             want[0, :, i, j] = np.tensordot(w, patch, axes=([1, 2, 3], [0, 1, 2]))
     _close(t.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+def _global_vector_loads(t: Tensor) -> dict[str, int]:
+    """How many vector loads from each buffer the lowered (loop-level) kernels of
+    ``t`` make from global memory: the tile copies that read 4 elements at once."""
+    from xdsl.dialects import vector
+
+    from mlfuse.driver import run_passes
+
+    mod = _module(t)
+    run_passes(mod, get_target("cuda_sim").kernel_pipeline)
+    count: dict[str, int] = {}
+    for op in mod.walk():
+        if isinstance(op, vector.LoadOp) and op.base.type.memory_space == NoneAttr():
+            assert op.attributes["alignment"].value.data == 16
+            name = op.base.name_hint or "?"
+            count[name] = count.get(name, 0) + 1
+    return count
+
+
+def test_tile_copies_read_aligned_vectors_where_the_view_allows():
+    a = _rng().standard_normal((128, 68)).astype(np.float32)
+    b = _rng(1).standard_normal((64, 128)).astype(np.float32)
+    A, B = Tensor(a, device="cuda_sim").realize(), Tensor(b, device="cuda_sim")
+    # both operands copied as 16-byte vectors (two per thread and step each)
+    t = A[:, 4:] @ B
+    assert sorted(_global_vector_loads(t).values()) == [2, 2]
+    _close(t.numpy(), a[:, 4:].astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    # A's rows start two elements past a 16-byte boundary: its copy stays scalar
+    t = A[:, 2:66] @ B
+    assert sorted(_global_vector_loads(t).values()) == [2]
+    _close(t.numpy(), a[:, 2:66].astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(1000, 1000), (1001, 999), (36, 1000)], ids=str)
+def test_tile_copies_of_dims_the_grid_runs_past(shape):
+    # a transpose's 32 x 32 tiles: a dim of 1000 overhangs by 24, and its last
+    # vector (996..999) is the one past-the-end groups read; 999 is copied lane by lane
+    x = _rng().standard_normal(shape[::-1]).astype(np.float32)
+    y = _rng(1).standard_normal(shape).astype(np.float32)
+    t = Tensor(x, device="cuda_sim").T + Tensor(y, device="cuda_sim")
+    vectors = _global_vector_loads(t)
+    assert bool(vectors) == (shape[1] % 4 == 0), vectors
+    _close(t.numpy(), x.T.astype(np.float64) + y)
 
 
 def test_block_sizes_a_block_reduction_can_combine():

@@ -20,8 +20,8 @@ through):
   :func:`mlfuse.loop_nest.stage_tile`) -> an ``llvm.mlir.global`` in shared
   memory, its ``memref.load``/``memref.store`` -> ``llvm.load``/``llvm.store``
   through a pointer into it (``ld.shared``/``st.shared``), its
-  ``vector.load`` -> an ``llvm.load`` of the vector aligned to its size
-  (``ld.shared.v4``);
+  ``vector.load``/``vector.store`` -> an ``llvm.load``/``llvm.store`` of the
+  vector aligned to its size (``ld.shared.v4``, ``st.shared.v4``);
 * ``gpu.barrier`` -> ``llvm.nvvm.barrier0`` (``bar.sync 0``).
 
 A block's threads must be a multiple of 32 (whole warps) or a power of two
@@ -61,6 +61,8 @@ from mlfuse.passes.scalar import combine
 WARP = 32
 SHARED = 3
 """NVPTX's address space of shared memory."""
+SHARED_ACCESS = memref.LoadOp | memref.StoreOp | vector.LoadOp | vector.StoreOp
+"""The ops that may use a tile in shared memory."""
 SLOT_BYTES = 8
 """Bytes of one warp's slot in shared memory (the widest element reduced)."""
 _SREG = {gpu.BlockIdOp: "ctaid", gpu.ThreadIdOp: "tid"}
@@ -260,7 +262,7 @@ class _Lower:
         self.tiles[op.memref] = b.insert(llvm.PtrToIntOp(base, i64)).results[0]
         for use in list(op.memref.uses):
             user = use.operation
-            if not isinstance(user, memref.LoadOp | memref.StoreOp | vector.LoadOp):
+            if not isinstance(user, SHARED_ACCESS):
                 raise DiagnosticException(
                     f"convert-gpu-to-nvvm: shared memory is only loaded and stored, "
                     f"not used by '{user.name}'"
@@ -268,14 +270,14 @@ class _Lower:
             self.access(user, t)
         Rewriter.erase_op(op)
 
-    def access(self, op: memref.LoadOp | memref.StoreOp | vector.LoadOp, t: MemRefType) -> None:
+    def access(self, op: SHARED_ACCESS, t: MemRefType) -> None:
         b = Builder(InsertPoint.before(op))
         size = _bits(t.element_type) // 8
         idx = op.indices[0]
         if size != 1:
             idx = b.insert(arith.MuliOp(idx, self.index(b, size))).result
         off = b.insert(arith.IndexCastOp(idx, i64)).result
-        mem = op.base if isinstance(op, vector.LoadOp) else op.memref
+        mem = op.base if isinstance(op, vector.LoadOp | vector.StoreOp) else op.memref
         at = b.insert(llvm.AddOp(self.tiles[mem], off)).results[0]
         ptr_t = llvm.LLVMPointerType(IntAttr(SHARED))
         ptr = b.insert(llvm.IntToPtrOp.create(operands=[at], result_types=[ptr_t])).results[0]
@@ -286,6 +288,12 @@ class _Lower:
             nbytes = size * vt.get_shape()[0]
             load = b.insert(llvm.LoadOp(ptr, vt, alignment=nbytes))
             Rewriter.replace_op(op, [], [load.results[0]])
+        elif isinstance(op, vector.StoreOp):
+            # a tile copy's vector: its index is a multiple of its lanes (see _copy_vector)
+            vt = op.vector.type
+            assert isinstance(vt, VectorType)
+            b.insert(llvm.StoreOp(op.vector, ptr, alignment=size * vt.get_shape()[0]))
+            Rewriter.erase_op(op)
         elif isinstance(op, memref.LoadOp):
             load = b.insert(llvm.LoadOp(ptr, t.element_type))
             Rewriter.replace_op(op, [], [load.results[0]])

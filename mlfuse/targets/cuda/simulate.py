@@ -237,15 +237,29 @@ class _Run:
             pass  # the threads run in lock step
         elif isinstance(op, vector.LoadOp):
             buf = self.v(op.base)
-            if not isinstance(buf, _Shared):
-                raise NotImplementedError("cuda_sim: vector.load outside shared memory")
             n = op.result.type.get_shape()[0]
             idx = np.broadcast_to(self.v(op.indices[0]), self.bid.shape)
             if mask is not None:
                 idx = np.where(mask, idx, 0)
-            if np.any(idx % n):
+            if np.any(idx % n):  # (a global buffer's element 0 is aligned, see ptx.py)
                 raise ValueError(f"cuda_sim: a vector.load of {n} lanes at a misaligned index")
-            self.env[res] = buf.rows[self.bid[:, None], idx[:, None] + np.arange(n)]
+            if isinstance(buf, _Shared):
+                self.env[res] = buf.rows[self.bid[:, None], idx[:, None] + np.arange(n)]
+            else:
+                self.env[res] = buf[idx[:, None] + np.arange(n)]  # type: ignore[index]
+        elif isinstance(op, vector.StoreOp):
+            buf = self.v(op.base)
+            if not isinstance(buf, _Shared):
+                raise NotImplementedError("cuda_sim: vector.store outside shared memory")
+            n = op.vector.type.get_shape()[0]
+            idx = np.broadcast_to(self.v(op.indices[0]), self.bid.shape)
+            val = np.broadcast_to(self.v(op.vector), (*self.bid.shape, n))
+            rows = self.bid
+            if mask is not None:
+                idx, val, rows = idx[mask], val[mask], rows[mask]
+            if np.any(idx % n):
+                raise ValueError(f"cuda_sim: a vector.store of {n} lanes at a misaligned index")
+            buf.rows[rows[:, None], idx[:, None] + np.arange(n)] = val
         elif isinstance(op, vector.ExtractOp):
             lane = op.static_position.get_values()[0]
             self.env[res] = np.asarray(self.v(op.vector))[..., lane]

@@ -6,33 +6,42 @@
 // Contractions stage their operand tiles in shared memory. The product's
 // reduce loop (512) becomes `stage 2:32` (a tile copy per step) around
 // `serial 2:16` (the steps one tile covers). Each step the 256 threads copy
-// A's 128 x 16 tile (8 elements each; consecutive threads read consecutive k,
-// as A is stored) and B's 16 x 128 tile (consecutive n), a barrier, 16 steps
-// of 8 x 8 fused multiply-adds reading the tiles, a barrier. A thread's 8 x 8
-// register block is two groups of 4 consecutive rows and columns
-// (`unroll 2, thread 16, unroll 4`), read from the tiles as 4-lane vectors.
+// A's 128 x 16 tile (8 elements each, as two aligned 4-element vectors;
+// consecutive threads read consecutive k, as A is stored) and B's 16 x 128
+// tile (consecutive n), a barrier, 16 steps of 8 x 8 fused multiply-adds
+// reading the tiles, a barrier. A thread's 8 x 8 register block is two groups
+// of 4 consecutive rows and columns (`unroll 2, thread 16, unroll 4`), read
+// from the tiles as 4-lane vectors.
 
 // PLAN:       kernel.func @mm
 // PLAN-SAME:    plan [block 0:2, block 1:2, stage 2:32, serial 2:16, unroll 0:2, unroll 1:2, thread 0:16, thread 1:16, unroll 0:4, unroll 1:4]
 
 // In shared memory A's tile is stored k-major (the register block reads a
 // row of m at each k); its rows are padded to 132 so that the copy, writing
-// down columns (16 consecutive threads, 16 consecutive k), spreads over the
-// banks while the rows stay 16-byte aligned for the vector reads.
+// down columns (8 consecutive threads, 8 consecutive rows m, for each of
+// 4 groups of k), spreads over the banks while the rows stay 16-byte aligned
+// for the vector reads. Each copied vector of A is stored lane by lane, 132
+// apart; B's tile keeps n innermost, so its vectors are stored whole.
 // LOOPS:      func.func @mm(
 // LOOPS-DAG:    %[[B_TILE:.*]] = memref.alloca() {alignment = 16 : i64} : memref<2048xf32, 3 : i64>
 // LOOPS-DAG:    %[[A_TILE:.*]] = memref.alloca() {alignment = 16 : i64} : memref<2112xf32, 3 : i64>
 // LOOPS-DAG:    %[[PAD:.*]] = arith.constant 132 : index
 // LOOPS:        %[[TID:.*]] = "gpu.thread_id"()
 // LOOPS:        scf.for %[[KO:.*]] = %{{.*}} to %{{.*}} step
-// LOOPS:          %[[K:.*]] = arith.remsi %[[TID]], %{{.*}} : index
+// LOOPS:          %[[KG:.*]] = arith.remsi %[[TID]], %{{.*}} : index
 // LOOPS:          %[[M:.*]] = arith.divsi %[[TID]], %{{.*}} : index
-// LOOPS:          %[[X:.*]] = memref.load %a[%{{.*}}] : memref<262144xf32>
-// LOOPS-NEXT:     %[[ROW:.*]] = arith.muli %[[K]], %[[PAD]] : index
+// LOOPS:          %[[K:.*]] = arith.muli %[[KG]], %{{.*}} : index
+// LOOPS:          %[[ROW:.*]] = arith.muli %[[K]], %[[PAD]] : index
 // LOOPS-NEXT:     %[[AT:.*]] = arith.addi %[[ROW]], %[[M]] : index
-// LOOPS-NEXT:     memref.store %[[X]], %[[A_TILE]][%[[AT]]] : memref<2112xf32, 3 : i64>
+// LOOPS-NEXT:     %[[X:.*]] = vector.load %a[%{{.*}}] {alignment = 16 : i64} : memref<262144xf32>, vector<4xf32>
+// LOOPS-NEXT:     %[[X0:.*]] = vector.extract %[[X]][0] : f32 from vector<4xf32>
+// LOOPS-NEXT:     memref.store %[[X0]], %[[A_TILE]][%[[AT]]] : memref<2112xf32, 3 : i64>
+// LOOPS-NEXT:     %[[AT1:.*]] = arith.addi %[[AT]], %[[PAD]] : index
 // LOOPS-COUNT-7:  memref.store %{{.*}}, %[[A_TILE]]
-// LOOPS-COUNT-8:  memref.store %{{.*}}, %[[B_TILE]]
+// LOOPS-NOT:      memref.store %{{.*}}, %[[A_TILE]]
+// LOOPS:          vector.load %b[%{{.*}}] {alignment = 16 : i64} : memref<131072xf32>, vector<4xf32>
+// LOOPS-NEXT:     vector.store %{{.*}}, %[[B_TILE]][%{{.*}}] : memref<2048xf32, 3 : i64>, vector<4xf32>
+// LOOPS:          vector.store %{{.*}}, %[[B_TILE]][%{{.*}}] : memref<2048xf32, 3 : i64>, vector<4xf32>
 // LOOPS-NEXT:     "gpu.barrier"() : () -> ()
 // LOOPS-NEXT:     scf.for
 // LOOPS-COUNT-2:    vector.load %[[A_TILE]][%{{.*}}] : memref<2112xf32, 3 : i64>, vector<4xf32>
@@ -51,6 +60,7 @@
 // NVVM:         llvm.mlir.addressof @mm__tile0 : !llvm.ptr<3>
 // NVVM:         llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
 // NVVM:         llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
+// NVVM:         llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
 // NVVM:         llvm.call_intrinsic "llvm.nvvm.barrier0"()
 // NVVM:         llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
 // NVVM:         llvm.call_intrinsic "llvm.nvvm.barrier0"()
@@ -58,9 +68,17 @@
 // PTX:        .visible .entry mm(
 // PTX-DAG:    .shared .align 16 .b8 mm__tile0[8448];
 // PTX-DAG:    .shared .align 16 .b8 mm__tile1[8192];
-// PTX:        ld.global.nc.b32
-// PTX:        st.shared.b32
-// PTX:        bar.sync 0;
+// The copies read 16 bytes per thread and instruction (a warp: 512 bytes).
+// PTX-NOT:    ld.global.nc.b32
+// PTX:        ld.global.nc.v4.b32
+// PTX-COUNT-4: st.shared.b32
+// PTX:        ld.global.nc.v4.b32
+// PTX-COUNT-4: st.shared.b32
+// PTX:        ld.global.nc.v4.b32
+// PTX-NEXT:   st.shared.v4.b32
+// PTX:        ld.global.nc.v4.b32
+// PTX-NEXT:   st.shared.v4.b32
+// PTX-NEXT:   bar.sync 0;
 // PTX-COUNT-4: ld.shared.v4.b32
 // PTX-COUNT-64: fma.rn.f32
 // PTX:        bar.sync 0;

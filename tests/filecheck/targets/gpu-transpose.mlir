@@ -5,7 +5,9 @@
 // x.T + y: x is read consecutively along dim 0, the stores (and y) along dim
 // 1. A block takes a 32 x 32 tile (8 x 32 threads, 4 rows each); a one-step
 // stage loop copies x's tile to shared memory, consecutive threads reading
-// consecutive elements of x, and the threads then read it across, so that
+// consecutive groups of 4 elements of x (one 16-byte load each, stored down a
+// column of the tile, whose rows of 33 spread a warp's stores over the 32
+// banks), and the threads then read it across, so that
 // both global reads and the stores are coalesced. y, read along the stores'
 // dim already, is read directly.
 // PLAN:       kernel.func @transpose_add
@@ -15,8 +17,9 @@
 // LOOPS:        %[[T:.*]] = memref.alloca() {alignment = 16 : i64} : memref<1056xf32, 3 : i64>
 // LOOPS-NOT:    memref.alloca
 // LOOPS:        scf.for
-// LOOPS-COUNT-4:  memref.load %x
-// LOOPS:          "gpu.barrier"() : () -> ()
+// LOOPS:          vector.load %x[%{{.*}}] {alignment = 16 : i64} : memref<8192xf32>, vector<4xf32>
+// LOOPS-COUNT-4:  memref.store %{{.*}}, %[[T]]
+// LOOPS-NEXT:     "gpu.barrier"() : () -> ()
 // LOOPS-COUNT-4:  memref.load %[[T]]
 // LOOPS-COUNT-4:  memref.load %y
 // LOOPS-COUNT-4:  memref.store %{{.*}}, %out
@@ -24,7 +27,7 @@
 // LOOPS-NEXT:   }
 
 // PTX:        .shared .align 16 .b8 transpose_add__tile0[4224];
-// PTX-COUNT-4: ld.global.nc.b32
+// PTX:        ld.global.nc.v4.b32
 // PTX-COUNT-4: st.shared.b32
 // PTX:        bar.sync 0;
 // PTX-COUNT-4: ld.shared.b32
