@@ -148,6 +148,31 @@ class _Open:
     scan_out: dict[int, list[SSAValue]] = field(default_factory=dict)
 
 
+@dataclass(eq=False)
+class _Stage:
+    """The tiles a stage loop copies: load -> (shared memory, tile, elements
+    from one buffer to the next). ``double``: two buffers, the next step's tiles
+    copied while this step's are read; ``pending``: the stores of the next
+    step's tiles, emitted at the end of the body."""
+
+    double: bool
+    tiles: dict[int, tuple[SSAValue, StageTile, int]] = field(default_factory=dict)
+    pending: list[_TileStore] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _TileStore:
+    """A value (a vector of ``lanes`` elements when ``lanes`` > 1) a thread
+    stores into a tile at ``where``, if ``guard`` (None: always)."""
+
+    value: SSAValue
+    mem: SSAValue
+    where: SSAValue
+    guard: SSAValue | None
+    tile: StageTile
+    lanes: int
+
+
 @dataclass(frozen=True)
 class _Shape:
     """How a value is held across the register loops: one SSA value per point of
@@ -198,7 +223,9 @@ class _Lowering:
         self.contract = self._feeding_sums()
         self.over = plan.overhang(self.sizes)  # dims the grid runs past the end of
         self.tid: SSAValue | None = None  # a GPU thread's index in its block
-        self.staged: dict[int, tuple[SSAValue, StageTile, int]] = {}  # load -> tile, stage loop
+        # load -> its tile memory, tile, stage loop, offset of this step's buffer (None: 0)
+        self.staged: dict[int, tuple[SSAValue, StageTile, int, SSAValue | None]] = {}
+        self.stages: dict[int, _Stage] = {}  # stage loop scope id -> its tiles
 
     # -- constants are emitted once, at the top of the function -------------
     def _entry_const(self, key, make) -> SSAValue:
@@ -388,6 +415,8 @@ class _Lowering:
             iter_args,
             body,
         )
+        if self.plan.loops[s.loop].kind == STAGE:
+            self.open_stage(parent, s)
         outer.block.add_op(loop)
         self.open[id(s)] = _Open(loop, body, {**outer.idx, s.loop: body.args[0]}, nred, scans)
         if self.plan.loops[s.loop].kind == STAGE:
@@ -395,9 +424,8 @@ class _Lowering:
 
     def close_loop(self, s: Scope) -> None:
         here = self.open[id(s)]
-        if s.loop is not None and self.plan.loops[s.loop].kind == STAGE and self.trips[s.loop] > 1:
-            # every thread is done reading the tiles before the next step overwrites them
-            here.block.add_op(gpu.BarrierOp())
+        if s.loop is not None and self.plan.loops[s.loop].kind == STAGE:
+            self.close_stage(s)
         running = [v for i in here.scans for v in here.scan_out[i]]
         if s.reduce is None:
             here.block.add_op(scf.YieldOp(*running))
@@ -700,11 +728,9 @@ class _Lowering:
         return load.result
 
     # -- tiles staged in shared memory (GPU) ---------------------------------
-    def stage(self, s: Scope) -> None:
-        """At the top of stage loop ``s``'s body: every load computed inside it
-        that :func:`stages_load` picks copies its tile to shared memory (all
-        threads of the block, consecutive threads taking consecutive elements of
-        the copy order), then a barrier; the loads read the tiles from there."""
+    def stage_tiles(self, s: Scope) -> dict[int, StageTile]:
+        """The tiles stage loop ``s`` copies: one for every load computed inside
+        it that :func:`stages_load` picks."""
         at = s.loop
         assert at is not None
         if self.tid is None or self.vec is not None:
@@ -725,80 +751,193 @@ class _Lowering:
                     fastest = next((d for d in dims if stack.unit_stride(d)), None)
                     if stages_load(self.plan, at, dims, fastest):
                         tiles[what] = stage_tile(self.plan, self.sizes, at, dims, fastest)
-        nbytes = sum(
-            tile.size * _bits(self.ops[i].results[0].type) // 8 for i, tile in tiles.items()
-        )
-        if nbytes > MAX_SHARED_BYTES:
+        return tiles
+
+    def open_stage(self, parent: Scope, s: Scope) -> None:
+        """Before stage loop ``s`` opens: shared memory for its tiles. A loop of
+        several steps double-buffers them when two copies fit (``_Stage``): the
+        first step's tiles are copied here, then a barrier."""
+        at = s.loop
+        assert at is not None
+        tiles = self.stage_tiles(s)
+        nbytes = {i: _bits(self.ops[i].results[0].type) // 8 for i in tiles}
+        # each buffer a multiple of 16 bytes, so the second stays aligned for vectors
+        stride = {i: -(-tile.size * nbytes[i] // 16) * 16 // nbytes[i] for i, tile in tiles.items()}
+        total = sum(stride[i] * nbytes[i] for i in tiles)
+        double = self.trips[at] > 1 and 2 * total <= MAX_SHARED_BYTES
+        if total > MAX_SHARED_BYTES:
             raise DiagnosticException(
                 f"convert-kernel-to-loops: @{self.k.sym_name.data}: the tiles of plan "
-                f"{self.plan} take {nbytes} bytes of shared memory; a block has "
+                f"{self.plan} take {total} bytes of shared memory; a block has "
                 f"{MAX_SHARED_BYTES} (stage fewer steps)"
             )
+        stage = _Stage(double=double)
+        for i, tile in sorted(tiles.items()):
+            t = self.ops[i].results[0].type
+            size = 2 * stride[i] if double else tile.size
+            alloca = memref.AllocaOp.get(t, 16, [size], memory_space=SHARED_SPACE)
+            self.entry.insert_op_before(alloca, self.entry.first_op)  # type: ignore[arg-type]
+            alloca.memref.name_hint = f"tile{len(self.staged) + len(stage.tiles)}"
+            stage.tiles[i] = (alloca.memref, tile, stride[i])
+        self.stages[id(s)] = stage
+        if double and tiles:
+            block = self.open[id(parent)].block
+            ops = _IndexOps(self, block)
+            for i, (mem, tile, _) in stage.tiles.items():
+                origin = self._tile_origin(ops, i, parent, range(at))
+                self._emit_stores(block, self._copy_tile(ops, i, tile, mem, origin, None))
+            block.add_op(gpu.BarrierOp())
+
+    def stage(self, s: Scope) -> None:
+        """At the top of stage loop ``s``'s body: copy the tiles of this step to
+        shared memory (all threads of the block, consecutive threads taking
+        consecutive elements, or groups of them, of the copy order), then a
+        barrier; the loads inside read the tiles from there. Double-buffered,
+        the body instead reads the next step's tiles into registers (the last
+        step reads its own again), computes from the buffer this step's tiles
+        lie in, and stores the registers to the other buffer at its end
+        (:meth:`close_stage`): one barrier a step, and the global reads overlap
+        the step's arithmetic."""
+        at = s.loop
+        assert at is not None
+        stage = self.stages[id(s)]
         here = self.open[id(s)]
         ops = _IndexOps(self, here.block)
-        threads = self.func.attributes[BLOCK_ATTR].value.data  # type: ignore[attr-defined]
-        for i, tile in sorted(tiles.items()):
-            op = self.ops[i]
-            assert isinstance(op, kernel.LoadOp)
-            stack = op.view.stack
-            dims = [d for d in range(len(self.sizes)) if stack.depends_on(d)]
-            t = op.result.type
-            alloca = memref.AllocaOp.get(t, 16, [tile.size], memory_space=SHARED_SPACE)
-            self.entry.insert_op_before(alloca, self.entry.first_op)  # type: ignore[arg-type]
-            alloca.memref.name_hint = f"tile{len(self.staged)}"
-            origin = {
-                d: self.dim_index(ops, d, s, {}, 0, range(at + 1)) if d in dims else None
-                for d in range(len(self.sizes))
-            }
-            fast = tile.copy_order[-1] if tile.copy_order else None
-            lanes = self._copy_lanes(stack, tile, fast, t)
-            groups = tile.points // lanes
-            steps = -(-groups // threads)
-            for j in range(steps):
-                e = self.tid if j == 0 else ops.add(self.tid, ops.const(j * threads))
-                block, guard = here.block, None
-                if (j + 1) * threads > groups:
-                    block = Block()
-                    guard = scf.IfOp(ops.lt(e, ops.const(groups)), [], Region(block))
-                into = _IndexOps(self, block)
-                local: dict[int, SSAValue] = {}
-                rest = e
-                for n, d in enumerate(reversed(tile.copy_order)):
-                    ext = tile.extents[tile.dims.index(d)] // (lanes if n == 0 else 1)
-                    last = n == len(tile.copy_order) - 1
-                    local[d] = rest if last else into.mod(rest, into.const(ext))
-                    if not last:
-                        rest = into.div(rest, into.const(ext))
-                    if n == 0 and lanes > 1:
-                        local[d] = into.mul(local[d], into.const(lanes))
-                idxs = []
-                for d in range(len(self.sizes)):
-                    if d not in dims:
-                        idxs.append(into.const(0))
-                    elif d in local:
-                        at_d = into.add(origin[d], local[d])
-                        idxs.append(self.clamp(into, d, at_d, lanes if d == fast else 1))
-                    else:
-                        idxs.append(self.clamp(into, d, origin[d]))  # type: ignore[arg-type]
-                off, valid = stack.emit(into, idxs)
-                buf = self.args[op.buffer]
-                where = self._tile_offset(into, tile, local)
-                if lanes > 1:
-                    self._copy_vector(into, buf, off, alloca.memref, where, tile, lanes, t)
-                elif valid is None:
-                    v = into._op(memref.LoadOp.get(buf, [off]))
-                    block.add_op(memref.StoreOp.get(v, alloca.memref, [where]))
-                else:
-                    safe = into._op(arith.SelectOp(valid, off, self.index_const(0)))
-                    x = into._op(memref.LoadOp.get(buf, [safe]))
-                    v = into._op(arith.SelectOp(valid, x, self.scalar_const(0, t)))
-                    block.add_op(memref.StoreOp.get(v, alloca.memref, [where]))
-                if guard is not None:
-                    block.add_op(scf.YieldOp())
-                    here.block.add_op(guard)
-            self.staged[i] = (alloca.memref, tile, at)
-        if tiles:
+        iv = here.idx[at]
+        read = write = None
+        if stage.double:
+            nxt = ops.add(iv, ops.const(1))
+            step = ops.min(nxt, ops.const(self.trips[at] - 1))
+            read, write = ops.mod(iv, ops.const(2)), ops.mod(nxt, ops.const(2))
+        d_at = self.plan.loops[at].dim
+        for i, (mem, tile, stride) in stage.tiles.items():
+            if not stage.double:
+                origin = self._tile_origin(ops, i, s, range(at + 1))
+                self._emit_stores(here.block, self._copy_tile(ops, i, tile, mem, origin, None))
+                self.staged[i] = (mem, tile, at, None)
+                continue
+            origin = self._tile_origin(ops, i, s, range(at))
+            if d_at in origin:
+                shift = ops.mul(step, ops.const(self.steps[at]))
+                origin[d_at] = ops.add(origin[d_at], shift)
+            base = ops.mul(write, ops.const(stride))
+            stage.pending += self._copy_tile(ops, i, tile, mem, origin, base)
+            self.staged[i] = (mem, tile, at, ops.mul(read, ops.const(stride)))
+        if stage.tiles and not stage.double:
             here.block.add_op(gpu.BarrierOp())
+
+    def close_stage(self, s: Scope) -> None:
+        """At the end of stage loop ``s``'s body: a double-buffered loop stores
+        the next step's tiles, then every thread is done with this step's tiles
+        (and has written the next ones) before the next step begins."""
+        stage = self.stages[id(s)]
+        here = self.open[id(s)]
+        self._emit_stores(here.block, stage.pending)
+        stage.pending = []
+        if stage.tiles and self.trips[s.loop] > 1:  # type: ignore[index]
+            here.block.add_op(gpu.BarrierOp())
+
+    def _tile_origin(self, ops: _IndexOps, i: int, s: Scope, loops: range) -> dict[int, SSAValue]:
+        """Where load ``i``'s tile starts along each dim it reads: the part of the
+        index that the loops at positions ``loops`` (open in scope ``s``) give."""
+        stack = self.ops[i].view.stack  # type: ignore[attr-defined]
+        return {
+            d: self.dim_index(ops, d, s, {}, 0, loops)
+            for d in range(len(self.sizes))
+            if stack.depends_on(d)
+        }
+
+    def _copy_tile(
+        self, ops: _IndexOps, i: int, tile: StageTile, mem: SSAValue, origin, base
+    ) -> list[_TileStore]:
+        """Read the part of load ``i``'s tile starting at ``origin`` (an index
+        per tile dim) that each thread copies, into registers; the stores that
+        put it in tile memory ``mem`` at offset ``base`` (None: 0), still to
+        emit. A last round that not every thread takes part in reads a clamped
+        position and stores under a guard."""
+        op = self.ops[i]
+        assert isinstance(op, kernel.LoadOp)
+        stack = op.view.stack
+        dims = [d for d in range(len(self.sizes)) if stack.depends_on(d)]
+        t = op.result.type
+        threads = self.func.attributes[BLOCK_ATTR].value.data  # type: ignore[attr-defined]
+        fast = tile.copy_order[-1] if tile.copy_order else None
+        lanes = self._copy_lanes(stack, tile, fast, t)
+        groups = tile.points // lanes
+        buf = self.args[op.buffer]
+        stores: list[_TileStore] = []
+        for j in range(-(-groups // threads)):
+            e = self.tid if j == 0 else ops.add(self.tid, ops.const(j * threads))
+            assert e is not None
+            guard = None
+            if (j + 1) * threads > groups:
+                guard = ops.lt(e, ops.const(groups))
+                e = ops.min(e, ops.const(groups - 1))
+            local: dict[int, SSAValue] = {}
+            rest = e
+            for n, d in enumerate(reversed(tile.copy_order)):
+                ext = tile.extents[tile.dims.index(d)] // (lanes if n == 0 else 1)
+                last = n == len(tile.copy_order) - 1
+                local[d] = rest if last else ops.mod(rest, ops.const(ext))
+                if not last:
+                    rest = ops.div(rest, ops.const(ext))
+                if n == 0 and lanes > 1:
+                    local[d] = ops.mul(local[d], ops.const(lanes))
+            idxs = []
+            for d in range(len(self.sizes)):
+                if d not in dims:
+                    idxs.append(ops.const(0))
+                elif d in local:
+                    at_d = ops.add(origin[d], local[d])
+                    idxs.append(self.clamp(ops, d, at_d, lanes if d == fast else 1))
+                else:
+                    idxs.append(self.clamp(ops, d, origin[d]))
+            off, valid = stack.emit(ops, idxs)
+            where = self._tile_offset(ops, tile, local)
+            if base is not None:
+                where = ops.add(where, base)
+            if lanes > 1:
+                vt = VectorType(t, [lanes])
+                load = vector.LoadOp(buf, [off], vt)
+                load.attributes["alignment"] = IntegerAttr(lanes * _bits(t) // 8, i64)
+                x = ops._op(load)
+            elif valid is None:
+                x = ops._op(memref.LoadOp.get(buf, [off]))
+            else:
+                safe = ops._op(arith.SelectOp(valid, off, self.index_const(0)))
+                y = ops._op(memref.LoadOp.get(buf, [safe]))
+                x = ops._op(arith.SelectOp(valid, y, self.scalar_const(0, t)))
+            stores.append(_TileStore(x, mem, where, guard, tile, lanes))
+        return stores
+
+    def _emit_stores(self, block: Block, stores: list[_TileStore]) -> None:
+        """Append tile stores to ``block``: a vector whose lanes lie consecutive
+        and aligned in the tile as one ``vector.store``, else lane by lane."""
+        for st in stores:
+            into, guard = block, None
+            if st.guard is not None:
+                into = Block()
+                guard = scf.IfOp(st.guard, [], Region(into))
+            ops = _IndexOps(self, into)
+            tile = st.tile
+            if st.lanes == 1:
+                into.add_op(memref.StoreOp.get(st.value, st.mem, [st.where]))
+            else:
+                k = tile.dims.index(tile.copy_order[-1])
+                whole = k == len(tile.dims) - 1
+                if whole and all(x % st.lanes == 0 for x in tile.strides[:-1]):
+                    into.add_op(vector.StoreOp(st.value, st.mem, [st.where]))
+                else:
+                    t = st.value.type.element_type  # type: ignore[attr-defined]
+                    for lane in range(st.lanes):
+                        at = st.where
+                        if lane:
+                            at = ops.add(st.where, ops.const(lane * tile.strides[k]))
+                        x = ops._op(vector.ExtractOp(st.value, [lane], t))
+                        into.add_op(memref.StoreOp.get(x, st.mem, [at]))
+            if guard is not None:
+                into.add_op(scf.YieldOp())
+                block.add_op(guard)
 
     def _copy_lanes(self, stack: ViewStack, tile: StageTile, fast: int | None, t) -> int:
         """How many consecutive elements along the copy's fastest dim ``fast``
@@ -824,25 +963,6 @@ class _Lowering:
             return 1
         return lanes
 
-    def _copy_vector(self, ops, buf, off, tile_mem, where, tile: StageTile, lanes: int, t):
-        """Copy ``lanes`` consecutive elements from ``buf[off]`` (aligned, see
-        :meth:`_copy_lanes`) to the tile at ``where``: one ``vector.load`` with
-        that alignment (``ld.global.v4``), stored as one vector where the lanes
-        are consecutive and aligned in the tile too, else lane by lane."""
-        vt = VectorType(t, [lanes])
-        load = vector.LoadOp(buf, [off], vt)
-        load.attributes["alignment"] = IntegerAttr(lanes * _bits(t) // 8, i64)
-        x = ops._op(load)
-        fast = tile.copy_order[-1]
-        k = tile.dims.index(fast)
-        if k == len(tile.dims) - 1 and all(st % lanes == 0 for st in tile.strides[:-1]):
-            ops.block.add_op(vector.StoreOp(x, tile_mem, [where]))
-            return
-        for lane in range(lanes):
-            at = where if lane == 0 else ops.add(where, ops.const(lane * tile.strides[k]))
-            lane_x = ops._op(vector.ExtractOp(x, [lane], t))
-            ops.block.add_op(memref.StoreOp.get(lane_x, tile_mem, [at]))
-
     def _tile_offset(self, ops: _IndexOps, tile: StageTile, local: dict[int, SSAValue]):
         out = None
         for d, stride in zip(tile.dims, tile.strides):
@@ -854,7 +974,7 @@ class _Lowering:
         """Load ``i`` at every register point, from the tile its stage loop
         copied: ``tile.lanes`` consecutive points of the innermost row's unroll
         loop at a time (one ``vector.load``, aligned as the tile's rows are)."""
-        tile_mem, tile, at = self.staged[i]
+        tile_mem, tile, at, base = self.staged[i]
         ops = _IndexOps(self, self.open[id(s)].block)
         inside = range(at + 1, len(self.plan.loops))
         across = None
@@ -868,6 +988,8 @@ class _Lowering:
                 continue  # read with the first lane of its vector
             local = {d: self.dim_index(ops, d, s, env, 0, inside) for d in tile.dims}
             at_ = self._tile_offset(ops, tile, local)
+            if base is not None:
+                at_ = ops.add(at_, base)
             if across is None:
                 out[point] = ops._op(memref.LoadOp.get(tile_mem, [at_]))
                 continue

@@ -317,7 +317,7 @@ def test_every_differentiable_primitive_has_a_rule():
 @pytest.mark.skipif("cuda_sim" not in mlfuse.devices(), reason="no cuda_sim device")
 def test_gradients_cross_devices():
     x = np.linspace(-1, 1, 6)
-    t = Tensor(x, requires_grad=True)
+    t = Tensor(x, device="cpu", requires_grad=True)
     (t.to("cuda_sim").exp() * 2).to("cpu").sum().backward()
     assert t.grad.device == "cpu"
     np.testing.assert_allclose(t.grad.numpy(), 2 * np.exp(x))
