@@ -5912,8 +5912,66 @@ def _write_through(parent: Tensor, op: str, arg, shape: Shape, val: Tensor) -> T
             t = t.shrink(tuple([None] * d + [(0, s)] + [None] * len(rest)))
         return t
 
+    if op == "shrink":
+        return _write_box(parent, arg, val)
     covered = place(Tensor.full(shape, True, dtypes.bool_, parent.device), False)
     return covered.where(place(val, 0), parent)
+
+
+def _reads_buffer(node: graph.Node, buffer, limit: int = 256) -> bool:
+    """Whether lazy ``node`` reads realized ``buffer`` (True too when its graph
+    has more than ``limit`` lazy nodes: a bounded walk, as the answer only
+    picks the faster of two correct forms)."""
+    todo, seen = [node], {id(node)}
+    while todo:
+        n = todo.pop()
+        if n.realized:
+            if n.buffer is buffer:
+                return True
+            continue
+        if len(seen) > limit:
+            return True
+        for s in n.srcs:
+            if id(s) not in seen:
+                seen.add(id(s))
+                todo.append(s)
+    return False
+
+
+def _write_box(parent: Tensor, box, val: Tensor) -> Tensor:
+    """``parent`` with ``val`` written into its box ``box`` (a ``(begin, end)``
+    per dim), padded into place: the box is a structure of the program.
+
+    Writing into a realized tensor a value that does not read it, along a
+    dim the box takes one index of (``out[i] = v``, ``cache[:, :, pos] = k``),
+    ``val`` is instead broadcast along that dim and the index selected by
+    comparing an iota with it, a scalar constant: writes at other indices are
+    the same program up to that scalar, compiled once more at most (see
+    ``graph.with_dynamic_scalars``), not once per index. Not along the
+    innermost dim (``x[:, j] = v``): there the comparison would be made for
+    every element, where the padded box is a store of one column. (A value
+    that reads the tensor it is written into keeps the padded form:
+    broadcast, it would read other elements than the one written, and the
+    write could not be in place.)"""
+    pshape = parent.shape
+    inner = max((d for d, s in enumerate(pshape) if s > 1), default=-1)
+    single = [d for d, ((b, e), s) in enumerate(zip(box, pshape)) if e - b == 1 and d < inner]
+    if single and (not parent.node.realized or _reads_buffer(val.node, parent.node.buffer)):
+        single = []
+    pads = tuple(
+        (0, 0) if d in single else (b, s - e) for d, ((b, e), s) in enumerate(zip(box, pshape))
+    )
+    covered = None
+    if any(p != (0, 0) for p in pads):
+        covered = Tensor.full(val.shape, True, dtypes.bool_, parent.device).pad(pads, False)
+        val = val.pad(pads, 0)
+    for d in single:
+        at = Tensor.arange(pshape[d], device=parent.device) == box[d][0]
+        at = at.reshape(tuple(pshape[d] if k == d else 1 for k in range(len(pshape))))
+        covered = at if covered is None else covered & at
+    if covered is None:  # the whole tensor
+        return val
+    return covered.where(val._broadcast_to(pshape), parent)
 
 
 def _atan64(x: Tensor) -> Tensor:

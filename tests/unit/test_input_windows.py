@@ -171,3 +171,35 @@ def test_steps_reading_rows_of_a_computed_tensor_share_one_kernel():
     assert len({id(launch.kernel) for launch in launches}) <= 3
     assert "kernel.window" in str(c.module)
     np.testing.assert_allclose(h.numpy(), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_writes_at_an_index_share_one_program():
+    # out[i] = f(x[i]) into a realized tensor: the index is a scalar of the
+    # program (compared with an iota), x[i] a window, so the rows after the
+    # third compile nothing (the first writes into zeros, a constant; the
+    # third makes the index an argument)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((24, 3, 32)).astype(np.float32)
+    X = Tensor(x).realize()
+    out = Tensor.zeros(24, 32).contiguous().realize()
+    cache = Tensor.zeros(2, 24, 32).contiguous().realize()
+    want, want_cache = np.zeros((24, 32)), np.zeros((2, 24, 32))
+    for i in range(24):
+        if i == 3:
+            before = programs()
+        out[i] = X[i].exp().sum(0) * 2
+        cache[:, i] = X[i, 1:]  # a KV cache's write at position i
+        out.realize(cache)
+        want[i] = np.exp(x[i].astype(np.float64)).sum(0) * 2
+        want_cache[:, i] = x[i, 1:]
+    assert programs() == before
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5)
+    np.testing.assert_array_equal(cache.numpy(), want_cache)
+    # a value that reads the tensor it is written into stays one kernel in place
+    buf = out.node.buffer
+    out[5] = out[5] + 1
+    assert len(mlfuse.schedule(out)) == 1
+    out.realize()
+    assert out.node.buffer is buf
+    want[5] += 1
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5)

@@ -16,7 +16,10 @@ point of them, see :mod:`mlfuse.loop_nest`); what runs inside a thread stays
    from there: each element of A and B leaves global memory once per block,
    not once per thread that uses it. A staged register block of 8 x 8 is two
    groups of 4 consecutive elements along each dim (``unroll 2, thread 16,
-   unroll 4``), read from the tiles as 4-element vectors.
+   unroll 4``), read from the tiles as 4-element vectors. (The lowering
+   copies aligned operands 16 bytes per thread at a time and double-buffers
+   the tiles of a stage loop of several steps: see
+   :meth:`mlfuse.lowering.kernel_to_loops._Lowering.stage`.)
 2. **Row reductions** (a reduce axis the loads read contiguously): one block
    per output, its threads splitting the row (thread ``t`` reads elements
    ``4t .. 4t + 3, 4t + 4T ...``: coalesced, 16-byte loads where the row
@@ -84,8 +87,8 @@ MAX_STAGE_STEP = 16
 """Steps of the reduce loop a contraction's tiles cover in shared memory."""
 MIN_STAGE_STEP = 4
 """Fewer steps per tile than this (a reduce length without a good divisor) and
-a contraction reads its operands from global memory (two barriers per few
-steps cost more than the tiles save)."""
+a contraction reads its operands from global memory (a barrier per few
+steps costs more than the tiles save)."""
 TRANSPOSE_TILE = 32
 """A transposing kernel's tile: 32 x 32 elements per block."""
 TRANSPOSE_ROWS = 8
