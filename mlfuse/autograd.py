@@ -341,12 +341,21 @@ def _tracked(n: Node) -> list[Node]:
     return [s for s in t[1] if s.tape is not None]
 
 
+_kept: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Node -> how it was made, for nodes a backward without ``requires_grad``
+walked through (tinygrad's rule): kept, as a tape is, when the node is
+realized, so that a second backward of the same result walks them again."""
+
+
 def _recipe(n: Node) -> tuple | None:
     """How ``n`` was made, for a walk over the whole graph: its tape when it
     has one, else its op while it is unrealized (None: a leaf, a realized
     value, or a detached one)."""
     if n.tape:
         return n.tape
+    kept = _kept.get(n)
+    if kept is not None:
+        return kept
     if n.buffer is not None or not n.srcs or n.op == "detach":
         return None
     if n.op == "derivative":
@@ -463,10 +472,8 @@ def backward(
     leaf it depends on."""
 
     if t.node.tape is None:
-        raise RuntimeError(
-            "backward: this tensor does not require grad (no input of it was made with "
-            "requires_grad=True, or it was computed under mlfuse.no_grad())"
-        )
+        _backward_in_scope(t, gradient)
+        return
     seed = seed_for(t, gradient, "backward")
     holders = [h for h in _holders if h.node.tape is not None]
     got = gradients(t.node, seed, [h.node for h in holders], create_graph)
@@ -479,6 +486,44 @@ def backward(
         for n in postorder([t.node], _tracked):
             if n.tape:  # a leaf keeps needing its gradient
                 n.tape = None
+
+
+def _backward_in_scope(t: Tensor, gradient: Tensor | None) -> None:
+    """``t.backward()`` where nothing ``t`` was computed from requires grad:
+    tinygrad's rule, which has no ``requires_grad``. Every live float tensor
+    ``t`` was computed from (through unrealized ops), ``t`` included, gets its
+    gradient added to ``.grad``: ``x = Tensor([1.0, 2.0]); (x * x).sum().backward();
+    x.grad``. The walk's recipes are kept (``_kept``), so calling it again
+    accumulates the same gradients, realized values in between or not.
+    Where PyTorch's rule applies (grad mode off, or a tensor of the graph
+    requires grad: it was computed under ``no_grad``) this is PyTorch's
+    error, as it is when no live float tensor is found."""
+    from mlfuse.tensor import live_tensors
+
+    error = RuntimeError(
+        "backward: this tensor does not require grad (no input of it was made with "
+        "requires_grad=True, or it was computed under mlfuse.no_grad())"
+    )
+    if not is_grad_enabled():
+        raise error
+    walk = postorder([t.node], _made_from)
+    reach = {id(n) for n in walk}
+    scope = [h for h in live_tensors() if id(h.node) in reach]
+    if any(h.requires_grad for h in scope):
+        raise error
+    targets = [h for h in scope if h.dtype.is_float]
+    if not targets:
+        raise error
+    seed = seed_for(t, gradient, "backward")
+    got = gradients(t.node, seed, [h.node for h in targets], whole_graph=True)
+    for n in walk:  # (tinygrad keeps the graph: the result may be differentiated again)
+        r = _recipe(n)
+        if r is not None:
+            _kept[n] = r
+    for h in targets:
+        g = got.get(id(h.node))
+        if g is not None:
+            h._set_grad(g if h.grad is None else h.grad + g)
 
 
 def grad(fn: Callable | None = None, argnums: int | Sequence[int] | None = None):

@@ -18,6 +18,7 @@ import contextlib
 import functools
 import math
 import os
+import weakref
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -28,6 +29,14 @@ from mlfuse.errors import ArgumentError, ArgumentTypeError, DimError, Unsupporte
 from mlfuse.graph import Node
 
 Shape = tuple[int, ...]
+
+_live: weakref.WeakSet = weakref.WeakSet()
+"""Every Tensor object alive (tinygrad's backward fills ``.grad`` of those in scope)."""
+
+
+def live_tensors() -> list[Tensor]:
+    """The Tensor objects alive now."""
+    return list(_live)
 
 
 def _traced(fn):
@@ -227,6 +236,8 @@ class Tensor:
         n.refs += 1
         if old is not None:
             old.refs -= 1
+        else:
+            _live.add(self)
         self._node = n
 
     def __del__(self) -> None:

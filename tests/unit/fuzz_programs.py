@@ -374,18 +374,36 @@ class Generator:
         self.add(t, r, f"{v.text}.{op}(-1)")
 
     def setitem(self, v: Value) -> None:
-        """In-place assignment into a fresh copy of `v`."""
+        """In-place assignment into a fresh copy of `v` (lazy or realized): a
+        constant or a tensor into a slice of dim 0, an index of dim 0 or an
+        index of dim 1."""
         if v.ref.ndim == 0 or v.ref.size == 0:
             return self.unary(v)
-        c = v.t.contiguous()
+        realized = bool(self.rng.integers(0, 2))
+        c = v.t.contiguous().realize() if realized else v.t.contiguous()
         r = v.ref.copy()
         d = v.ref.shape[0]
         a = int(self.rng.integers(0, d))
         b = int(self.rng.integers(a + 1, d + 1))
-        val = float(self.rng.choice([0.0, -1.0, 2.5]))
-        c[a:b] = val
-        r[a:b] = val
-        self.add(c, r, f"{v.text}.contiguous(); [{a}:{b}] = {val}")
+        kind = int(self.rng.integers(0, 3 if v.ref.ndim >= 2 else 2))
+        if kind == 0:
+            index, text = slice(a, b), f"[{a}:{b}]"
+        elif kind == 1:
+            index, text = a, f"[{a}]"
+        else:
+            j = a % v.ref.shape[1]
+            index, text = (slice(None), j), f"[:, {j}]"
+        if self.rng.integers(0, 2):
+            val = float(self.rng.choice([0.0, -1.0, 2.5]))
+            c[index] = val
+            r[index] = val
+        else:
+            x = self.rng.standard_normal(r[index].shape)
+            c[index] = Tensor(x)
+            r[index] = x
+            val = f"Tensor{x.shape}"
+        what = ".realize()" if realized else ""
+        self.add(c, r, f"{v.text}.contiguous(){what}; {text} = {val}")
 
     def roll(self, v: Value) -> None:
         if v.ref.ndim == 0:

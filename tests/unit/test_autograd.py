@@ -562,6 +562,39 @@ def test_no_grad_detach_and_errors():
     assert not f(x).requires_grad
 
 
+def test_backward_without_requires_grad_follows_tinygrad():
+    # tinygrad has no requires_grad: backward fills .grad of every live float
+    # tensor the result was computed from
+    a = np.array([[1.0, 2.0], [3.0, -1.0]])
+    w = np.array([[0.5, -1.0], [2.0, 1.0]])
+    x, W = Tensor(a), Tensor(w)
+    h = x @ W
+    out = h.relu().sum()
+    out.backward()
+    mask = (a @ w > 0).astype(float)
+    np.testing.assert_allclose(x.grad.numpy(), mask @ w.T)
+    np.testing.assert_allclose(W.grad.numpy(), a.T @ mask)
+    np.testing.assert_allclose(h.grad.numpy(), mask)  # an intermediate held by a name
+    (x @ W).relu().sum().backward()  # accumulates, as tinygrad's does
+    np.testing.assert_allclose(x.grad.numpy(), 2 * mask @ w.T)
+    out.backward()  # the same result again, its graph realized in part since
+    np.testing.assert_allclose(x.grad.numpy(), 3 * mask @ w.T)
+    np.testing.assert_allclose(W.grad.numpy(), 3 * a.T @ mask)
+    # integers have no gradient; a graph of them alone is PyTorch's error
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        (Tensor([1, 2]) * 2).sum().backward()
+    # PyTorch's rule wherever a tensor of the graph requires grad (computed
+    # under no_grad) or grad mode is off
+    p = Tensor([1.0, 2.0], requires_grad=True)
+    with mlfuse.no_grad():
+        y = (p * Tensor([3.0, 4.0])).sum()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        y.backward()
+    assert p.grad is None
+    with mlfuse.no_grad(), pytest.raises(RuntimeError, match="does not require grad"):
+        (Tensor([1.0]) * 2).sum().backward()
+
+
 def test_a_value_built_again_under_no_grad_records_nothing():
     w = Tensor([1.0, 2.0], requires_grad=True)
     z = Tensor([3.0, 4.0], requires_grad=True)
