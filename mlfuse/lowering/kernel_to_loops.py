@@ -61,6 +61,7 @@ from mlfuse.loop_nest import (
     THREAD,
     UNROLL,
     VECTOR,
+    VECTOR_LANES,
     Scope,
     StageTile,
     hoist,
@@ -760,9 +761,11 @@ class _Lowering:
         at = s.loop
         assert at is not None
         tiles = self.stage_tiles(s)
-        nbytes = {i: _bits(self.ops[i].results[0].type) // 8 for i in tiles}
-        # each buffer a multiple of 16 bytes, so the second stays aligned for vectors
-        stride = {i: -(-tile.size * nbytes[i] // 16) * 16 // nbytes[i] for i, tile in tiles.items()}
+        nbytes = {i: max(1, _bits(self.ops[i].results[0].type) // 8) for i in tiles}
+        # each buffer a multiple of 16 bytes and of 4 elements, so the second stays
+        # aligned for the copy's vectors and the tile's (4 lanes of any width)
+        unit = {i: max(VECTOR_LANES, COPY_LANES, 16 // nbytes[i]) for i in tiles}
+        stride = {i: -(-tile.size // unit[i]) * unit[i] for i, tile in tiles.items()}
         total = sum(stride[i] * nbytes[i] for i in tiles)
         double = self.trips[at] > 1 and 2 * total <= MAX_SHARED_BYTES
         if total > MAX_SHARED_BYTES:
