@@ -74,6 +74,13 @@ class PushViewThroughElementwise(RewritePattern):
     through its views as a buffer.
     """
 
+    def __init__(self):
+        # (value, view) -> the value pushed through: a view of a value reached
+        # again along another path (x = where(c, x, y) read twice per step)
+        # reuses it, instead of pushing the view through the whole graph below
+        # once per path (exponential in the depth of such a chain)
+        self.pushed: dict[tuple[SSAValue, ViewStack], SSAValue] = {}
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: lazy.ViewOp, rewriter: PatternRewriter, /):
         inner = op.input.owner
@@ -82,11 +89,16 @@ class PushViewThroughElementwise(RewritePattern):
         stack = op.view.stack
         if broadcasts(stack) and has_reduce(op.input):
             return
+        done = self.pushed.get((op.input, stack))
+        if done is not None and _reusable(done, op):
+            rewriter.replace(op, [], [done])
+            return
         shape = lazy.shape_of(op.result)
         operands = [make_view(rewriter, v, stack, op) for v in inner.operands]
         new = _elementwise_like(inner, operands, shape)
         if not has_mask(stack) or inner.ZERO_PRESERVING:
             rewriter.replace(op, new)
+            self.pushed[(inner.result, stack)] = new.result
             return
         rewriter.insert(new)
         true = with_loc(
@@ -95,7 +107,27 @@ class PushViewThroughElementwise(RewritePattern):
         zero = with_loc(lazy.ConstOp(0, op.result.type), op)  # type: ignore[arg-type]
         rewriter.insert([true, zero])
         valid = make_view(rewriter, true.result, stack, op)
-        rewriter.replace(op, with_loc(lazy.WhereOp(valid, new.result, zero.result), op))
+        where = with_loc(lazy.WhereOp(valid, new.result, zero.result), op)
+        rewriter.replace(op, where)
+        self.pushed[(inner.result, stack)] = where.result
+
+
+def _reusable(done: SSAValue, at: Operation) -> bool:
+    """Whether the value ``done`` (a view pushed through earlier) can replace
+    the result of ``at``: its op is still in ``at``'s block, and before ``at``,
+    or movable there (its operands are defined before ``at``), and then moved."""
+    d = done.owner
+    if not isinstance(d, Operation) or d.parent is None or d.parent is not at.parent:
+        return False
+    if d.is_before_in_block(at):
+        return True
+    for v in d.operands:
+        o = v.owner
+        if isinstance(o, Operation) and (o.parent is not at.parent or not o.is_before_in_block(at)):
+            return False
+    d.detach()
+    at.parent.insert_op_before(d, at)
+    return True
 
 
 def reduce_input_view(r: lazy.ReduceOp, stack: ViewStack) -> tuple[ViewStack, list[int]] | None:

@@ -171,6 +171,20 @@ def test_max_pool_indices_and_unpool(k, s, p):
     )
 
 
+def test_unpool_of_an_unrealized_large_window_pool():
+    # 25 taps: the indices are a chain of selects each reading the running
+    # maximum twice; views pushed through it must not follow every path
+    x = RNG.standard_normal((2, 2, 20, 20)).astype(np.float32)
+    vals, idx = Tensor(x).max_pool2d((5, 5), stride=(6, 5), return_indices=True)
+    up = vals.max_unpool2d(idx, (5, 5), stride=(6, 5), output_size=(20, 20)).numpy()
+    want = np.zeros((2, 2, 400))
+    for b, ch, i, j in np.ndindex(2, 2, 3, 4):
+        win = x[b, ch, 6 * i : 6 * i + 5, 5 * j : 5 * j + 5]
+        a, e = np.unravel_index(np.argmax(win), win.shape)
+        want[b, ch, (6 * i + a) * 20 + 5 * j + e] = win[a, e]
+    np.testing.assert_array_equal(up, want.reshape(2, 2, 20, 20))
+
+
 def test_tinygrad_pool_spellings():
     x = r(1, 2, 10, 9)
     # uneven padding (left, right, top, bottom): -inf first, then the pool
