@@ -2235,7 +2235,8 @@ class Tensor:
         idx = _checked(idx, self.shape[d], d, self.shape)
         pos = self._index_positions(idx, d)
         if isinstance(src, Tensor):
-            v = src.shrink(tuple((0, i) for i in idx.shape)).cast(self.dtype)
+            _same_dtype("scatter", self, src)
+            v = src.shrink(tuple((0, i) for i in idx.shape))
         else:
             v = Tensor.full(idx.shape, src, self.dtype, self.device)
         if reduce not in (None, "add"):
@@ -3964,7 +3965,7 @@ class Tensor:
     def index_add(self, dim: int, index, source, alpha=1) -> Tensor:
         """A copy with ``alpha * source[j]`` added at ``index[j]`` along ``dim``
         (repeated indices add up): ``x.index_add(0, idx, rows)``."""
-        s = source if isinstance(source, Tensor) else Tensor(source, device=self.device)
+        s = source if isinstance(source, Tensor) else Tensor(source, self.dtype, self.device)
         if self.ndim == 0:
             return self.reshape(1).index_add(0, index, s.reshape(-1), alpha).reshape(())
         d, idx = self._index_along("index_add", dim, index, s)
@@ -3974,7 +3975,7 @@ class Tensor:
     def index_copy(self, dim: int, index, source) -> Tensor:
         """A copy with ``source[j]`` written at ``index[j]`` along ``dim``:
         ``x.index_copy(0, idx, rows)``."""
-        s = source if isinstance(source, Tensor) else Tensor(source, device=self.device)
+        s = source if isinstance(source, Tensor) else Tensor(source, self.dtype, self.device)
         if self.ndim == 0:
             return self.reshape(1).index_copy(0, index, s.reshape(-1)).reshape(())
         d, idx = self._index_along("index_copy", dim, index, s)
@@ -4017,7 +4018,8 @@ class Tensor:
                 "scatter_reduce: reduce must be one of 'sum', 'prod', 'mean', 'amax' or "
                 f"'amin', got {reduce!r}"
             )
-        s = src if isinstance(src, Tensor) else Tensor(src, device=self.device)
+        s = src if isinstance(src, Tensor) else Tensor(src, self.dtype, self.device)
+        _same_dtype("scatter_reduce", self, s)
         idx = _index_tensor(index, self.device)
         d = _norm_axis(dim, self.ndim, "dim")
         if idx.ndim != self.ndim or s.ndim != self.ndim:
@@ -4034,7 +4036,7 @@ class Tensor:
             )
         idx = _checked(idx, self.shape[d], d, self.shape)
         pos = self._index_positions(idx, d)
-        v = s.shrink(tuple((0, i) for i in idx.shape)).cast(self.dtype)
+        v = s.shrink(tuple((0, i) for i in idx.shape))
         return self._scatter_reduce_positions(pos, v, reduce, include_self)
 
     def _scatter_reduce_positions(self, pos: Tensor, v: Tensor, reduce: str, include_self: bool):
@@ -5885,6 +5887,15 @@ _TANH_TAYLOR = (
 """tanh(x) = x + x^3 (c0 + c1 x^2 + ...): the Taylor coefficients (from the Bernoulli numbers)."""
 
 
+def _same_dtype(what: str, t: Tensor, src: Tensor) -> None:
+    """PyTorch's rule for scatters: the values written have the target's dtype."""
+    if src.dtype != t.dtype:
+        raise ArgumentError(
+            f"{what}: src has dtype {src.dtype.name}, the input {t.dtype.name}; they must be "
+            f"the same (cast src with .to({t.dtype.name}))"
+        )
+
+
 def _write_through(parent: Tensor, op: str, arg, shape: Shape, val: Tensor) -> Tensor:
     """``parent``'s value after writing ``val`` into the view ``op(arg)`` of it
     (of ``shape``): the inverse movement places ``val`` and, where the view does
@@ -6047,7 +6058,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
             raise ArgumentTypeError(f"cat: expected Tensors, got {type(t).__name__}")
     nd = ts[0].ndim
     if nd == 0:
-        raise ArgumentError("cat: zero-dimensional tensors cannot be concatenated (use stack)")
+        raise DimError("cat: zero-dimensional tensors cannot be concatenated (use stack)")
     d = _norm_axis(dim, nd, "dim")
     for t in ts:
         if t.ndim != nd or any(

@@ -561,8 +561,31 @@ def test_assign_contiguous_avoids_hazard(name):
         (lambda x: x + Tensor.ones(4), RuntimeError, "do not broadcast"),
         (lambda x: x.flip((1, 1)), RuntimeError, "repeated axis"),
         (lambda x: x.pad(((0, 0), (1, 1)), mode="typo"), NotImplementedError, "mode must be"),
+        (lambda x: x.sum().cat(x.sum()), IndexError, "zero-dimensional tensors cannot be"),
+        (
+            lambda x: x.scatter(0, Tensor([[0, 1, 0]]), Tensor([[1.0, 2.0, 3.0]], "float64")),
+            RuntimeError,
+            r"scatter: src has dtype float64, the input float32",
+        ),
+        (
+            lambda x: x.half().scatter_reduce(0, Tensor([[1]]), x, "sum"),
+            RuntimeError,
+            r"scatter_reduce: src has dtype float32, the input float16",
+        ),
     ],
-    ids=["sum-axis", "cumsum-axis", "matmul", "reshape", "permute", "broadcast", "flip", "pad"],
+    ids=[
+        "sum-axis",
+        "cumsum-axis",
+        "matmul",
+        "reshape",
+        "permute",
+        "broadcast",
+        "flip",
+        "pad",
+        "cat-0d",
+        "scatter-dtype",
+        "scatter-reduce-dtype",
+    ],
 )
 def test_errors_are_value_errors_and_what_pytorch_raises(x, call, torch_class, message):
     """Code written against either convention catches them: ``except
