@@ -854,7 +854,7 @@ class _Lowering:
         self, ops: _IndexOps, i: int, tile: StageTile, mem: SSAValue, origin, base
     ) -> list[_TileStore]:
         """Read the part of load ``i``'s tile starting at ``origin`` (an index
-        per tile dim) that each thread copies, into registers; the stores that
+        per dim the load reads) that each thread copies, into registers; the stores that
         put it in tile memory ``mem`` at offset ``base`` (None: 0), still to
         emit. A last round that not every thread takes part in reads a clamped
         position and stores under a guard."""
