@@ -52,23 +52,19 @@ def step_numpy(name, out, x, i):
         out[:, i] = x[:, i] + 1
 
 
+def step_tensor(name, out, x, i):
+    """One write with tensor methods (torch, mlfuse)."""
+    if name == "rows":
+        out[i] = x[i].exp() * 2
+    elif name == "kv":
+        out[:, :, i] = x[:, :, i] * 0.5
+    else:
+        out[:, i] = x[:, i] + 1
+
+
 def step_mlfuse(name, out: Tensor, x: Tensor, i: int) -> None:
-    if name == "rows":
-        out[i] = x[i].exp() * 2
-    elif name == "kv":
-        out[:, :, i] = x[:, :, i] * 0.5
-    else:
-        out[:, i] = x[:, i] + 1
+    step_tensor(name, out, x, i)
     out.realize()
-
-
-def step_torch(name, out, x, i):
-    if name == "rows":
-        out[i] = x[i].exp() * 2
-    elif name == "kv":
-        out[:, :, i] = x[:, :, i] * 0.5
-    else:
-        out[:, i] = x[:, i] + 1
 
 
 def run_loop(step, out, x, name: str, steps: int) -> tuple[float, float]:
@@ -110,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         backends["numpy"] = run_loop(step_numpy, np.zeros(oshape, np.float32), x, name, args.steps)
         if torch is not None:
             t_out = torch.zeros(oshape)
-            backends["torch"] = run_loop(step_torch, t_out, torch.from_numpy(x), name, args.steps)
+            backends["torch"] = run_loop(step_tensor, t_out, torch.from_numpy(x), name, args.steps)
         for backend, (first, best) in backends.items():
             rows.append(
                 {
