@@ -1347,7 +1347,29 @@ def adaptive_avg_pool3d(x: Tensor, output_size) -> Tensor:
     return y
 
 
-_INTERP_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+CUBIC_A = -0.75
+"""The cubic convolution kernel's parameter PyTorch's bicubic mode uses (Keys' a)."""
+
+
+def _cubic_taps(real: np.ndarray, i: int, ft):
+    """PyTorch's bicubic sampling along one dim: for source positions ``real``
+    (one per output), the 4 input indices each reads (clamped to ``[0, i)``)
+    and their weights, from the cubic convolution kernel with ``CUBIC_A``."""
+    a = ft(CUBIC_A)
+    i0 = np.floor(real)
+    t = (real - i0).astype(ft)
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    weights = np.stack([far(t + 1), near(t), near(1 - t), far(2 - t)], axis=1).astype(ft)
+    taps = i0.astype(np.int64)[:, None] + np.arange(-1, 3)
+    return np.clip(taps, 0, i - 1), weights
 
 
 def _source_scale(i: int, o: int, scale, align_corners: bool, ft):
@@ -1368,11 +1390,11 @@ def interpolate(
 ) -> Tensor:
     """Resize the spatial dims of (N, C, *spatial) to ``size`` or by
     ``scale_factor`` with PyTorch's index rules; ``mode`` ``"nearest"``,
-    ``"nearest-exact"``, ``"linear"`` (3-d), ``"bilinear"`` (4-d),
-    ``"trilinear"`` (5-d) or ``"area"``:
+    ``"nearest-exact"``, ``"linear"`` (3-d), ``"bilinear"`` or ``"bicubic"``
+    (4-d), ``"trilinear"`` (5-d) or ``"area"``:
     ``F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)``."""
     x = input
-    modes = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "area")
+    modes = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
     if mode not in modes:
         raise UnsupportedModeError(f"interpolate: mode must be one of {modes}, got {mode!r}")
     nd = x.ndim - 2
@@ -1386,8 +1408,8 @@ def interpolate(
         )
     if align_corners is not None and mode not in _INTERP_DIMS:
         raise ArgumentError(
-            "interpolate: align_corners can only be set with the modes 'linear', 'bilinear' "
-            f"and 'trilinear', not {mode!r}"
+            "interpolate: align_corners can only be set with the modes 'linear', 'bilinear', "
+            f"'bicubic' and 'trilinear', not {mode!r}"
         )
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
@@ -1441,6 +1463,17 @@ def interpolate(
                 x = x.index_select(axis, Tensor(idx, device=x.device))
             continue
         scale = _source_scale(i, o, sc, bool(align_corners), ft)
+        if mode == "bicubic":  # (no clamp of the source position at 0, as PyTorch)
+            real = dst * scale if align_corners else scale * (dst + ft(0.5)) - ft(0.5)
+            taps, weights = _cubic_taps(real.astype(ft), i, ft)
+            shape = (o,) + (1,) * (nd - d - 1)
+            terms = [
+                x.index_select(axis, Tensor(taps[:, k], device=x.device))
+                * Tensor(weights[:, k].reshape(shape), dtype=x.dtype, device=x.device)
+                for k in range(4)
+            ]
+            x = terms[0] + terms[1] + terms[2] + terms[3]
+            continue
         if align_corners:
             real = dst * scale
         else:

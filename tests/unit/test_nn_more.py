@@ -283,6 +283,28 @@ def interp_ref(x, out, mode, align=False, sf=None):
         elif mode == "nearest-exact":
             idx = np.floor((np.arange(o) + 0.5) * (1 / f if f else i / o)).astype(int)
             x = np.take(x, np.minimum(idx, i - 1), axis)
+        elif mode == "bicubic":
+            # Keys' cubic convolution kernel (a = -0.75) summed over the 4
+            # nearest input positions, borders replicated
+            if align:
+                src = np.arange(o) * ((i - 1) / (o - 1) if o > 1 else 0.0)
+            else:
+                src = (np.arange(o) + 0.5) * (1 / f if f else i / o) - 0.5
+
+            def keys(t, a=-0.75):
+                t = np.abs(t)
+                return np.where(
+                    t <= 1,
+                    (a + 2) * t**3 - (a + 3) * t**2 + 1,
+                    np.where(t < 2, a * t**3 - 5 * a * t**2 + 8 * a * t - 4 * a, 0.0),
+                )
+
+            moved = np.moveaxis(x, axis, -1)
+            res = np.zeros(moved.shape[:-1] + (o,))
+            for q, sq in enumerate(src):
+                for j in range(int(np.floor(sq)) - 1, int(np.floor(sq)) + 3):
+                    res[..., q] += keys(sq - j) * moved[..., min(max(j, 0), i - 1)]
+            x = np.moveaxis(res, -1, axis)
         else:
             src = _src_linear(i, o, f, align)
             i0 = np.floor(src).astype(int)
@@ -317,6 +339,9 @@ def test_interpolate_known_values():
         ((1, 1, 3, 4), (1, 6), None, "bilinear", True),  # output size 1 with align_corners
         ((1, 2, 3, 4), None, 1.5, "nearest-exact", None),
         ((1, 1, 3, 2, 4), (4, 3, 2), None, "trilinear", False),
+        ((2, 1, 5, 6), (9, 4), None, "bicubic", False),
+        ((1, 2, 5, 6), (9, 4), None, "bicubic", True),
+        ((1, 1, 8, 7), None, (0.5, 1.7), "bicubic", False),  # down one dim, up the other
     ],
 )
 def test_interpolate(shape, size, sf, mode, align):
