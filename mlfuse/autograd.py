@@ -341,6 +341,45 @@ def _tracked(n: Node) -> list[Node]:
     return [s for s in t[1] if s.tape is not None]
 
 
+_hooks: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Node -> the functions ``Tensor.register_hook`` put on it, called in order
+with its gradient once that is complete."""
+
+
+class HookHandle:
+    """What ``register_hook`` returns: ``handle.remove()`` takes the hook off."""
+
+    def __init__(self, node: Node, fn: Callable):
+        self._node, self._fn = weakref.ref(node), fn
+
+    def remove(self) -> None:
+        n = self._node()
+        hooks = _hooks.get(n) if n is not None else None
+        if hooks is not None and self._fn in hooks:
+            hooks.remove(self._fn)
+
+
+def register_hook(node: Node, fn: Callable) -> HookHandle:
+    _hooks.setdefault(node, []).append(fn)
+    return HookHandle(node, fn)
+
+
+def _run_hook(hook: Callable, g: Tensor) -> Tensor:
+    """``hook(g)``: a tensor of ``g``'s shape and dtype replaces it, None keeps it."""
+    from mlfuse.tensor import Tensor
+
+    r = hook(g)
+    if r is None:
+        return g
+    if not isinstance(r, Tensor) or r.shape != g.shape or r.dtype != g.dtype:
+        got = f"{r.shape} {r.dtype.name}" if isinstance(r, Tensor) else type(r).__name__
+        raise RuntimeError(
+            f"a gradient hook must return None or a tensor of the gradient's shape and dtype "
+            f"({g.shape} {g.dtype.name}), got {got}"
+        )
+    return r
+
+
 _kept: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 """Node -> how it was made, for nodes a backward without ``requires_grad``
 walked through (tinygrad's rule): kept, as a tape is, when the node is
@@ -399,6 +438,8 @@ def gradients(
             g = grads.pop(id(n), None)
             if g is None:
                 continue
+            for hook in list(_hooks.get(n, ())):
+                g = _run_hook(hook, g)
             if id(n) in want:
                 # a tensor of its own, not a view holding the tensor it was taken from
                 # alive (that one would look like an observer of the old parameters)

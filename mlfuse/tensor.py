@@ -685,6 +685,19 @@ class Tensor:
     def _set_grad(self, g: Tensor | None) -> None:
         self._grad = g
 
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` with this tensor's gradient whenever a backward
+        computes it, before it reaches ``.grad`` or flows further; a tensor it
+        returns replaces the gradient: ``h.register_hook(lambda g: g.clamp(-1, 1))``.
+        Returns a handle whose ``remove()`` takes the hook off."""
+        if self.node.tape is None:
+            raise RuntimeError(
+                "register_hook: this tensor does not require grad (cannot register a hook)"
+            )
+        if not callable(hook):
+            raise TypeError(f"register_hook: hook must be callable, got {type(hook).__name__}")
+        return autograd.register_hook(self.node, hook)
+
     def retain_grad(self) -> Tensor:
         """Keep the gradient of this computed tensor in ``.grad`` on ``backward()``."""
         if self.node.tape is None:
@@ -3009,6 +3022,20 @@ class Tensor:
             raise ArgumentError(f"chunk: chunks must be a positive int, got {chunks!r}")
         n = self.shape[_norm_axis(dim, self.ndim, "dim")]
         return self.split(max(-(-n // int(chunks)), 1), dim)
+
+    def narrow_copy(self, dim: int, start: int, length: int) -> Tensor:
+        """:meth:`narrow` as a tensor of its own (not a view): ``x.narrow_copy(1, 2, 3)``."""
+        return self.narrow(dim, start, length).contiguous()
+
+    def pin_memory(self) -> Tensor:
+        """This tensor (PyTorch's page-locked copy for faster host-to-device
+        transfers; mlfuse copies between host and devices from any memory):
+        ``batch.pin_memory()``."""
+        return self
+
+    def is_pinned(self) -> bool:
+        """False: mlfuse does not page-lock host memory (see :meth:`pin_memory`)."""
+        return False
 
     def narrow(self, dim: int, start: int, length: int) -> Tensor:
         """The view ``[start, start + length)`` along ``dim``: ``x.narrow(1, 2, 3)``."""

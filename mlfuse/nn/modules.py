@@ -1818,6 +1818,30 @@ class NLLLoss(_Loss):
         return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
 
 
+class CTCLoss(_Loss):
+    """``F.ctc_loss``, connectionist temporal classification, of log-probabilities
+    (T, N, C) against targets: ``nn.CTCLoss(blank=0)(logp, targets, in_lens, tgt_lens)``."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def _settings(self) -> str:
+        return f"blank={self.blank}, reduction={self.reduction!r}"
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths, target_lengths) -> Tensor:
+        """The loss: ``loss_fn.forward(logp, targets, input_lengths, target_lengths)``."""
+        return F.ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            self.blank,
+            self.reduction,
+            self.zero_infinity,
+        )
+
+
 class MSELoss(_Loss):
     """Mean squared error: ``nn.MSELoss()(pred, y)``."""
 
@@ -2570,6 +2594,7 @@ __all__ = [
     "Bilinear",
     "Buffer",
     "CELU",
+    "CTCLoss",
     "ChannelShuffle",
     "CircularPad1d",
     "CircularPad2d",

@@ -595,6 +595,27 @@ def test_backward_without_requires_grad_follows_tinygrad():
         (Tensor([1.0]) * 2).sum().backward()
 
 
+def test_gradient_hooks_see_and_replace_gradients():
+    x = Tensor([1.0, -2.0, 3.0], requires_grad=True)
+    h = x * 2
+    seen = []
+    on_h = h.register_hook(lambda g: seen.append(g.numpy()) or g * 10)
+    on_x = x.register_hook(lambda g: g + 1)  # a leaf's hook runs before .grad
+    (h * h).sum().backward()
+    np.testing.assert_allclose(seen[0], [4.0, -8.0, 12.0])  # dL/dh = 2h
+    np.testing.assert_allclose(x.grad.numpy(), [81.0, -159.0, 241.0])  # 2 * 10 * 2h + 1
+    on_h.remove()
+    on_x.remove()
+    x.grad = None
+    (x * 3).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0, 3.0])
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        Tensor([1.0]).register_hook(lambda g: g)
+    x.register_hook(lambda g: g.sum())
+    with pytest.raises(RuntimeError, match="must return None or a tensor of the gradient's shape"):
+        (x * 1).sum().backward()
+
+
 def test_a_value_built_again_under_no_grad_records_nothing():
     w = Tensor([1.0, 2.0], requires_grad=True)
     z = Tensor([3.0, 4.0], requires_grad=True)

@@ -661,6 +661,11 @@ def test_ctc_loss():
     assert np.isinf(got.numpy()[1])
     got = F.ctc_loss(Tensor(lp), Tensor(tg3), [7, 2, 6], [3, 3, 1], 3, "none", zero_infinity=True)
     close(got, np.where(np.isinf(want3), 0, want3))
+    loss_fn = mlfuse.nn.CTCLoss(blank=3, reduction="sum", zero_infinity=True)  # the module
+    close(
+        loss_fn(Tensor(lp), Tensor(tg3), [7, 2, 6], [3, 3, 1]),
+        np.where(np.isinf(want3), 0, want3).sum(),
+    )
     # the gradient through log_softmax (and straight), by central differences
     (g,) = mlfuse.grad(
         lambda z: F.ctc_loss(z.log_softmax(2), Tensor(tg), Tensor(il), Tensor(tl), reduction="sum")

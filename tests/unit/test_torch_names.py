@@ -564,3 +564,11 @@ def test_assign_takes_arrays_in_the_target_dtype():
     close(w, [[1, 2], [3, 4]])
     with pytest.raises(TypeError, match="assign: value has dtype float64"):
         w.assign(Tensor(np.zeros((2, 2))))
+
+
+def test_narrow_copy_and_pinned_memory():
+    x = Tensor(np.arange(12.0).reshape(3, 4))
+    got = mlfuse.narrow_copy(x, 1, 1, 2)
+    np.testing.assert_array_equal(got.numpy(), np.arange(12.0).reshape(3, 4)[:, 1:3])
+    np.testing.assert_array_equal(x.narrow_copy(0, 2, 1).numpy(), [[8.0, 9.0, 10.0, 11.0]])
+    assert x.pin_memory() is x and not x.is_pinned()  # host memory copies as it is
