@@ -289,7 +289,7 @@ class _Lower:
             load = b.insert(llvm.LoadOp(ptr, vt, alignment=nbytes))
             Rewriter.replace_op(op, [], [load.results[0]])
         elif isinstance(op, vector.StoreOp):
-            # a tile copy's vector: its index is a multiple of its lanes (see _copy_vector)
+            # a tile copy's vector: its index is a multiple of its lanes (see _emit_stores)
             vt = op.vector.type
             assert isinstance(vt, VectorType)
             b.insert(llvm.StoreOp(op.vector, ptr, alignment=size * vt.get_shape()[0]))
