@@ -3034,7 +3034,8 @@ class Tensor:
         return self
 
     def is_pinned(self) -> bool:
-        """False: mlfuse does not page-lock host memory (see :meth:`pin_memory`)."""
+        """False: mlfuse does not page-lock host memory (see :meth:`pin_memory`):
+        ``x.is_pinned()``."""
         return False
 
     def narrow(self, dim: int, start: int, length: int) -> Tensor:
