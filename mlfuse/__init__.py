@@ -25,6 +25,9 @@ from mlfuse.dtypes import (
     promote_types,
     result_type,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from mlfuse.targets import devices, get_default_device, set_default_device
 from mlfuse.tensor import (
@@ -76,6 +79,9 @@ __all__ = [
     "set_default_device",
     "bool_",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
     "int8",
     "int16",
     "int32",

@@ -87,12 +87,29 @@ int8 = DType("int8", 1, "i", 1)
 int16 = DType("int16", 2, "i", 2)
 int32 = DType("int32", 4, "i", 3)
 int64 = DType("int64", 8, "i", 4)
+uint16 = DType("uint16", 2, "i", 2, unsigned=True)
+uint32 = DType("uint32", 4, "i", 3, unsigned=True)
+uint64 = DType("uint64", 8, "i", 4, unsigned=True)
 float16 = DType("float16", 2, "f", 0)
 bfloat16 = DType("bfloat16", 2, "f", 0)
 float32 = DType("float32", 4, "f", 1)
 float64 = DType("float64", 8, "f", 2)
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL = (
+    bool_,
+    uint8,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint16,
+    uint32,
+    uint64,
+    float16,
+    bfloat16,
+    float32,
+    float64,
+)
 default_float = float32
 default_int = int64  # Python ints, as in PyTorch and numpy
 
@@ -108,6 +125,9 @@ _NP = {
     "int16": np.dtype(np.int16),
     "int32": np.dtype(np.int32),
     "int64": np.dtype(np.int64),
+    "uint16": np.dtype(np.uint16),
+    "uint32": np.dtype(np.uint32),
+    "uint64": np.dtype(np.uint64),
     "float16": np.dtype(np.float16),
     "bfloat16": BF16_STORAGE,
     "float32": np.dtype(np.float32),
@@ -120,6 +140,9 @@ _IR = {
     "int16": lambda: IntegerType(16),
     "int32": lambda: IntegerType(32),
     "int64": lambda: IntegerType(64),
+    "uint16": lambda: IntegerType(16, Signedness.UNSIGNED),
+    "uint32": lambda: IntegerType(32, Signedness.UNSIGNED),
+    "uint64": lambda: IntegerType(64, Signedness.UNSIGNED),
     "float16": Float16Type,
     "bfloat16": BFloat16Type,
     "float32": Float32Type,
@@ -137,6 +160,9 @@ _BY_NAME.update(
         "long": int64,
         "char": int8,
         "byte": uint8,
+        "ushort": uint16,  # tinygrad's C names
+        "uint": uint32,
+        "ulong": uint64,
     }
 )
 _NAMES = ", ".join(d.name for d in ALL)
@@ -160,7 +186,9 @@ def __dir__() -> list[str]:
 
 
 floats = (float16, bfloat16, float32, float64)
-ints = (uint8, int8, int16, int32, int64)
+ints = (uint8, int8, int16, int32, int64, uint16, uint32, uint64)
+uints = (uint8, uint16, uint32, uint64)
+sints = (int8, int16, int32, int64)
 
 
 def is_float(dt) -> bool:
@@ -248,17 +276,11 @@ def from_storage(arr: np.ndarray, dt: DType) -> np.ndarray:
 
 def from_numpy(dt: np.dtype) -> DType:
     """The dtype of host arrays of numpy dtype ``dt``: ``from_numpy(np.float16)`` is
-    float16. uint16, uint32 and uint64 have no mlfuse dtype (uint8 is the only
-    unsigned one, as in PyTorch): TypeError."""
+    float16, ``from_numpy(np.uint32)`` uint32."""
     dt = np.dtype(dt)
     for d in ALL:
         if d.np == dt:
             return d
-    if dt.kind == "u":
-        raise TypeError(
-            f"numpy dtype {dt} is not supported: uint8 is mlfuse's only unsigned dtype "
-            f"(as in PyTorch); convert the array first (.astype(np.int64)) or pass dtype="
-        )
     raise TypeError(f"numpy dtype {dt} is not supported; mlfuse has {_NAMES}")
 
 
@@ -299,8 +321,10 @@ def as_dtype(x) -> DType:
 
 def promote(a: DType, b: DType) -> DType:
     """Result dtype of a binary op on tensors of dtypes ``a`` and ``b``, PyTorch's
-    table (``torch.promote_types``): bool < integers < floats; uint8 with a signed
-    integer gives a signed one that holds both (uint8 + int8 -> int16); any
+    table (``torch.promote_types``): bool < integers < floats; an unsigned integer
+    with a signed one gives the smallest signed one that holds both (uint8 + int8 ->
+    int16, uint32 + int16 -> int64), and uint64 with a signed integer the default
+    float, as tinygrad and numpy do (PyTorch refuses to promote uint16/32/64); any
     float wins over any integer (int64 + float16 -> float16); float16 with
     bfloat16 gives float32. Unlike numpy, int32 + float32 is float32."""
     if a == b:
@@ -312,9 +336,12 @@ def promote(a: DType, b: DType) -> DType:
         if a.itemsize == b.itemsize:  # float16 and bfloat16
             return float32
         return a if a.itemsize > b.itemsize else b
-    if a.unsigned != b.unsigned:  # uint8 and a signed integer
-        s = b if a.unsigned else a
-        return s if s.itemsize > 1 else int16
+    if a.unsigned != b.unsigned:  # an unsigned and a signed integer
+        u, s = (a, b) if a.unsigned else (b, a)
+        if s.itemsize > u.itemsize:
+            return s
+        wider = [d for d in sints if d.itemsize > u.itemsize]
+        return wider[0] if wider else default_float
     return a if a.itemsize > b.itemsize else b
 
 

@@ -283,12 +283,22 @@ class Tensor:
                 arr = np.asarray(data)
             except OverflowError:
                 arr = np.asarray(data, dtype=object)
+            if want is not None and want.is_int and arr.dtype.kind == "f":
+                # numpy makes float64 of Python ints past int64 mixed with smaller ones
+                exact = np.asarray(data, dtype=object)
+                if exact.size and all(isinstance(v, int) for v in exact.flat):
+                    arr = exact
             if arr.dtype == object:
-                if arr.size and all(isinstance(v, int) for v in arr.flat):
-                    raise OverflowError(
-                        f"integers {min(arr.flat)}..{max(arr.flat)} do not fit in int64"
-                    )
-                raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
+                if not arr.size or not all(isinstance(v, int) for v in arr.flat):
+                    raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
+                lo, hi = min(arr.flat), max(arr.flat)
+                into = want or dtypes.default_int
+                if not into.is_int:  # huge ints as floats (or bools)
+                    arr = arr.astype(np.float64 if into.is_float else np.bool_)
+                elif dtypes.min(into) <= lo <= hi <= dtypes.max(into):
+                    arr = arr.astype(into.np)
+                else:
+                    raise OverflowError(f"integers {lo}..{hi} do not fit in {into.name}")
             if want is None:
                 kind = arr.dtype.kind
                 want = {
@@ -299,9 +309,10 @@ class Tensor:
                 }.get(kind)
                 if want is None:
                     raise TypeError(f"cannot make a Tensor from numpy dtype {arr.dtype}")
-            if want == dtypes.uint8 and arr.dtype.kind == "i" and arr.size and arr.min() < 0:
-                if arr.max() <= 255:  # PyTorch wraps negative Python ints into uint8
-                    arr = arr % 256
+            if want.unsigned and want.bits < 64 and arr.dtype.kind == "i" and arr.size:
+                span = 1 << want.bits  # PyTorch wraps negative Python ints into uint8..uint32
+                if arr.min() < 0 and -span <= arr.min() and arr.max() < span:
+                    arr = arr % span
             if (
                 want.is_int
                 and arr.dtype.kind in "iu"
@@ -442,7 +453,11 @@ class Tensor:
             raise ArgumentError(f"randint: high ({high}) must be above low ({low})")
         shape = _shape_arg(size if isinstance(size, (tuple, list)) else (size,))
         dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.int64
-        return Tensor(_rng(seed).integers(low, high, shape), dt, device)
+        if not dt.is_int:
+            return Tensor(_rng(seed).integers(low, high, shape), dt, device)
+        if low < dtypes.min(dt) or high - 1 > dtypes.max(dt):
+            raise ArgumentError(f"randint: [{low}, {high}) does not fit in {dt.name}")
+        return Tensor(_rng(seed).integers(low, high, shape, dtype=dt.np), dt, device)
 
     def randn_like(t: Tensor, dtype=None, device=None) -> Tensor:
         """Standard normal values with ``t``'s shape: ``Tensor.randn_like(x)``."""
@@ -1080,7 +1095,7 @@ class Tensor:
 
     @_traced
     def __rshift__(self, other):
-        """``x >> n``: arithmetic for signed integers, logical for uint8; a shift by a
+        """``x >> n``: arithmetic for signed integers, logical for unsigned ones; a shift by a
         negative amount or by the bit width or more gives the sign fill (0 or -1):
         ``Tensor([-8]) >> 1`` is -4."""
         return self._shift("shr", other)
@@ -1095,6 +1110,14 @@ class Tensor:
 
     def bitwise_right_shift(self, other) -> Tensor:
         """PyTorch's name for ``x >> other``: ``x.bitwise_right_shift(2)``."""
+        return self.__rshift__(other)
+
+    def lshift(self, other) -> Tensor:
+        """tinygrad's name for ``x << other``: ``x.lshift(2)``."""
+        return self.__lshift__(other)
+
+    def rshift(self, other) -> Tensor:
+        """tinygrad's name for ``x >> other``: ``x.rshift(2)``."""
         return self.__rshift__(other)
 
     def bitwise_and(self, other) -> Tensor:

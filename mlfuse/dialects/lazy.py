@@ -188,7 +188,7 @@ def _check_static(op: Operation, t: Attribute, what: str) -> None:
 
 @functools.cache
 def _element_types() -> tuple[Attribute, ...]:
-    """The element types of mlfuse's dtypes (f16 bf16 f32 f64 i1 ui8 i8 i16 i32 i64)."""
+    """The element types of mlfuse's dtypes (i1, i8..i64, ui8..ui64, f16, bf16, f32, f64)."""
     from mlfuse.dtypes import ALL
 
     return tuple(d.ir() for d in ALL)

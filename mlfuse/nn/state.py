@@ -34,6 +34,7 @@ __all__ = [
 _CODES = {
     "float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16", "int64": "I64",
     "int32": "I32", "int16": "I16", "int8": "I8", "uint8": "U8", "bool": "BOOL",
+    "uint16": "U16", "uint32": "U32", "uint64": "U64",
 }  # fmt: skip
 _NAMES = {v: k for k, v in _CODES.items()}
 

@@ -259,9 +259,9 @@ class FoldNot(RewritePattern):
 
 
 class FoldCast(RewritePattern):
-    """cast(const a) -> const a converted as kernels convert (floats to 32/64-bit ints
-    saturate, to 8/16-bit ints go through int64 and wrap; 16-bit floats round
-    through float32)"""
+    """cast(const a) -> const a converted as kernels convert (floats to int32/int64
+    saturate, to the other integers go through int64 and wrap; 16-bit floats
+    round through float32)"""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: lazy.CastOp, rewriter: PatternRewriter, /):
@@ -274,14 +274,25 @@ class FoldCast(RewritePattern):
         elif to.kind == "f":
             out = to.type(np.float32(v) if to.itemsize == 2 else v).item()
         elif isinstance(v, float):
-            info = np.iinfo(to if to.itemsize >= 4 else np.int64)
-            t = float(np.trunc(v))
-            lo, hi = int(info.min), int(info.max)
-            out = 0 if v != v else lo if t <= lo else hi if t >= hi else int(t)
-            out = np.array(out, dtype=np.int64).astype(to).item()
+            out = _float_to_int(v, to)
         else:
             out = np.array(int(v)).astype(to).item()  # integers wrap
         rewriter.replace(op, with_loc(lazy.ConstOp(out, op.result.type), op))  # type: ignore[arg-type]
+
+
+def _float_to_int(v: float, to: np.dtype) -> int:
+    """A float converted to the integer type ``to`` as kernels convert: int32 and
+    int64 saturate; other types saturate to int64 and wrap (``-1.0`` -> uint32 is
+    2**32 - 1); uint64 from 2**63 up saturates to its own maximum."""
+    if v != v:
+        return 0
+    t = float(np.trunc(v))
+    if to == np.uint64 and t >= 2.0**63:
+        return (1 << 64) - 1 if t >= 2.0**64 else int(t)
+    info = np.iinfo(to if to.kind == "i" and to.itemsize >= 4 else np.int64)
+    lo, hi = int(info.min), int(info.max)
+    out = lo if t <= lo else hi if t >= hi else int(t)
+    return np.array(out, dtype=np.int64).astype(to).item()
 
 
 class WhereOfConst(RewritePattern):

@@ -116,6 +116,7 @@ class ScalarEmitter:
         """``x`` (of a signless body type) converted to ``to`` (a lazy element type;
         the result has its signless twin); ``from_unsigned``: x holds unsigned values."""
         fr = x.type
+        to_unsigned = is_unsigned(to)
         to = signless(to)
         if fr == to:
             return x
@@ -135,12 +136,16 @@ class ScalarEmitter:
             if is_bool(fr):
                 return self.op(arith.UIToFPOp(x, to))  # type: ignore[arg-type]
             assert isinstance(fr, IntegerType)
+            if from_unsigned and fr.width.data == 64:
+                return self._u64_to_float(x, to)
             if from_unsigned:  # zero-extend: the value is then non-negative as signed
                 x = self.op(arith.ExtUIOp(x, IntegerType(max(32, 2 * fr.width.data))))
             return self.op(arith.SIToFPOp(x, to))  # type: ignore[arg-type]
         assert isinstance(to, IntegerType)
         if is_float(fr):
-            if to.width.data >= 32:
+            if to_unsigned and to.width.data == 64:
+                return self._float_to_u64(x)
+            if to.width.data == 64 or (to.width.data == 32 and not to_unsigned):
                 return self.op(arith.FPToSIOp(x, to))  # lowered saturating
             wide = self.op(arith.FPToSIOp(x, IntegerType(64)))
             return self.op(arith.TruncIOp(wide, to))  # wraps, as on x86
@@ -152,6 +157,35 @@ class ScalarEmitter:
         if to.width.data == fr.width.data:
             return x  # int8 <-> uint8: the same bits
         return self.op(arith.TruncIOp(x, to))
+
+    def _u64_to_float(self, x: SSAValue, to: AnyFloat) -> SSAValue:
+        """uint64 bits -> the nearest float: below 2**63 the signed conversion; above,
+        half the value with its lowest bit kept sticky (so it still rounds to
+        nearest even), converted and doubled."""
+        i64 = IntegerType(64)
+        one = self.c(1, i64)
+        half = self.op(arith.OrIOp(self.op(arith.ShRUIOp(x, one)), self.op(arith.AndIOp(x, one))))
+        small = self.op(arith.SIToFPOp(x, to))  # type: ignore[arg-type]
+        big = self.op(arith.SIToFPOp(half, to))  # type: ignore[arg-type]
+        big = self.op(arith.AddfOp(big, big))
+        neg = self.op(arith.CmpiOp(x, self.c(0, i64), "slt"))
+        return self.op(arith.SelectOp(neg, big, small))
+
+    def _float_to_u64(self, x: SSAValue) -> SSAValue:
+        """A float -> uint64 bits, as x86 code converts: values from 2**63 up through
+        the signed conversion of ``x - 2**63`` with the top bit set again; below,
+        the signed conversion (a negative value wraps: ``-1.0`` is ``2**64 - 1``);
+        NaN is 0 and values past the range saturate."""
+        i64 = IntegerType(64)
+        if x.type.bitwidth < 32:  # type: ignore[attr-defined]  # 2**63 is past float16
+            x = self.op(arith.ExtFOp(x, Float32Type()))
+        t = x.type
+        top = self.c(float(2**63), t)
+        big = self.op(arith.CmpfOp(x, top, "oge"))
+        shifted = self.op(arith.SelectOp(big, self.op(arith.SubfOp(x, top)), x))
+        r = self.op(arith.FPToSIOp(shifted, i64))
+        flipped = self.op(arith.XOrIOp(r, self.c(-(1 << 63), i64)))
+        return self.op(arith.SelectOp(big, flipped, r))
 
     # -- the elementwise kinds -------------------------------------------------
     def emit(

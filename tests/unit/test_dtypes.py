@@ -1,4 +1,5 @@
-"""The 8/16-bit dtypes (float16, bfloat16, int8, uint8, int16), shifts and PyTorch's promotion.
+"""The dtypes beside float32/int64 (float16, bfloat16, int8, int16, the unsigned ones), shifts
+and promotion.
 
 float16 results are checked against numpy computing each op in float32 and
 rounding to float16 (PyTorch's CPU semantics); bfloat16 against float32
@@ -21,7 +22,7 @@ from mlfuse import Tensor, dtypes
 
 RNG = np.random.default_rng(7)
 F16, BF16 = dtypes.float16, dtypes.bfloat16
-INTS = [dtypes.uint8, dtypes.int8, dtypes.int16]
+INTS = [dtypes.uint8, dtypes.int8, dtypes.int16, dtypes.uint16, dtypes.uint32, dtypes.uint64]
 
 
 def bf16(x) -> np.ndarray:
@@ -63,6 +64,9 @@ def halves(n=64):
         (np.uint8, dtypes.uint8),
         (np.int8, dtypes.int8),
         (np.int16, dtypes.int16),
+        (np.uint16, dtypes.uint16),
+        (np.uint32, dtypes.uint32),
+        (np.uint64, dtypes.uint64),
     ],
 )
 def test_numpy_arrays_keep_their_dtype(np_dt, dt):
@@ -74,13 +78,44 @@ def test_numpy_arrays_keep_their_dtype(np_dt, dt):
     np.testing.assert_array_equal(out, a)
 
 
-@pytest.mark.parametrize("np_dt", [np.uint16, np.uint32, np.uint64])
-def test_wide_unsigned_arrays_are_refused_with_the_rule(np_dt):
-    with pytest.raises(TypeError, match=f"numpy dtype {np.dtype(np_dt).name} is not supported: "
-                       "uint8 is mlfuse's only unsigned dtype"):  # fmt: skip
-        Tensor(np.zeros(3, np_dt))
-    t = Tensor(np.array([1, 60000], np_dt), dtype=mlfuse.int32)  # an explicit dtype converts
-    assert t.dtype == dtypes.int32 and t.numpy().tolist() == [1, 60000]
+@pytest.mark.parametrize("dt", [dtypes.uint16, dtypes.uint32, dtypes.uint64], ids=str)
+def test_wide_unsigned_values_cross_the_host_exactly(dt):
+    top = int(np.iinfo(dt.np).max)
+    t = Tensor([0, 1, top], dtype=dt)
+    assert t.numpy().dtype == dt.np and t.tolist() == [0, 1, top]
+    assert Tensor(np.array([5, top], dt.np)).dtype == dt  # numpy arrays keep the dtype
+    if dt.bits < 64:  # negative Python ints wrap, as PyTorch does
+        assert Tensor([-1], dtype=dt).tolist() == [top]
+    else:
+        with pytest.raises(OverflowError, match="do not fit in uint64"):
+            Tensor([-1], dtype=dt)
+    with pytest.raises(OverflowError, match=f"do not fit in {dt.name}"):
+        Tensor([top + 1], dtype=dt)
+    assert (Tensor([top], dtype=dt) + 1).tolist() == [0]  # wraps
+    assert (Tensor([top], dtype=dt) > 1).tolist() == [True]  # compared unsigned
+
+
+def test_wide_unsigned_conversions_to_and_from_floats():
+    big = [0, 1, 2**53 + 1, 2**63 - 1, 2**63, 2**63 + 2**11, 2**64 - 1]
+    u = Tensor(big, dtype=dtypes.uint64)
+    assert u.double().tolist() == [float(v) for v in big]  # correctly rounded
+    np.testing.assert_array_equal(u.float().numpy(), np.array(big, np.uint64).astype(np.float32))
+    f = np.array([0.0, 2.9, 2.0**63, 2.0**63 + 2**12, 1.5e19, -1.0, -3.0], np.float64)
+    with np.errstate(invalid="ignore"):
+        want = f.astype(np.uint64)
+    np.testing.assert_array_equal(Tensor(f).cast(dtypes.uint64).numpy(), want)
+    # past the range and NaN saturate, as the signed conversions do (x86 gives 0 and 2**63)
+    edge = Tensor([2.0**64, 1e30, np.nan], dtype=dtypes.float64).cast(dtypes.uint64)
+    assert edge.tolist() == [2**64 - 1, 2**64 - 1, 0]
+    g = np.array([3e9, 4294967295.0, -1.0, 2.5, 5e9], np.float64)
+    np.testing.assert_array_equal(
+        Tensor(g).cast(dtypes.uint32).numpy(), g.astype(np.int64).astype(np.uint32)
+    )
+    # constants fold to the same values
+    assert Tensor(3e9, dtype=dtypes.float64).cast(dtypes.uint32).item() == 3_000_000_000
+    assert Tensor(-1.0).cast(dtypes.uint64).item() == 2**64 - 1
+    assert Tensor(2.0**64, dtype=dtypes.float64).cast(dtypes.uint64).item() == 2**64 - 1
+    assert Tensor(2**63 + 2**11, dtype=dtypes.uint64).double().item() == 2.0**63 + 2**11
 
 
 def test_bfloat16_rounds_to_nearest_even_and_reads_back_as_float32():
@@ -232,7 +267,7 @@ def test_half_reductions_accumulate_in_float32(dt):
 # -- integer dtypes -------------------------------------------------------------------
 def ints(dt, n=48, nonzero=False):
     info = np.iinfo(dt.np)
-    v = RNG.integers(info.min, int(info.max) + 1, n).astype(dt.np)
+    v = RNG.integers(info.min, info.max, n, dtype=dt.np, endpoint=True)
     v[:4] = [info.min, info.max, 0, 1]
     if nonzero:
         v[v == 0] = 3
@@ -319,6 +354,7 @@ def test_float_to_small_int_casts_wrap_through_int64_and_nan_is_zero():
 def test_casts_between_all_dtypes_match_numpy_on_representable_values():
     v = np.array([0, 1, 2, 3, 100, 127], np.float64)
     every = [dtypes.bool_, *INTS, dtypes.int32, dtypes.int64, F16, BF16, dtypes.float32]
+    every.append(dtypes.float64)
     for src in every:
         x = Tensor(v, dtype=src)
         for to in every:
@@ -401,6 +437,28 @@ def test_promote_types_against_torch():
             assert mlfuse.promote_types(a, b).name == str(torch.promote_types(ta, tb))[6:]
 
 
+def test_wide_unsigned_promotion_follows_tinygrad_and_numpy():
+    # PyTorch refuses these pairs; the smallest signed type holding both, else the default float
+    p = mlfuse.promote_types
+    assert p("uint16", "int8") == dtypes.int32 and p("uint16", "int16") == dtypes.int32
+    assert p("uint32", "int32") == dtypes.int64 and p("uint32", "int64") == dtypes.int64
+    assert p("uint16", "int64") == dtypes.int64 and p("int8", "uint32") == dtypes.int64
+    assert p("uint64", "int8") == dtypes.float32 and p("int64", "uint64") == dtypes.float32
+    assert p("uint8", "uint32") == dtypes.uint32 and p("uint64", "uint16") == dtypes.uint64
+    assert p("uint32", "float16") == F16 and p("bool", "uint64") == dtypes.uint64
+    x = Tensor([4_000_000_000], dtype=dtypes.uint32) + Tensor([-1], dtype=dtypes.int32)
+    assert x.dtype == dtypes.int64 and x.tolist() == [3_999_999_999]
+    tg = pytest.importorskip("tinygrad")
+    from tinygrad.dtype import least_upper_dtype
+
+    names = ["bool", "uint8", "int8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
+    for a in names:
+        for b in names:
+            want = least_upper_dtype(getattr(tg.dtypes, a), getattr(tg.dtypes, b))
+            want = "float32" if want.fmt is None else np.dtype(want.fmt).name  # the weak float
+            assert p(a, b).name == ("bool" if want == "bool" else want), (a, b)
+
+
 def test_tensor_ops_promote_and_scalars_are_weak():
     u8 = Tensor(np.array([200, 1], np.uint8))
     i8 = Tensor(np.array([-1, -128], np.int8))
@@ -462,6 +520,9 @@ def test_shift_spellings_and_errors():
     assert (x >> 1).numpy().tolist() == [0, 1, -4]
     assert (1 << Tensor([0, 3], dtype=mlfuse.int8)).numpy().tolist() == [1, 8]
     assert (64 >> Tensor([1, 3])).numpy().tolist() == [32, 8]
+    assert x.lshift(1).tolist() == [2, 4, -16] and x.rshift(2).tolist() == [0, 0, -2]  # tinygrad
+    u = Tensor([1, 1 << 31], dtype=mlfuse.uint32)
+    assert u.lshift(1).tolist() == [2, 0] and u.rshift(31).tolist() == [0, 1]
     with pytest.raises(TypeError, match="<< is not defined for float32 tensors"):
         Tensor([1.0]) << 1
     with pytest.raises(TypeError, match=">> is not defined for bool tensors"):
@@ -543,5 +604,8 @@ def test_aliases_and_helpers_of_pytorch_and_tinygrad():
     assert dtypes.floats[-1] is mlfuse.float64 and mlfuse.int64 in dtypes.ints
     # the builtins keep their meaning inside the module
     assert dtypes.result_type(3, 2.5) is mlfuse.float32
-    with pytest.raises(AttributeError, match="no attribute 'uint32'"):
-        dtypes.uint32  # noqa: B018
+    wide = (mlfuse.uint16, mlfuse.uint32, mlfuse.uint64)
+    assert (dtypes.ushort, dtypes.uint, dtypes.ulong) == wide
+    assert dtypes.max(dtypes.uint64) == 2**64 - 1 and dtypes.is_unsigned("uint32")
+    with pytest.raises(AttributeError, match="no attribute 'uint128'"):
+        dtypes.uint128  # noqa: B018

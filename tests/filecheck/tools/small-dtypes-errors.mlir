@@ -6,7 +6,7 @@
 // RUN: not mlfuse-opt %s -p 'lazy-canonicalize,push-views,mark-realize,group-reduces,outline-kernels,plan-memory,convert-kernel-to-loops,convert-parallel-to-cpu,convert-scf-to-cf,convert-loops-to-llvm' 2>&1 | filecheck %s --check-prefix=BF16
 // RUN: mlfuse-opt %s -p 'lazy-canonicalize,push-views,mark-realize,group-reduces,outline-kernels,plan-memory,legalize-float-types,convert-kernel-to-loops,convert-parallel-to-cpu,convert-scf-to-cf,convert-loops-to-llvm' | filecheck %s --check-prefix=OK
 
-// TYPE: mlfuse-opt: error: lazy.add: lhs has element type i4; lazy tensors hold i1, ui8, i8, i16, i32, i64, f16, bf16, f32, f64
+// TYPE: mlfuse-opt: error: lazy.add: lhs has element type i4; lazy tensors hold i1, ui8, i8, i16, i32, i64, ui16, ui32, ui64, f16, bf16, f32, f64
 // TYPE-NOT: internal error
 // TYPE-NOT: Traceback
 

@@ -38,4 +38,4 @@ func.func @types(%h: tensor<4xf16>, %b: tensor<4xbf16>, %u: tensor<4xui8>, %i: t
 // INVALID: lazy.shr needs integer elements, got i1
 // INVALID: constant 256 does not fit in ui8
 // INVALID: constant -1 does not fit in ui8
-// INVALID: lazy.mul: lhs has element type si8; lazy tensors hold i1, ui8, i8, i16, i32, i64, f16, bf16, f32, f64
+// INVALID: lazy.mul: lhs has element type si8; lazy tensors hold i1, ui8, i8, i16, i32, i64, ui16, ui32, ui64, f16, bf16, f32, f64

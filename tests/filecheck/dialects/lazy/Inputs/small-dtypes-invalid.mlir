@@ -34,7 +34,7 @@ func.func @ui8_negative() {
 // -----
 
 func.func @signed_type(%x: tensor<4xsi8>) {
-  // expected-error @+1 {{lazy.mul: lhs has element type si8; lazy tensors hold i1, ui8, i8, i16, i32, i64, f16, bf16, f32, f64}}
+  // expected-error @+1 {{lazy.mul: lhs has element type si8; lazy tensors hold i1, ui8, i8, i16, i32, i64, ui16, ui32, ui64, f16, bf16, f32, f64}}
   %0 = lazy.mul %x, %x : tensor<4xsi8>
   func.return
 }
