@@ -10,7 +10,13 @@ mlfuse.devices()           # ('cpu',): where tensors can live (Tensor(..., devic
 
 from mlfuse import dtypes
 from mlfuse.autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
-from mlfuse.errors import ArgumentError, ArgumentTypeError, DimError, UnsupportedModeError
+from mlfuse.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DimError,
+    DTypeError,
+    UnsupportedModeError,
+)
 from mlfuse.runtime.jit import Jit, jit
 from mlfuse.dtypes import (
     bfloat16,
@@ -100,6 +106,7 @@ __all__ = [
     "result_type",
     "ArgumentError",
     "ArgumentTypeError",
+    "DTypeError",
     "DimError",
     "UnsupportedModeError",
 ]

@@ -476,15 +476,22 @@ def gradients(
 
 # tensors whose .grad backward() fills: leaves made with requires_grad, and
 # tensors that asked for it with retain_grad()
-_holders: weakref.WeakSet = weakref.WeakSet()
+# (keyed by id: a set would compare tensors with ==, which is elementwise)
+_holders: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 def hold(t: Tensor) -> None:
-    _holders.add(t)
+    _holders[id(t)] = t
+
+
+def holds(t: Tensor) -> bool:
+    """Whether ``t`` keeps its gradient (``retain_grad``)."""
+    return _holders.get(id(t)) is t
 
 
 def release(t: Tensor) -> None:
-    _holders.discard(t)
+    if holds(t):
+        del _holders[id(t)]
 
 
 def seed_for(t: Tensor, gradient, what: str) -> Tensor:
@@ -516,7 +523,7 @@ def backward(
         _backward_in_scope(t, gradient)
         return
     seed = seed_for(t, gradient, "backward")
-    holders = [h for h in _holders if h.node.tape is not None]
+    holders = [h for h in list(_holders.values()) if h.node.tape is not None]
     got = gradients(t.node, seed, [h.node for h in holders], create_graph)
     for h in holders:
         g = got.get(id(h.node))

@@ -4,7 +4,8 @@ Each is a ``ValueError`` (Python's convention for a bad value) and also the
 class PyTorch raises for the same mistake, so code written against either
 catches it: a shape or argument that does not fit is a ``RuntimeError`` in
 PyTorch, a dim out of range an ``IndexError`` (as numpy's ``AxisError``), an
-unknown mode a ``NotImplementedError``.
+unknown mode a ``NotImplementedError``; an op on a dtype it is not defined
+for a ``RuntimeError`` in PyTorch and tinygrad, a ``TypeError`` in Python.
 """
 
 from __future__ import annotations
@@ -28,3 +29,8 @@ class DimError(ArgumentError, IndexError):
 
 class UnsupportedModeError(ArgumentError, NotImplementedError):
     """A mode name that does not exist: ``F.pad(x, (1, 1), mode="typo")``."""
+
+
+class DTypeError(TypeError, RuntimeError):
+    """An op on a dtype it is not defined for (PyTorch and tinygrad raise
+    ``RuntimeError``, Python's convention is ``TypeError``): ``Tensor([1.0]) << 2``."""

@@ -29,7 +29,7 @@ import numpy as np
 from mlfuse import dtypes
 from mlfuse.autograd import no_grad
 from mlfuse.targets import devices, get_target
-from mlfuse.errors import ArgumentError
+from mlfuse.errors import ArgumentError, DTypeError
 from mlfuse.nn import functional as F
 from mlfuse.tensor import SortResult, Tensor, _norm_axis, _shape_arg, broadcast_shape, cat
 
@@ -68,12 +68,13 @@ _METHODS = (
     "resolve_conj", "resolve_neg", "roll", "rot90", "round", "rsqrt", "scatter",
     "scatter_add", "scatter_reduce", "searchsorted", "select", "select_scatter", "selu",
     "sgn", "sigmoid", "sign", "signbit", "sin", "sinc", "sinh", "slice_scatter",
-    "slogdet", "softmax", "sort", "split", "sqrt", "square", "squeeze", "std",
+    "slogdet", "softmax", "sort", "split", "split_with_sizes", "sqrt", "square", "squeeze",
+    "std",
     "std_mean", "sub", "subtract", "sum", "svd", "swapaxes", "swapdims", "t", "take",
     "take_along_dim", "tan", "tanh", "tensor_split", "tile", "topk", "trace",
     "transpose", "tril", "triu", "true_divide", "trunc", "unbind", "unflatten",
-    "unique", "unique_consecutive", "unsqueeze", "var", "var_mean", "vdot", "vsplit",
-    "xlogy",
+    "unique", "unique_consecutive", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes",
+    "unsqueeze", "var", "var_mean", "vdot", "vsplit", "xlogy", "angle", "nonzero_static",
 )  # fmt: skip
 
 
@@ -874,7 +875,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density: bool = False
     a count or the edges: ``h, e = mlfuse.histogram(x, 10)``."""
     x = _tensor(input)
     if not x.dtype.is_float:
-        raise TypeError(f"histogram needs a float tensor, got {x.dtype.name}")
+        raise DTypeError(f"histogram needs a float tensor, got {x.dtype.name}")
     b = bins.numpy() if isinstance(bins, Tensor) else bins
     w = weight.numpy() if isinstance(weight, Tensor) else weight
     h, e = np.histogram(x.numpy().reshape(-1), b, range=range, weights=w, density=density)
@@ -886,6 +887,327 @@ class HistogramResult(NamedTuple):
 
     hist: Tensor
     bin_edges: Tensor
+
+
+# -- numerical derivatives ---------------------------------------------------------
+def gradient(input, *, spacing=1, dim=None, edge_order: int = 1) -> tuple[Tensor, ...]:  # noqa: A002
+    """The derivative of sampled values along each of ``dim`` (all dims by default),
+    by central differences inside and one-sided ones of order ``edge_order`` (1 or
+    2) at the ends, as ``numpy.gradient``; ``spacing`` is one step for every dim, a
+    step per dim, or the sample coordinates per dim (1-d tensors):
+    ``(dy,) = mlfuse.gradient(y, spacing=(x,))``."""
+    f = _tensor(input)
+    if not f.dtype.is_float:
+        f = f.cast(dtypes.default_float)
+    if dim is None:
+        dims = list(builtins.range(f.ndim))
+    elif isinstance(dim, (int, np.integer)):
+        dims = [_norm_axis(int(dim), f.ndim, "dim")]
+    else:
+        dims = [_norm_axis(int(d), f.ndim, "dim") for d in dim]
+    if len(set(dims)) != len(dims):
+        raise ArgumentError(f"gradient: dim {dim} names a dim twice")
+    if edge_order not in (1, 2):
+        raise ArgumentError(f"gradient: edge_order must be 1 or 2, got {edge_order}")
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            raise ArgumentError(
+                f"gradient: spacing has {len(spacing)} entries for {len(dims)} dims"
+            )
+        steps = list(spacing)
+    else:
+        steps = [spacing] * len(dims)
+    return tuple(_gradient_along(f, d, h, edge_order) for d, h in zip(dims, steps))
+
+
+def _gradient_along(f: Tensor, d: int, h, edge_order: int) -> Tensor:
+    n = f.shape[d]
+    if n < edge_order + 1:
+        raise ArgumentError(
+            f"gradient: dim {d} has {n} samples; edge_order {edge_order} needs at least "
+            f"{edge_order + 1}"
+        )
+
+    def part(lo, hi=None):
+        return f[(slice(None),) * d + (slice(lo, hi),)]
+
+    def along(v):  # a 1-d tensor of coefficients lined up with dim d
+        return v.reshape(tuple(-1 if k == d else 1 for k in builtins.range(f.ndim)))
+
+    if isinstance(h, Tensor):
+        if h.ndim != 1 or h.shape[0] != n:
+            raise ArgumentError(
+                f"gradient: coordinates for dim {d} must be 1-d with {n} values, got {h.shape}"
+            )
+        dx = h.cast(f.dtype).to(f.device).diff()
+    else:
+        dx = None
+    if dx is None:  # uniform steps
+        inner = (part(2) - part(None, -2)) / (2.0 * h)
+        if edge_order == 1:
+            first, last = (part(1, 2) - part(0, 1)) / h, (part(-1) - part(-2, -1)) / h
+        else:
+            first = (-3.0 * part(0, 1) + 4.0 * part(1, 2) - part(2, 3)) / (2.0 * h)
+            last = (3.0 * part(-1) - 4.0 * part(-2, -1) + part(-3, -2)) / (2.0 * h)
+    else:
+        d1, d2 = dx[:-1], dx[1:]  # the steps before and after each inner sample
+        a, b, c = -d2 / (d1 * (d1 + d2)), (d2 - d1) / (d1 * d2), d1 / (d2 * (d1 + d2))
+        inner = along(a) * part(None, -2) + along(b) * part(1, -1) + along(c) * part(2)
+        if edge_order == 1:
+            first = (part(1, 2) - part(0, 1)) / along(dx[:1])
+            last = (part(-1) - part(-2, -1)) / along(dx[-1:])
+        else:
+            e1, e2 = dx[:1], dx[1:2]
+            ca = -(2.0 * e1 + e2) / (e1 * (e1 + e2))
+            cb, cc = (e1 + e2) / (e1 * e2), -e1 / (e2 * (e1 + e2))
+            first = along(ca) * part(0, 1) + along(cb) * part(1, 2) + along(cc) * part(2, 3)
+            e1, e2 = dx[-2:-1], dx[-1:]
+            ca = e2 / (e1 * (e1 + e2))
+            cb, cc = -(e2 + e1) / (e1 * e2), (2.0 * e2 + e1) / (e2 * (e1 + e2))
+            last = along(ca) * part(-3, -2) + along(cb) * part(-2, -1) + along(cc) * part(-1)
+    return cat([first, inner, last], d)
+
+
+# -- batching a function -------------------------------------------------------------
+def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None):
+    """``func`` mapped over a dim of its tensor arguments (``in_dims``: one dim for
+    all, or one per positional argument, None for arguments passed whole), its
+    results stacked along ``out_dims``: ``mlfuse.vmap(mlfuse.dot)(a, b)`` is the
+    row-wise dot product. Each batch element is traced on its own, so the graph
+    grows with the batch size (the kernels still fuse). ``randomness``:
+    ``"error"`` refuses functions that draw random numbers, ``"different"`` draws
+    anew per element, ``"same"`` repeats the first element's draws."""
+    if not callable(func):
+        raise TypeError(f"vmap: func must be callable, got {type(func).__name__}")
+    if randomness not in ("error", "different", "same"):
+        raise ArgumentError(
+            f"vmap: randomness must be 'error', 'different' or 'same', got {randomness!r}"
+        )
+
+    def mapped(*args, **kwargs):
+        dims = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
+        if len(dims) != len(args):
+            raise ArgumentError(
+                f"vmap: in_dims has {len(dims)} entries for {len(args)} positional arguments"
+            )
+        size = None
+        norm = []
+        for k, (a, d) in enumerate(zip(args, dims)):
+            if d is None:
+                norm.append(None)
+                continue
+            if not isinstance(a, Tensor):
+                raise ArgumentError(
+                    f"vmap: argument {k} is a {type(a).__name__}, not a Tensor; give it "
+                    "in_dims None to pass it whole"
+                )
+            dd = _norm_axis(d, a.ndim, f"in_dims[{k}]")
+            if size is not None and a.shape[dd] != size:
+                raise ArgumentError(
+                    f"vmap: the mapped dims differ in size ({size} and {a.shape[dd]} for "
+                    f"argument {k})"
+                )
+            size = a.shape[dd]
+            norm.append(dd)
+        if size is None:
+            raise ArgumentError("vmap: no argument is mapped (every in_dims entry is None)")
+        state = get_rng_state()
+        outs = []
+        for i in builtins.range(size):
+            if randomness == "same":
+                set_rng_state(state)
+            picked = [a if d is None else a.select(d, i) for a, d in zip(args, norm)]
+            outs.append(func(*picked, **kwargs))
+            if randomness == "error" and i == 0 and not get_rng_state().equal(state):
+                raise RuntimeError(
+                    "vmap: func drew random numbers; pass randomness='different' or 'same'"
+                )
+        return _stack_results(outs, out_dims)
+
+    mapped.__name__ = getattr(func, "__name__", "vmapped")
+    return mapped
+
+
+def _stack_results(outs: list, out_dims):
+    first = outs[0]
+    if isinstance(first, Tensor):
+        if out_dims is None:
+            raise ArgumentError("vmap: out_dims None needs results that are not mapped")
+        if not isinstance(out_dims, (int, np.integer)):
+            raise ArgumentError(f"vmap: out_dims {out_dims!r} for one result must be an int")
+        return Tensor.stack(*outs, dim=_norm_axis(int(out_dims), first.ndim + 1, "out_dims"))
+    if isinstance(first, (tuple, list)):
+        dims = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(first)
+        if len(dims) != len(first):
+            raise ArgumentError(f"vmap: out_dims has {len(dims)} entries for {len(first)} results")
+        got = [_stack_results([o[k] for o in outs], dims[k]) for k in builtins.range(len(first))]
+        return type(first)(got) if isinstance(first, list) else tuple(got)
+    if isinstance(first, dict):
+        return {k: _stack_results([o[k] for o in outs], out_dims) for k in first}
+    raise TypeError(
+        f"vmap: func must return tensors (or tuples of them), got {type(first).__name__}"
+    )
+
+
+# -- copies of views (PyTorch's *_copy functions) -----------------------------------
+_VIEW_COPIES = (
+    "as_strided", "detach", "diagonal", "expand", "permute", "select", "split",
+    "split_with_sizes", "squeeze", "t", "transpose", "unbind", "unfold", "unsqueeze", "view",
+)  # fmt: skip
+
+
+def _view_copy(name: str):
+    method = getattr(Tensor, name)
+
+    def fn(input, *args, out=None, **kwargs):  # noqa: A002 - PyTorch's names
+        got = getattr(_tensor(input), name)(*args, **kwargs)
+        got = tuple(g.clone() for g in got) if isinstance(got, tuple) else got.clone()
+        return _write_out(got, out)
+
+    fn.__name__ = fn.__qualname__ = name + "_copy"
+    fn.__module__ = __name__
+    fn.__doc__ = (
+        f"``mlfuse.{name}_copy(x, ...)`` is ``x.{name}(...)`` as a tensor of its own "
+        f"(not a view).\n\n" + (method.__doc__ or "")
+    )
+    return fn
+
+
+for _name in _VIEW_COPIES:
+    globals()[_name + "_copy"] = _view_copy(_name)
+
+
+def alias_copy(input, *, out=None) -> Tensor:  # noqa: A002
+    """A copy of ``input``: ``mlfuse.alias_copy(x)``."""
+    return _write_out(_tensor(input).clone(), out)
+
+
+def slice_copy(input, dim: int = 0, start=None, end=None, step: int = 1, *, out=None):  # noqa: A002
+    """``input[start:end:step]`` along ``dim``, as a tensor of its own:
+    ``mlfuse.slice_copy(x, 1, 0, 4, 2)``."""
+    x = _tensor(input)
+    d = _norm_axis(dim, x.ndim, "dim")
+    if step is None or step <= 0:
+        raise ArgumentError(f"slice_copy: step must be positive, got {step}")
+    return _write_out(x[(slice(None),) * d + (slice(start, end, step),)].clone(), out)
+
+
+def fill(input, value) -> Tensor:  # noqa: A002
+    """A tensor like ``input`` filled with ``value`` (a number or a one-element
+    tensor; ``input`` is left alone): ``mlfuse.fill(x, 2.0)``."""
+    x = _tensor(input)
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise ArgumentError(f"fill: value must have one element, got shape {value.shape}")
+        return value.reshape(()).cast(x.dtype).to(x.device)._broadcast_to(x.shape).contiguous()
+    return Tensor.full_like(x, value)
+
+
+def constant_pad_nd(input, pad, value=0) -> Tensor:  # noqa: A002
+    """``F.pad(input, pad, "constant", value)``: ``mlfuse.constant_pad_nd(x, (1, 1))``."""
+    return F.pad(_tensor(input), pad, "constant", value)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
+                            ceil_mode: bool = False):  # fmt: skip
+    """``(values, indices)`` of :func:`max_pool1d`:
+    ``v, i = mlfuse.max_pool1d_with_indices(x, 2)``."""
+    return F.max_pool1d(
+        input, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode, return_indices=True
+    )
+
+
+# -- random samples of other distributions ------------------------------------------
+def poisson(input, generator=None) -> Tensor:  # noqa: A002
+    """Poisson samples, one per rate in ``input`` (non-negative floats), in its
+    dtype: ``mlfuse.poisson(rates)``. Drawn on the host from the global generator."""
+    from mlfuse.tensor import _rng
+
+    x = _tensor(input)
+    if not x.dtype.is_float:
+        raise DTypeError(f"poisson needs float rates, got {x.dtype.name}")
+    lam = x.detach().numpy().astype(np.float64)
+    if (lam < 0).any() or np.isnan(lam).any():
+        raise ArgumentError("poisson: rates must be non-negative numbers")
+    return Tensor(_rng(None).poisson(lam), x.dtype, x.device)
+
+
+def binomial(count, prob, generator=None) -> Tensor:
+    """Binomial samples: successes in ``count`` trials of probability ``prob``
+    (float tensors that broadcast), in their dtype: ``mlfuse.binomial(n, p)``.
+    Drawn on the host from the global generator."""
+    from mlfuse.tensor import _rng
+
+    n, p = _tensor(count), _tensor(prob)
+    if not n.dtype.is_float or not p.dtype.is_float:
+        raise DTypeError(f"binomial needs float tensors, got {n.dtype.name} and {p.dtype.name}")
+    nh, ph = n.detach().numpy().astype(np.float64), p.detach().numpy().astype(np.float64)
+    if (nh < 0).any() or (nh != np.floor(nh)).any():
+        raise ArgumentError("binomial: count must hold non-negative whole numbers")
+    if ((ph < 0) | (ph > 1) | np.isnan(ph)).any():
+        raise ArgumentError("binomial: prob must lie in [0, 1]")
+    dt = dtypes.promote(n.dtype, p.dtype)
+    return Tensor(_rng(None).binomial(nh.astype(np.int64), ph).astype(np.float64), dt, n.device)
+
+
+# -- the random generator's state ----------------------------------------------------
+def get_rng_state() -> Tensor:
+    """The global generator's state as a uint8 tensor, for :func:`set_rng_state`:
+    ``s = mlfuse.get_rng_state(); a = mlfuse.rand(3); mlfuse.set_rng_state(s)``."""
+    from mlfuse.tensor import _GENERATOR
+
+    st = _GENERATOR[0].bit_generator.state
+    if st.get("bit_generator") != "PCG64":
+        raise RuntimeError(f"get_rng_state: unexpected generator {st.get('bit_generator')}")
+    fields = (st["state"]["state"], st["state"]["inc"])
+    raw = b"".join(v.to_bytes(16, "little") for v in fields)
+    raw += bytes([st["has_uint32"]]) + int(st["uinteger"]).to_bytes(4, "little")
+    return Tensor(np.frombuffer(raw, np.uint8).copy(), dtypes.uint8, "cpu")
+
+
+def set_rng_state(new_state) -> None:
+    """Restore the global generator to a state :func:`get_rng_state` returned."""
+    from mlfuse.tensor import _GENERATOR
+
+    if not isinstance(new_state, Tensor) or new_state.dtype != dtypes.uint8:
+        raise TypeError("set_rng_state: expected the uint8 tensor get_rng_state returned")
+    raw = bytes(new_state.numpy().reshape(-1))
+    if len(raw) != 37:
+        raise ArgumentError(
+            f"set_rng_state: a state holds 37 bytes, got {len(raw)} (not from get_rng_state?)"
+        )
+    state = {
+        "bit_generator": "PCG64",
+        "state": {
+            "state": int.from_bytes(raw[:16], "little"),
+            "inc": int.from_bytes(raw[16:32], "little"),
+        },
+        "has_uint32": raw[32],
+        "uinteger": int.from_bytes(raw[33:37], "little"),
+    }
+    gen = np.random.Generator(np.random.PCG64())
+    gen.bit_generator.state = state
+    _GENERATOR[0] = gen
+
+
+_MATMUL_PRECISION = ["highest"]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """PyTorch's setting for float32 products (``"highest"``, ``"high"``,
+    ``"medium"``): accepted and remembered; mlfuse computes float32 products with
+    float32 FMAs at every setting (never TF32 or bfloat16), which meets them all."""
+    if precision not in ("highest", "high", "medium"):
+        raise ArgumentError(
+            f"set_float32_matmul_precision: expected 'highest', 'high' or 'medium', "
+            f"got {precision!r}"
+        )
+    _MATMUL_PRECISION[0] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    """The last :func:`set_float32_matmul_precision` (``"highest"`` at first)."""
+    return _MATMUL_PRECISION[0]
 
 
 # -- saving and loading --------------------------------------------------------------
@@ -931,7 +1253,9 @@ _FUNCTIONAL = (
     "dropout", "alpha_dropout", "pixel_shuffle", "pixel_unshuffle", "cosine_similarity",
     "pairwise_distance", "prelu", "hardshrink", "threshold", "kl_div",
     "binary_cross_entropy_with_logits", "margin_ranking_loss", "hinge_embedding_loss",
-    "poisson_nll_loss", "cosine_embedding_loss", "triplet_margin_loss",
+    "poisson_nll_loss", "cosine_embedding_loss", "triplet_margin_loss", "rrelu", "bilinear",
+    "conv_transpose3d", "pdist", "channel_shuffle", "native_channel_shuffle",
+    "feature_alpha_dropout",
 )  # fmt: skip
 for _name in _FUNCTIONAL:
     globals()[_name] = getattr(F, _name)
@@ -951,5 +1275,8 @@ __all__ = [
     "finfo", "iinfo", "device", "get_default_dtype", "set_default_dtype", "set_printoptions",
     "get_num_threads", "set_num_threads", "inference_mode", "compile", "from_dlpack", "seed",
     "initial_seed", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
-    "can_cast", "histogram",
+    "can_cast", "histogram", *(n + "_copy" for n in _VIEW_COPIES), "alias_copy",
+    "slice_copy", "fill", "constant_pad_nd", "max_pool1d_with_indices", "poisson", "binomial",
+    "get_rng_state", "set_rng_state", "set_float32_matmul_precision",
+    "get_float32_matmul_precision", "gradient", "vmap",
 ]  # fmt: skip

@@ -25,7 +25,13 @@ import numpy as np
 
 from mlfuse import autograd, dtypes, graph, targets
 from mlfuse.dtypes import DType
-from mlfuse.errors import ArgumentError, ArgumentTypeError, DimError, UnsupportedModeError
+from mlfuse.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DimError,
+    DTypeError,
+    UnsupportedModeError,
+)
 from mlfuse.graph import Node
 
 Shape = tuple[int, ...]
@@ -713,6 +719,12 @@ class Tensor:
             raise TypeError(f"register_hook: hook must be callable, got {type(hook).__name__}")
         return autograd.register_hook(self.node, hook)
 
+    @property
+    def retains_grad(self) -> bool:
+        """Whether :meth:`retain_grad` was called on this computed tensor (leaves keep
+        their ``.grad`` anyway: False for them, as in PyTorch)."""
+        return not self.is_leaf and autograd.holds(self)
+
     def retain_grad(self) -> Tensor:
         """Keep the gradient of this computed tensor in ``.grad`` on ``backward()``."""
         if self.node.tape is None:
@@ -878,7 +890,7 @@ class Tensor:
 
     def _unary(self, kind: str, allow=("f", "i")) -> Tensor:
         if self.dtype.kind not in allow:
-            raise TypeError(f"{kind} is not defined for {self.dtype.name} tensors")
+            raise DTypeError(f"{kind} is not defined for {self.dtype.name} tensors")
         return Tensor(graph.make(kind, (self.node,), None, self.shape, self.dtype))
 
     def _float(self) -> Tensor:
@@ -893,7 +905,7 @@ class Tensor:
         a, b = self._operands(other, reverse)
         if a.dtype.is_bool:
             if kind == "sub":
-                raise TypeError("subtracting bool tensors is not supported; use ^ instead")
+                raise DTypeError("subtracting bool tensors is not supported; use ^ instead")
             kind = {"add": "or", "mul": "and"}[kind]
         return Tensor(graph.make(kind, (a.node, b.node), None, a.shape, a.dtype))
 
@@ -961,7 +973,7 @@ class Tensor:
 
     def _int_op(self, kind: str, other: Tensor) -> Tensor:
         if self.dtype.is_bool:
-            raise TypeError(f"{kind} is not defined for bool tensors")
+            raise DTypeError(f"{kind} is not defined for bool tensors")
         return self._binary(kind, other)
 
     @_traced
@@ -1040,7 +1052,7 @@ class Tensor:
     def _bitwise(self, kind: str, other, reverse=False) -> Tensor:
         a, b = self._operands(other, reverse)
         if a.dtype.is_float:
-            raise TypeError(f"{kind} is not defined for {a.dtype.name} tensors")
+            raise DTypeError(f"{kind} is not defined for {a.dtype.name} tensors")
         return a._binary(kind, b)
 
     @_traced
@@ -1078,7 +1090,7 @@ class Tensor:
     def _shift(self, kind: str, other, reverse=False) -> Tensor:
         a, b = self._operands(other, reverse)
         if not a.dtype.is_int:
-            raise TypeError(
+            raise DTypeError(
                 f"{'<<' if kind == 'shl' else '>>'} is not defined for {a.dtype.name} tensors"
             )
         return a._binary(kind, b)
@@ -1375,7 +1387,7 @@ class Tensor:
         """Reinterpret the bits as another dtype of the same size: ``x.bitcast(mlfuse.int32)``."""
         dt = dtypes.as_dtype(dtype)
         if dt.itemsize != self.dtype.itemsize or dt.is_bool or self.dtype.is_bool:
-            raise TypeError(f"cannot bitcast {self.dtype.name} to {dt.name}: sizes differ")
+            raise DTypeError(f"cannot bitcast {self.dtype.name} to {dt.name}: sizes differ")
         return Tensor(graph.make("bitcast", (self.node,), None, self.shape, dt))
 
     def float(self) -> Tensor:
@@ -2520,6 +2532,12 @@ class Tensor:
         return self**exponent
 
     @_traced
+    def angle(self) -> Tensor:
+        """The argument of each value as a complex number: pi for negatives, 0
+        otherwise, NaN kept (integers give floats): ``x.angle()``."""
+        x = self if self.dtype.is_float else self.cast(dtypes.default_float)
+        return x.isnan().where(x, (x < 0).where(math.pi, 0.0))
+
     def sign(self) -> Tensor:
         """-1, 0 or 1 by the sign of x (NaN stays NaN): ``x.sign()``."""
         if self.dtype.is_bool:
@@ -3046,6 +3064,19 @@ class Tensor:
         n = self.shape[_norm_axis(dim, self.ndim, "dim")]
         return self.split(max(-(-n // int(chunks)), 1), dim)
 
+    def unsafe_split(self, split_size: int, dim: int = 0) -> tuple[Tensor, ...]:
+        """:meth:`split` (PyTorch's variant without view tracking; pieces are values
+        here either way): ``x.unsafe_split(2)``."""
+        return self.split(split_size, dim)
+
+    def unsafe_split_with_sizes(self, split_sizes, dim: int = 0) -> tuple[Tensor, ...]:
+        """:meth:`split_with_sizes`: ``x.unsafe_split_with_sizes([1, 3])``."""
+        return self.split_with_sizes(split_sizes, dim)
+
+    def unsafe_chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        """:meth:`chunk`: ``x.unsafe_chunk(2)``."""
+        return self.chunk(chunks, dim)
+
     def narrow_copy(self, dim: int, start: int, length: int) -> Tensor:
         """:meth:`narrow` as a tensor of its own (not a view): ``x.narrow_copy(1, 2, 3)``."""
         return self.narrow(dim, start, length).contiguous()
@@ -3174,7 +3205,7 @@ class Tensor:
         """int64 one-hot rows of an integer tensor (num_classes -1: max + 1, which
         realizes the tensor): ``Tensor([0, 2]).one_hot(3)``."""
         if self.dtype.is_float:
-            raise TypeError(f"one_hot needs an integer tensor, got {self.dtype.name}")
+            raise DTypeError(f"one_hot needs an integer tensor, got {self.dtype.name}")
         if num_classes == -1:
             num_classes = int(self.max().item()) + 1 if self.numel() else 0
         if num_classes < 0:
@@ -3872,7 +3903,7 @@ class Tensor:
         division by zero is undefined."""
         a, b = self._operands(other)
         if a.dtype.is_bool:
-            raise TypeError("fmod is not defined for bool tensors")
+            raise DTypeError("fmod is not defined for bool tensors")
         if a.dtype.is_float:
             if a.dtype != dtypes.float64:  # the quotient in float64: exact for these
                 return a.double().fmod(b.double()).cast(a.dtype)
@@ -3890,7 +3921,7 @@ class Tensor:
     def frac(self) -> Tensor:
         """The fractional part, ``x - trunc(x)`` (sign of x): ``x.frac()``."""
         if not self.dtype.is_float:
-            raise TypeError(f"frac is not defined for {self.dtype.name} tensors")
+            raise DTypeError(f"frac is not defined for {self.dtype.name} tensors")
         return self - self.trunc()
 
     @_traced
@@ -3932,7 +3963,7 @@ class Tensor:
         """Mean over ``axis`` of the values that are not NaN (all NaN: NaN):
         ``x.nanmean(0)``."""
         if not self.dtype.is_float:
-            raise TypeError(f"nanmean needs a float tensor, got {self.dtype.name}")
+            raise DTypeError(f"nanmean needs a float tensor, got {self.dtype.name}")
         count = self.isnan().logical_not().sum(axis, keepdim)
         return self.nansum(axis, keepdim) / count.cast(self.dtype)
 
@@ -4411,7 +4442,7 @@ class Tensor:
     def _quantile(self, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool):
         what = "nanquantile" if ignore_nan else "quantile"
         if not self.dtype.is_float:
-            raise TypeError(f"{what} needs a float tensor, got {self.dtype.name}")
+            raise DTypeError(f"{what} needs a float tensor, got {self.dtype.name}")
         modes = ("linear", "lower", "higher", "midpoint", "nearest")
         if interpolation not in modes:
             raise ArgumentError(
@@ -4559,7 +4590,7 @@ class Tensor:
         range, which computes the tensor); elements outside and NaN are left out,
         ``max`` falls in the last bin: ``x.histc(10, 0.0, 1.0)``."""
         if not self.dtype.is_float:
-            raise TypeError(f"histc needs a float tensor, got {self.dtype.name}")
+            raise DTypeError(f"histc needs a float tensor, got {self.dtype.name}")
         if not isinstance(bins, (int, np.integer)) or bins <= 0:
             raise ArgumentError(f"histc: bins must be a positive int, got {bins!r}")
         lo, hi = float(min), float(max)
@@ -4619,6 +4650,11 @@ class Tensor:
         )
 
     # -- data-dependent shapes: computed on the host, as x[mask] ----------------------
+    def nonzero_static(self, *, size: int, fill_value: int = -1) -> Tensor:
+        """:meth:`nonzero` with exactly ``size`` rows (the first ones, then rows of
+        ``fill_value``): ``mask.nonzero_static(size=4)``."""
+        return self.nonzero(size=size, fill_value=fill_value)
+
     def nonzero(self, as_tuple: bool = False, size: int | None = None, fill_value=-1):
         """The indices of the non-zero elements, one row per element in row-major
         order (int64, shape (count, ndim)), or a tuple of one index tensor per
@@ -4651,7 +4687,7 @@ class Tensor:
         ``size`` elements: the first selected ones, then ``fill_value``."""
         m = mask if isinstance(mask, Tensor) else Tensor(mask, device=self.device)
         if not m.dtype.is_bool:
-            raise TypeError(f"masked_select: mask must be a bool tensor, got {m.dtype.name}")
+            raise DTypeError(f"masked_select: mask must be a bool tensor, got {m.dtype.name}")
         shape = broadcast_shape(self.shape, m.shape)
         x, m = self._broadcast_to(shape), m._broadcast_to(shape)
         if not shape:
@@ -5217,7 +5253,7 @@ class Tensor:
         ``mask`` (broadcast) is true: ``x.masked_scatter(x > 0, src)``."""
         m = mask if isinstance(mask, Tensor) else Tensor(mask, device=self.device)
         if not m.dtype.is_bool:
-            raise TypeError(f"masked_scatter: mask must be bool, got {m.dtype.name}")
+            raise DTypeError(f"masked_scatter: mask must be bool, got {m.dtype.name}")
         shape = broadcast_shape(self.shape, m.shape)
         if shape != self.shape:
             raise ArgumentError(
@@ -5411,7 +5447,7 @@ class Tensor:
         selects, one kernel): ``a.gcd(b)``."""
         a, b = self._operands(other)
         if not a.dtype.is_int:
-            raise TypeError(f"gcd needs integer tensors, got {a.dtype.name}")
+            raise DTypeError(f"gcd needs integer tensors, got {a.dtype.name}")
         a, b = a.abs(), b.abs()
         steps = {1: 13, 2: 24, 4: 47, 8: 93}[a.dtype.itemsize]  # Fibonacci bound on the steps
         for _ in range(steps):
@@ -5432,7 +5468,7 @@ class Tensor:
         mantissa's magnitude in [0.5, 1) (0, inf and NaN keep themselves, exponent 0),
         from the bits: ``m, e = x.frexp()``."""
         if not self.dtype.is_float:
-            raise TypeError(f"frexp needs a float tensor, got {self.dtype.name}")
+            raise DTypeError(f"frexp needs a float tensor, got {self.dtype.name}")
         x = self if self.dtype.itemsize >= 4 else self.cast(dtypes.float32)
         wide = x.dtype == dtypes.float64
         it = dtypes.int64 if wide else dtypes.int32
@@ -5455,7 +5491,7 @@ class Tensor:
         equal, NaN where either is): ``x.nextafter(Tensor(math.inf))``."""
         a, b = self._operands(other)
         if not a.dtype.is_float:
-            raise TypeError(f"nextafter needs float tensors, got {a.dtype.name}")
+            raise DTypeError(f"nextafter needs float tensors, got {a.dtype.name}")
         it = {8: dtypes.int64, 4: dtypes.int32, 2: dtypes.int16}[a.dtype.itemsize]
         bits = a.bitcast(it)
         away = (b > a) == (a > 0)  # away from zero: the magnitude's bits grow
@@ -5581,7 +5617,7 @@ class Tensor:
             fdt = self.dtype if self.dtype.is_float else dtypes.default_float
             pr = Tensor.full(self.shape, p, fdt, self.device)
         if not pr.dtype.is_float:
-            raise TypeError(f"bernoulli needs float probabilities, got {pr.dtype.name}")
+            raise DTypeError(f"bernoulli needs float probabilities, got {pr.dtype.name}")
         if pr.node.realized and pr.numel():
             v = pr.numpy()
             if np.isnan(v).any() or v.min() < 0 or v.max() > 1:
@@ -5708,6 +5744,8 @@ class Tensor:
     # -- more of PyTorch's shape helpers ------------------------------------------------
     def split_with_sizes(self, split_sizes, dim: int = 0) -> tuple[Tensor, ...]:
         """Views of the given lengths along ``dim``: ``x.split_with_sizes([2, 3])``."""
+        if isinstance(split_sizes, (int, np.integer)):
+            raise TypeError("split_with_sizes: split_sizes must be a list of ints")
         return self.split(list(split_sizes), dim)
 
     @_traced

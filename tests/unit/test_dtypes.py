@@ -525,6 +525,8 @@ def test_shift_spellings_and_errors():
     assert u.lshift(1).tolist() == [2, 0] and u.rshift(31).tolist() == [0, 1]
     with pytest.raises(TypeError, match="<< is not defined for float32 tensors"):
         Tensor([1.0]) << 1
+    with pytest.raises(RuntimeError, match="<< is not defined for float32 tensors"):  # torch's
+        Tensor([1], dtype=mlfuse.uint32) << Tensor([1.0])
     with pytest.raises(TypeError, match=">> is not defined for bool tensors"):
         Tensor([True]) >> Tensor([True])
 

@@ -572,3 +572,194 @@ def test_narrow_copy_and_pinned_memory():
     np.testing.assert_array_equal(got.numpy(), np.arange(12.0).reshape(3, 4)[:, 1:3])
     np.testing.assert_array_equal(x.narrow_copy(0, 2, 1).numpy(), [[8.0, 9.0, 10.0, 11.0]])
     assert x.pin_memory() is x and not x.is_pinned()  # host memory copies as it is
+
+
+# -- view copies, splits, fills -----------------------------------------------------
+def test_view_copy_functions_are_tensors_of_their_own():
+    x = RNG.standard_normal((2, 3, 4))
+    t = mlfuse.tensor(x)
+    close(mlfuse.transpose_copy(t, 0, 2), x.transpose(2, 1, 0))
+    close(mlfuse.permute_copy(t, (1, 2, 0)), x.transpose(1, 2, 0))
+    close(mlfuse.diagonal_copy(t, 0, 1, 2), np.diagonal(x, 0, 1, 2))
+    close(mlfuse.expand_copy(t[:, :1], (2, 5, 4)), np.broadcast_to(x[:, :1], (2, 5, 4)))
+    close(mlfuse.select_copy(t, 1, 2), x[:, 2])
+    close(mlfuse.slice_copy(t, -1, 1, None, 2), x[..., 1::2])
+    close(mlfuse.unsqueeze_copy(t, 1), x[:, None])
+    close(mlfuse.view_copy(t, (6, 4)), x.reshape(6, 4))
+    close(mlfuse.alias_copy(t), x)
+    parts = mlfuse.split_with_sizes_copy(t, [1, 3], 2)
+    assert [p.shape for p in parts] == [(2, 3, 1), (2, 3, 3)]
+    close(parts[1], x[..., 1:])
+    assert [u.shape for u in mlfuse.unbind_copy(t, 1)] == [(2, 4)] * 3
+    c = mlfuse.t_copy(t[0])
+    c[0, 0] = 100.0  # a copy: t stays
+    assert t[0, 0, 0].item() == x[0, 0, 0]
+    out = mlfuse.zeros(4, 3)
+    assert mlfuse.t_copy(t[0], out=out) is out
+    close(out, x[0].T)
+    with pytest.raises(mlfuse.ArgumentError, match="step must be positive"):
+        mlfuse.slice_copy(t, 0, 0, 2, 0)
+
+
+def test_split_with_sizes_and_the_unsafe_spellings():
+    t = mlfuse.arange(10)
+    assert [p.tolist() for p in t.split_with_sizes([3, 7])] == [[0, 1, 2], list(range(3, 10))]
+    assert [p.tolist() for p in mlfuse.unsafe_split(t, 4)] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert [len(p) for p in t.unsafe_chunk(3)] == [4, 4, 2]
+    assert [len(p) for p in mlfuse.unsafe_split_with_sizes(t, [5, 5])] == [5, 5]
+    with pytest.raises(mlfuse.ArgumentError, match="do not add up"):
+        t.split_with_sizes([3, 3])
+    with pytest.raises(TypeError, match="must be a list of ints"):
+        t.split_with_sizes(3)
+
+
+def test_fill_constant_pad_and_pool_indices():
+    x = mlfuse.tensor([[1, 2], [3, 4]])
+    f = mlfuse.fill(x, 7)
+    assert f.dtype == mlfuse.int64 and f.tolist() == [[7, 7], [7, 7]] and x.tolist()[0] == [1, 2]
+    assert mlfuse.fill(x, mlfuse.tensor(2.9)).tolist() == [[2, 2], [2, 2]]
+    with pytest.raises(mlfuse.ArgumentError, match="one element"):
+        mlfuse.fill(x, mlfuse.tensor([1, 2]))
+    assert mlfuse.constant_pad_nd(x, (1, 0), -1).tolist() == [[-1, 1, 2], [-1, 3, 4]]
+    v, i = mlfuse.max_pool1d_with_indices(mlfuse.tensor([[[1.0, 3.0, 2.0, 5.0, 4.0]]]), 2)
+    assert v.tolist() == [[[3.0, 5.0]]] and i.tolist() == [[[1, 3]]]
+
+
+def test_nonzero_static_angle_and_retains_grad():
+    m = mlfuse.tensor([[0, 1], [1, 1]])
+    assert m.nonzero_static(size=4, fill_value=-5).tolist() == [[0, 1], [1, 0], [1, 1], [-5, -5]]
+    assert mlfuse.nonzero_static(m, size=1).tolist() == [[0, 1]]
+    a = mlfuse.tensor([-2.0, 0.0, 3.0, math.nan, -0.0]).angle().tolist()
+    assert a[:3] == [pytest.approx(math.pi), 0.0, 0.0] and math.isnan(a[3]) and a[4] == 0.0
+    assert mlfuse.angle(mlfuse.tensor([-3, 4])).dtype == mlfuse.float32
+    w = mlfuse.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    h, k = w * 2, w * 3
+    h.retain_grad()
+    assert (h.retains_grad, k.retains_grad, w.retains_grad) == (True, False, False)
+    (h.sum() + k.angle().sum()).backward()
+    assert h.grad.tolist() == [1.0, 1.0, 1.0] and w.grad.tolist() == [2.0, 2.0, 2.0]
+    h.detach_()  # a tensor of several elements leaves the holders (once compared with ==)
+    w.requires_grad_(False)
+    assert not h.retains_grad and not w.requires_grad
+
+
+# -- numerical derivatives and batching ---------------------------------------------
+def _np_gradient(f, *spacing, axis=None, edge_order=1):
+    return np.gradient(f, *spacing, axis=axis, edge_order=edge_order)
+
+
+@pytest.mark.parametrize("edge_order", [1, 2])
+def test_gradient_matches_numpy(edge_order):
+    f = RNG.standard_normal((5, 7))
+    x0, x1 = np.sort(RNG.uniform(0, 5, 5)), np.sort(RNG.uniform(0, 3, 7))
+    t = mlfuse.tensor(f)
+    got = mlfuse.gradient(t, edge_order=edge_order)
+    for g, w in zip(got, _np_gradient(f, edge_order=edge_order)):
+        close(g, w, 1e-12)
+    got = mlfuse.gradient(t, spacing=(0.5, 3.0), edge_order=edge_order)
+    for g, w in zip(got, _np_gradient(f, 0.5, 3.0, edge_order=edge_order)):
+        close(g, w, 1e-12)
+    got = mlfuse.gradient(t, spacing=(mlfuse.tensor(x0), mlfuse.tensor(x1)), edge_order=edge_order)
+    for g, w in zip(got, _np_gradient(f, x0, x1, edge_order=edge_order)):
+        close(g, w, 1e-10)
+    (g1,) = mlfuse.gradient(t, spacing=2.0, dim=-1, edge_order=edge_order)
+    close(g1, _np_gradient(f, 2.0, axis=1, edge_order=edge_order), 1e-12)
+    (gi,) = mlfuse.gradient(mlfuse.tensor([1, 4, 9, 16, 25]))
+    assert gi.dtype == mlfuse.float32 and gi.tolist() == [3.0, 4.0, 6.0, 8.0, 9.0]
+
+
+def test_gradient_errors():
+    t = mlfuse.tensor([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(mlfuse.ArgumentError, match="needs at least 3"):
+        mlfuse.gradient(t, edge_order=2)
+    with pytest.raises(mlfuse.ArgumentError, match="spacing has 1 entries for 2 dims"):
+        mlfuse.gradient(t, spacing=(1.0,))
+    with pytest.raises(mlfuse.ArgumentError, match="coordinates for dim 0 must be 1-d with 2"):
+        mlfuse.gradient(t, spacing=(mlfuse.tensor([0.0, 1.0, 2.0]),), dim=0)
+    with pytest.raises(mlfuse.ArgumentError, match="edge_order must be 1 or 2"):
+        mlfuse.gradient(t, edge_order=3)
+
+
+def test_vmap_maps_dims_and_stacks_results():
+    a, b = RNG.standard_normal((4, 3)), RNG.standard_normal((4, 3))
+    m = RNG.standard_normal((3, 2))
+    ta, tb = mlfuse.tensor(a), mlfuse.tensor(b)
+    close(mlfuse.vmap(mlfuse.dot)(ta, tb), (a * b).sum(1))
+    close(mlfuse.vmap(lambda x, w: x @ w, in_dims=(0, None))(ta, mlfuse.tensor(m)), a @ m)
+    s = mlfuse.vmap(lambda x: x.softmax(-1), in_dims=1, out_dims=1)(ta)
+    e = np.exp(a.T - a.T.max(-1, keepdims=True))
+    close(s, (e / e.sum(-1, keepdims=True)).T)
+    p, q = mlfuse.vmap(lambda x, y: (x + y, x.sum()), out_dims=(1, 0))(ta, tb)
+    close(p, (a + b).T)
+    close(q, a.sum(1))
+    close(mlfuse.vmap(mlfuse.vmap(lambda x, y: x * y))(ta, tb), a * b)
+    d = mlfuse.vmap(lambda x, scale=1.0: {"y": x * scale})(ta, scale=2.0)
+    close(d["y"], 2 * a)
+
+
+def test_vmap_errors_and_randomness():
+    t = mlfuse.ones(4, 3)
+    with pytest.raises(mlfuse.ArgumentError, match="mapped dims differ in size"):
+        mlfuse.vmap(lambda x, y: x + y)(t, mlfuse.ones(5, 3))
+    with pytest.raises(mlfuse.ArgumentError, match="no argument is mapped"):
+        mlfuse.vmap(lambda x: x, in_dims=None)(t)
+    with pytest.raises(mlfuse.ArgumentError, match="in_dims None to pass it whole"):
+        mlfuse.vmap(lambda x, k: x * k)(t, 2.0)
+    with pytest.raises(RuntimeError, match="drew random numbers"):
+        mlfuse.vmap(lambda x: x + mlfuse.rand(3))(t)
+    with pytest.raises(TypeError, match="must return tensors"):
+        mlfuse.vmap(lambda x: 3)(t)
+    same = mlfuse.vmap(lambda x: x * mlfuse.rand(3), randomness="same")(t).numpy()
+    assert np.array_equal(same[0], same[3])
+    other = mlfuse.vmap(lambda x: x * mlfuse.rand(3), randomness="different")(t).numpy()
+    assert not np.array_equal(other[0], other[3])
+
+
+def test_vmap_against_torch():
+    torch = pytest.importorskip("torch")
+    a, m = RNG.standard_normal((5, 3)), RNG.standard_normal((3, 3))
+
+    def fn(x, w):
+        return (x @ w).tanh() * x.sum()
+
+    want = torch.vmap(fn, in_dims=(0, None))(torch.tensor(a), torch.tensor(m)).numpy()
+    close(mlfuse.vmap(fn, in_dims=(0, None))(mlfuse.tensor(a), mlfuse.tensor(m)), want, 1e-12)
+
+
+# -- sampling, the generator state, settings ------------------------------------------
+def test_poisson_binomial_and_rng_state():
+    mlfuse.manual_seed(3)
+    s = mlfuse.get_rng_state()
+    assert s.dtype == mlfuse.uint8 and s.shape == (37,)
+    first = mlfuse.rand(5).tolist()
+    mlfuse.set_rng_state(s)
+    assert mlfuse.rand(5).tolist() == first
+    lam = mlfuse.full((20000,), 4.0)
+    p = mlfuse.poisson(lam).numpy()
+    assert p.dtype == np.float32 and abs(p.mean() - 4.0) < 0.1 and abs(p.var() - 4.0) < 0.25
+    assert (p == np.round(p)).all()
+    b = mlfuse.binomial(mlfuse.full((20000,), 10.0), mlfuse.tensor(0.3)).numpy()
+    assert abs(b.mean() - 3.0) < 0.1 and b.max() <= 10 and b.min() >= 0
+    assert mlfuse.binomial(mlfuse.tensor([5.0]), mlfuse.tensor([1.0])).tolist() == [5.0]
+    with pytest.raises(mlfuse.ArgumentError, match="rates must be non-negative"):
+        mlfuse.poisson(mlfuse.tensor([-1.0]))
+    with pytest.raises(mlfuse.ArgumentError, match=r"prob must lie in \[0, 1\]"):
+        mlfuse.binomial(mlfuse.tensor([2.0]), mlfuse.tensor([1.5]))
+    with pytest.raises(mlfuse.ArgumentError, match="a state holds 37 bytes"):
+        mlfuse.set_rng_state(mlfuse.zeros(5, dtype=mlfuse.uint8))
+    with pytest.raises(TypeError, match="expected the uint8 tensor"):
+        mlfuse.set_rng_state(mlfuse.zeros(37))
+
+
+def test_matmul_precision_setting_and_functional_names():
+    before = mlfuse.get_float32_matmul_precision()
+    try:
+        mlfuse.set_float32_matmul_precision("high")
+        assert mlfuse.get_float32_matmul_precision() == "high"
+        with pytest.raises(mlfuse.ArgumentError, match="expected 'highest', 'high' or 'medium'"):
+            mlfuse.set_float32_matmul_precision("low")
+    finally:
+        mlfuse.set_float32_matmul_precision(before)
+    x = mlfuse.arange(8.0).reshape(1, 4, 2)
+    assert mlfuse.channel_shuffle(x, 2)[0, :, 0].tolist() == [0.0, 4.0, 2.0, 6.0]
+    assert mlfuse.pdist(mlfuse.tensor([[0.0, 0.0], [3.0, 4.0]])).tolist() == [5.0]
