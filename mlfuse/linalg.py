@@ -8,11 +8,17 @@ rounded once to the input's dtype), and the result comes back as a tensor
 on the input's device, as ``nonzero`` does. Their gradients are the closed
 forms PyTorch uses, built lazily from the saved factors (``inv``, ``det``,
 ``slogdet``, ``logdet``, ``solve``, ``cholesky``, ``eigh``, ``eigvalsh``,
-``svdvals``); the few without one here (``qr``, ``svd``'s vectors, ``pinv``,
-``lstsq``) refuse at ``backward`` with a clear error::
+``svdvals``, ``solve_triangular``, ``lu_factor``, ``lu``, ``lu_solve``); the few
+without one here (``qr``, ``svd``'s vectors, ``pinv``, ``lstsq``) refuse at
+``backward`` with a clear error. numpy has no triangular solver and no LU
+factorization with its pivots, so those two are written out here in numpy:
+substitution row by row and getrf's partial pivoting column by column, each
+step vectorized over the batch::
 
     x = mlfuse.linalg.solve(a, b)          # a: (..., n, n), b: (..., n, k) or (..., n)
     sign, logabsdet = mlfuse.linalg.slogdet(a)
+    LU, pivots = mlfuse.linalg.lu_factor(a)
+    x = mlfuse.linalg.lu_solve(LU, pivots, b)
 """
 
 from __future__ import annotations
@@ -31,7 +37,8 @@ __all__ = [
     "vector_norm", "matrix_norm", "norm", "det", "slogdet", "logdet", "inv", "solve",
     "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv", "lstsq", "matrix_rank",
     "cond", "matrix_power", "multi_dot", "vecdot", "cross", "diagonal", "matmul",
-    "vander", "inv_ex", "cholesky_ex", "matrix_exp",
+    "vander", "inv_ex", "cholesky_ex", "matrix_exp", "solve_triangular", "solve_ex",
+    "lu_factor", "lu_factor_ex", "lu", "lu_solve", "tensorinv", "tensorsolve",
 ]  # fmt: skip
 
 
@@ -78,6 +85,38 @@ class InfoResult(NamedTuple):
 
     result: Tensor
     info: Tensor
+
+
+class LUFactorResult(NamedTuple):
+    """``(LU, pivots)`` of :func:`lu_factor`: L below the diagonal (its unit diagonal
+    not stored), U on and above it; 1-based int32 row swaps, as LAPACK's getrf."""
+
+    LU: Tensor
+    pivots: Tensor
+
+
+class LUFactorExResult(NamedTuple):
+    """``(LU, pivots, info)`` of :func:`lu_factor_ex` (info 0, or the 1-based index
+    of the first zero pivot)."""
+
+    LU: Tensor
+    pivots: Tensor
+    info: Tensor
+
+
+class LUResult(NamedTuple):
+    """``(P, L, U)`` of :func:`lu` and :func:`lu_unpack`: ``A = P @ L @ U``."""
+
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+
+class TriangularSolveResult(NamedTuple):
+    """``(solution, cloned_coefficient)`` of :func:`triangular_solve`."""
+
+    solution: Tensor
+    cloned_coefficient: Tensor
 
 
 # -- helpers --------------------------------------------------------------------------
@@ -290,6 +329,404 @@ def solve(a, b, *, left: bool = True) -> Tensor:
 
 def _sum_to(g: Tensor, shape) -> Tensor:
     return g.sum_to_size(*shape) if g.shape != tuple(shape) else g
+
+
+def _batch_shape(what: str, a: Tensor, b: Tensor, names=("A", "B")) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    except ValueError:
+        raise ArgumentError(
+            f"linalg.{what}: the batch dims of {names[0]} {a.shape} and {names[1]} {b.shape} "
+            "do not broadcast"
+        ) from None
+
+
+def _matrix_rhs(what: str, a: Tensor, b: Tensor, left: bool, name: str = "A") -> None:
+    """B must be a batch of matrices with A's size on the side A multiplies."""
+    if b.ndim < 2:
+        raise ArgumentError(
+            f"linalg.{what}: B must have at least 2 dims (a batch of matrices), got shape {b.shape}"
+        )
+    n = a.shape[-1]
+    if (b.shape[-2] if left else b.shape[-1]) != n:
+        eq, side = (f"{name} X = B", "rows") if left else (f"X {name} = B", "columns")
+        raise ArgumentError(
+            f"linalg.{what}: for {eq} with {name} {a.shape}, B needs {n} {side}; got {b.shape}"
+        )
+
+
+# -- triangular systems and LU (host, numpy) ---------------------------------------------
+def _trsm(a: np.ndarray, b: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
+    """``X`` with ``T @ X = b``, ``T`` the upper or lower triangle of ``a`` (its
+    diagonal taken as ones when ``unit``; the other triangle never read), by
+    substitution: one row of X per step, vectorized over the batch (broadcast)
+    and the columns of ``b``. A zero on the diagonal gives inf/NaN, as BLAS's trsm."""
+    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, shape + a.shape[-2:])
+    b = np.broadcast_to(b, shape + b.shape[-2:])
+    n = a.shape[-1]
+    x = np.zeros(b.shape, np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for i in builtins.range(n - 1, -1, -1) if upper else builtins.range(n):
+            done = slice(i + 1, n) if upper else slice(0, i)  # the rows of X known
+            r = b[..., i, :] - (a[..., i : i + 1, done] @ x[..., done, :])[..., 0, :]
+            x[..., i, :] = r if unit else r / a[..., i, i, None]
+    return x
+
+
+def solve_triangular(
+    A,  # noqa: N803 - PyTorch's name
+    B,  # noqa: N803 - PyTorch's name
+    *,
+    upper: bool,
+    left: bool = True,
+    unitriangular: bool = False,
+) -> Tensor:
+    """``X`` with ``T @ X = B`` (``X @ T = B`` when not ``left``), ``T`` the upper or
+    lower triangle of ``A`` (the other one is not read; with ``unitriangular`` the
+    diagonal is not read either, and taken as ones). ``B`` is a batch of matrices;
+    batch dims broadcast. A zero on the diagonal gives inf/NaN rather than an error,
+    as PyTorch's: ``solve_triangular(a, b, upper=True)``."""
+    a = _square(A, "solve_triangular")
+    b = _float_input(B, "solve_triangular")
+    _matrix_rhs("solve_triangular", a, b, left)
+    _batch_shape("solve_triangular", a, b)
+    if not left:  # X T = B  <=>  T^T X^T = B^T, and T^T has the other triangle
+        x = solve_triangular(a.mT, b.mT, upper=not upper, unitriangular=unitriangular)
+        return x.mT
+    dt = dtypes.promote(a.dtype, b.dtype)
+    x = _back(_trsm(_host(a), _host(b), upper, unitriangular), a, dt)
+
+    def rule(c, g):
+        at, xt = c.srcs[0].detach(), c.out.detach()
+        gb = solve_triangular(at.mT, g, upper=not upper, unitriangular=unitriangular)
+        ga = -(gb @ xt.mT)  # restricted to the entries read
+        ga = ga.triu(1 if unitriangular else 0) if upper else ga.tril(-1 if unitriangular else 0)
+        return (_sum_to(ga, c.srcs[0].shape), _sum_to(gb, c.srcs[1].shape))
+
+    return _derivative("linalg.solve_triangular", x, (a, b), rule)
+
+
+def _getrf(a: np.ndarray):
+    """LAPACK's getrf on a batch of float64 (..., m, n) matrices: partial pivoting
+    (the row of largest magnitude in the column, the first of equals, and a leading
+    NaN kept as BLAS's idamax does), one column per step over the whole batch.
+    Returns the packed factors, 1-based int32 pivots (..., min(m, n)) and info
+    (0, or the 1-based index of the first zero pivot; elimination goes on past it)."""
+    batch, (m, n) = a.shape[:-2], a.shape[-2:]
+    k = min(m, n)
+    lu = np.array(a, np.float64).reshape((math.prod(batch), m, n))
+    nb = lu.shape[0]
+    piv = np.zeros((nb, k), np.int32)
+    info = np.zeros(nb, np.int32)
+    rows = np.arange(nb)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for j in builtins.range(k):
+            col = np.abs(lu[:, j:, j])
+            p = np.where(np.isnan(col[:, 0]), 0, np.argmax(np.where(np.isnan(col), -1, col), 1))
+            p = p + j
+            piv[:, j] = p + 1
+            top = lu[rows, p].copy()
+            lu[rows, p] = lu[:, j]
+            lu[:, j] = top
+            d = lu[:, j, j]
+            zero = d == 0
+            info[(info == 0) & zero] = j + 1
+            lu[:, j + 1 :, j] /= np.where(zero, 1.0, d)[:, None]  # a zero pivot's column is 0
+            lu[:, j + 1 :, j + 1 :] -= lu[:, j + 1 :, j, None] * lu[:, j, None, j + 1 :]
+    return lu.reshape(a.shape), piv.reshape(batch + (k,)), info.reshape(batch)
+
+
+def _perm(piv: np.ndarray, m: int) -> np.ndarray:
+    """The row order ``perm`` the pivots' swaps make of ``range(m)``: row ``i`` of
+    ``L @ U`` is row ``perm[i]`` of ``A`` (so ``P[perm[i], i] = 1``)."""
+    flat = piv.reshape((math.prod(piv.shape[:-1]), piv.shape[-1])).astype(np.int64) - 1
+    perm = np.broadcast_to(np.arange(m), (flat.shape[0], m)).copy()
+    rows = np.arange(flat.shape[0])
+    for j in builtins.range(flat.shape[1]):
+        p = flat[:, j]
+        top = perm[rows, p].copy()
+        perm[rows, p] = perm[:, j]
+        perm[:, j] = top
+    return perm.reshape(piv.shape[:-1] + (m,))
+
+
+def _zero_pivot_message(what: str, info: np.ndarray) -> str:
+    bad = np.argwhere(info > 0)[0]
+    i = int(info[tuple(bad)])
+    where = f" (batch element {tuple(int(v) for v in bad)})" if info.ndim else ""
+    return (
+        f"linalg.{what}: U[{i},{i}] is zero{where}, so solving with these factors would divide "
+        "by zero (the input is singular); linalg.lu or linalg.lu_factor_ex factor it anyway"
+    )
+
+
+def _lu_input(a, what: str) -> Tensor:
+    a = _float_input(a, what)
+    if a.ndim < 2:
+        raise ArgumentError(f"linalg.{what}: A must have at least 2 dims, got shape {a.shape}")
+    return a
+
+
+def _lu_backward(P, L, U, gL, gU) -> Tensor:  # noqa: N803 - the factors' names
+    """The gradient w.r.t. ``A = P L U`` (m x n) from those w.r.t. the strictly lower
+    part of ``L`` (m x k) and the upper part of ``U`` (k x n): PyTorch's
+    ``linalg_lu_backward``, with its square, wide and tall cases."""
+    m, n = L.shape[-2], U.shape[-1]
+    k = min(m, n)
+    if m == n:  # P L^-T [(L^T gL) o 1_L + (gU U^T) o 1_U] U^-T
+        inner = (L.mT @ gL).tril(-1) + (gU @ U.mT).triu()
+        ga = solve_triangular(U.mT, inner, upper=False, left=False)
+        ga = solve_triangular(L.mT, ga, upper=True, unitriangular=True)
+    elif m < n:  # wide: U = [U1 U2]
+        u1 = U[..., :, :k]
+        inner = (L.mT @ gL - gU @ U.mT).tril(-1)
+        ga = solve_triangular(u1.mT, inner, upper=False, left=False)
+        ga = Tensor.cat([ga + gU[..., :, :k], gU[..., :, k:]], dim=-1)
+        ga = solve_triangular(L.mT, ga, upper=True, unitriangular=True)
+    else:  # tall: L = [L1; L2]
+        l1 = L[..., :k, :]
+        inner = (gU @ U.mT - L.mT @ gL).triu()
+        ga = solve_triangular(l1.mT, inner, upper=True, unitriangular=True)
+        ga = Tensor.cat([ga + gL[..., :k, :], gL[..., k:, :]], dim=-2)
+        ga = solve_triangular(U.mT, ga, upper=False, left=False)
+    return P @ ga
+
+
+def lu_factor_ex(
+    A,  # noqa: N803 - PyTorch's name
+    *,
+    pivot: bool = True,
+    check_errors: bool = False,
+) -> LUFactorExResult:
+    """The LU factorization with partial pivoting of a batch of m x n matrices, as
+    LAPACK's getrf: ``(LU, pivots, info)``, info 0 or the 1-based index of the first
+    zero pivot (the factors are still computed; ``check_errors`` raises instead).
+    No ``pivot=False`` (PyTorch's CPU refuses it too):
+    ``LU, pivots, info = lu_factor_ex(a)``."""
+    return _lu_factor(A, pivot, check_errors, "lu_factor_ex")
+
+
+def _lu_factor(a, pivot: bool, check_errors: bool, what: str) -> LUFactorExResult:
+    a = _lu_input(a, what)
+    if not pivot:
+        raise UnsupportedModeError(
+            f"linalg.{what}: LU without pivoting is not supported (PyTorch's CPU refuses it "
+            "too); use pivot=True"
+        )
+    lu_h, piv, info = _getrf(_host(a))
+    if check_errors and (info > 0).any():
+        raise ArgumentError(_zero_pivot_message(what, info))
+    pivots = Tensor(piv, dtypes.int32, a.device)
+
+    def rule(c, g):
+        p, lo, up = lu_unpack(c.out.detach(), pivots)
+        k = min(a.shape[-2:])
+        return (_lu_backward(p, lo, up, g[..., :, :k].tril(-1), g[..., :k, :].triu()),)
+
+    out = _derivative("linalg.lu_factor", _back(lu_h, a), (a,), rule)
+    return LUFactorExResult(out, pivots, Tensor(info, dtypes.int32, a.device))
+
+
+def lu_factor(A, *, pivot: bool = True) -> LUFactorResult:  # noqa: N803 - PyTorch's name
+    """``(LU, pivots)`` of :func:`lu_factor_ex`; a singular matrix (a zero pivot) is
+    an error naming it, as PyTorch's: ``LU, pivots = lu_factor(a)``."""
+    lu_, piv, _ = _lu_factor(A, pivot, True, "lu_factor")
+    return LUFactorResult(lu_, piv)
+
+
+def lu(A, *, pivot: bool = True) -> LUResult:  # noqa: N803 - PyTorch's name
+    """``(P, L, U)`` with ``A = P @ L @ U`` for a batch of m x n matrices: P a
+    permutation (m x m), L unit lower (m x k), U upper (k x n), k = min(m, n).
+    Singular matrices are factored too: ``P, L, U = lu(a)``."""
+    lu_, piv, _ = _lu_factor(A, pivot, False, "lu")
+    return lu_unpack(lu_, piv)
+
+
+def lu_unpack(
+    LU,  # noqa: N803 - PyTorch's name
+    pivots,
+    unpack_data: bool = True,
+    unpack_pivots: bool = True,
+) -> LUResult:
+    """``(P, L, U)`` from :func:`lu_factor`'s packed factors (``torch.lu_unpack``;
+    L and U are lazy views of LU, so gradients flow; what is not unpacked is an
+    empty tensor): ``P, L, U = lu_unpack(LU, pivots)``."""
+    t = _lu_input(LU, "lu_unpack")
+    m, n = t.shape[-2:]
+    k = min(m, n)
+    empty = Tensor.zeros(0, dtype=t.dtype, device=t.device)
+    lo = up = p = empty
+    if unpack_data:
+        eye = Tensor.eye(m, k, dtype=t.dtype, device=t.device)
+        lo = t[..., :, :k].tril(-1) + eye
+        up = t[..., :k, :].triu()
+    if unpack_pivots:
+        piv = (pivots if isinstance(pivots, Tensor) else Tensor(pivots)).numpy()
+        if piv.shape != t.shape[:-2] + (k,):
+            raise ArgumentError(
+                f"linalg.lu_unpack: pivots must have shape {t.shape[:-2] + (k,)} for LU "
+                f"{t.shape}, got {piv.shape}"
+            )
+        if piv.size and (piv.min() < 1 or piv.max() > m):
+            raise ArgumentError(
+                f"linalg.lu_unpack: pivots must be between 1 and {m} (1-based rows, as "
+                "lu_factor gives them)"
+            )
+        perm = _perm(piv, m)
+        ph = np.zeros(perm.shape + (m,))
+        np.put_along_axis(ph, perm[..., None], 1.0, -1)  # ph[.., i, perm[i]] = 1: P^T
+        p = _back(np.swapaxes(ph, -1, -2), t)
+    return LUResult(p, lo, up)
+
+
+def _getrs(lu_h: np.ndarray, piv: np.ndarray, b: np.ndarray, adjoint: bool) -> np.ndarray:
+    """LAPACK's getrs: ``X`` with ``A X = b`` (``A^T X = b`` when ``adjoint``) from
+    A's packed factors ``P L U``; batch dims broadcast."""
+    n = lu_h.shape[-1]
+    perm = _perm(piv, n)  # (P^T v)[i] = v[perm[i]]
+    shape = np.broadcast_shapes(lu_h.shape[:-2], b.shape[:-2])
+    perm = np.broadcast_to(perm[..., None], shape + (n, b.shape[-1]))
+    b = np.broadcast_to(b, shape + b.shape[-2:])
+    if not adjoint:  # U X = L^-1 P^T b
+        y = _trsm(lu_h, np.take_along_axis(b, perm, -2), upper=False, unit=True)
+        return _trsm(lu_h, y, upper=True, unit=False)
+    lu_t = np.swapaxes(lu_h, -1, -2)  # A^T = U^T L^T P^T
+    y = _trsm(lu_t, b, upper=False, unit=False)
+    w = _trsm(lu_t, y, upper=True, unit=True)
+    x = np.empty_like(w)
+    np.put_along_axis(x, perm, w, -2)
+    return x
+
+
+def lu_solve(
+    LU,  # noqa: N803 - PyTorch's name
+    pivots,
+    B,  # noqa: N803 - PyTorch's name
+    *,
+    left: bool = True,
+    adjoint: bool = False,
+) -> Tensor:
+    """``X`` with ``A X = B`` from :func:`lu_factor`'s ``(LU, pivots)`` of ``A``
+    (``A^T X = B`` when ``adjoint``; ``X A = B`` when not ``left``). ``B`` is a batch
+    of matrices; batch dims broadcast. Gradients reach ``B`` and ``LU`` (and through
+    it ``A``): ``x = lu_solve(LU, pivots, b)``."""
+    t = _float_input(LU, "lu_solve")
+    if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
+        raise ArgumentError(
+            f"linalg.lu_solve: LU must be a batch of square matrices, got shape {t.shape}"
+        )
+    b = _float_input(B, "lu_solve")
+    piv = pivots if isinstance(pivots, Tensor) else Tensor(pivots)
+    if piv.dtype.is_float or piv.shape != t.shape[:-1]:
+        raise ArgumentError(
+            f"linalg.lu_solve: pivots must be integers of shape {t.shape[:-1]} for LU "
+            f"{t.shape}, got {piv.dtype.name} {piv.shape}"
+        )
+    _matrix_rhs("lu_solve", t, b, left, "LU")
+    _batch_shape("lu_solve", t, b, ("LU", "B"))
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return lu_solve(t, piv, b.mT, adjoint=not adjoint).mT
+    ph = piv.numpy()
+    if ph.size and (ph.min() < 1 or ph.max() > t.shape[-1]):
+        raise ArgumentError(
+            f"linalg.lu_solve: pivots must be between 1 and {t.shape[-1]} (1-based rows, as "
+            "lu_factor gives them)"
+        )
+    dt = dtypes.promote(t.dtype, b.dtype)
+    x = _back(_getrs(_host(t), ph, _host(b), adjoint), t, dt)
+
+    def rule(c, g):
+        lu_d, xt = c.srcs[0].detach(), c.out.detach()
+        gb = lu_solve(lu_d, piv, g, adjoint=not adjoint)
+        ga = -(xt @ gb.mT) if adjoint else -(gb @ xt.mT)  # w.r.t. A = P L U
+        p, lo, up = lu_unpack(lu_d, piv)
+        pga = p.mT @ ga
+        glu = (pga @ up.mT).tril(-1) + (lo.mT @ pga).triu()
+        return (_sum_to(glu, c.srcs[0].shape), _sum_to(gb, c.srcs[1].shape))
+
+    return _derivative("linalg.lu_solve", x, (t, b), rule)
+
+
+def solve_ex(
+    A,  # noqa: N803 - PyTorch's name
+    B,  # noqa: N803 - PyTorch's name
+    *,
+    left: bool = True,
+    check_errors: bool = False,
+) -> InfoResult:
+    """``(X, info)`` of :func:`solve`: info 0, or (per matrix) the 1-based index of
+    the first zero pivot of A's LU factorization, as PyTorch's; ``check_errors``
+    raises instead. When no matrix is singular X is :func:`solve`'s; otherwise X
+    comes from ``lu_solve`` of those factors, inf/NaN where a pivot is zero (not
+    promised to match PyTorch's values there): ``x, info = solve_ex(a, b)``."""
+    a = _square(A, "solve_ex")
+    b = _float_input(B, "solve_ex")
+    lu_, piv, info = _lu_factor(a, True, False, "solve_ex")
+    bad = info.numpy()
+    if not (bad > 0).any():
+        return InfoResult(solve(a, b, left=left), info)
+    if check_errors:
+        raise ArgumentError(_zero_pivot_message("solve_ex", bad))
+    if not left:
+        return InfoResult(lu_solve(lu_, piv, b, left=False), info)
+    vec = _is_vector_rhs(a, b)
+    x = lu_solve(lu_, piv, b.unsqueeze(-1) if vec else b)
+    return InfoResult(x.squeeze(-1) if vec else x, info)
+
+
+def tensorinv(A, ind: int = 2) -> Tensor:  # noqa: N803 - PyTorch's name
+    """The inverse of ``A`` for :func:`mlfuse.tensordot` over ``ind`` dims: the
+    inverse of A reshaped to a ``prod(shape[:ind])`` square matrix, shaped
+    ``shape[ind:] + shape[:ind]``: ``tensorinv(a.reshape(4, 6, 8, 3), ind=2)``."""
+    a = _float_input(A, "tensorinv")
+    if not isinstance(ind, (int, np.integer)) or isinstance(ind, bool) or ind <= 0:
+        raise ArgumentError(f"linalg.tensorinv: ind must be a positive int, got {ind!r}")
+    front, back = a.shape[:ind], a.shape[ind:]
+    rows, cols = math.prod(front), math.prod(back)
+    if rows != cols:
+        raise ArgumentError(
+            f"linalg.tensorinv: the product of A's first {ind} dims {front} must equal that of "
+            f"the others {back} ({rows} != {cols})"
+        )
+    return inv(a.reshape(rows, cols)).reshape(*back, *front)
+
+
+def tensorsolve(A, B, dims=None) -> Tensor:  # noqa: N803 - PyTorch's name
+    """``X`` with ``tensordot(A, X, X.ndim) = B``: A (with ``dims`` moved to the end)
+    reshaped to a square matrix, X shaped ``A.shape[B.ndim:]``:
+    ``tensorsolve(a, b)``."""
+    a = _float_input(A, "tensorsolve")
+    b = _float_input(B, "tensorsolve")
+    if dims is not None:
+        dims = [_norm_axis(d, a.ndim, "dims") for d in ((dims,) if isinstance(dims, int) else dims)]
+        a = a.permute(*[d for d in builtins.range(a.ndim) if d not in dims], *dims)
+    rest = a.shape[b.ndim :]
+    n = math.prod(rest)
+    if math.prod(a.shape[: b.ndim]) != n or b.numel() != n:
+        raise ArgumentError(
+            f"linalg.tensorsolve: A {a.shape} must split into B's shape {b.shape} and the "
+            f"solution's {rest}, of equal sizes"
+        )
+    return solve(a.reshape(n, n), b.reshape(n)).reshape(*rest)
+
+
+def triangular_solve(
+    b,
+    A,  # noqa: N803 - PyTorch's name
+    upper: bool = True,
+    transpose: bool = False,
+    unitriangular: bool = False,
+) -> TriangularSolveResult:
+    """``torch.triangular_solve`` (deprecated in PyTorch, arguments reversed):
+    ``(X, A)`` with ``op(T) X = b``, op the transpose when ``transpose``, T ``A``'s
+    ``upper`` triangle; the coefficient is A broadcast to the batch:
+    ``x, _ = triangular_solve(b, a)``."""
+    a = _square(A, "triangular_solve")
+    t = a.mT if transpose else a
+    x = solve_triangular(t, b, upper=upper != transpose, unitriangular=unitriangular)
+    batch = x.shape[:-2]
+    return TriangularSolveResult(x, a.expand(*batch, *a.shape[-2:]).contiguous())
 
 
 # -- factorizations (host) -------------------------------------------------------------

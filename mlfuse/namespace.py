@@ -75,6 +75,7 @@ _METHODS = (
     "transpose", "tril", "triu", "true_divide", "trunc", "unbind", "unflatten",
     "unique", "unique_consecutive", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes",
     "unsqueeze", "var", "var_mean", "vdot", "vsplit", "xlogy", "angle", "nonzero_static",
+    "lu", "lu_solve", "triangular_solve",
 )  # fmt: skip
 
 
@@ -889,6 +890,14 @@ class HistogramResult(NamedTuple):
     bin_edges: Tensor
 
 
+def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool = True):  # noqa: N803
+    """``(P, L, U)`` from the packed factors :func:`lu` gives:
+    ``P, L, U = mlfuse.lu_unpack(*mlfuse.lu(a))``."""
+    from mlfuse import linalg
+
+    return linalg.lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)
+
+
 # -- numerical derivatives ---------------------------------------------------------
 def gradient(input, *, spacing=1, dim=None, edge_order: int = 1) -> tuple[Tensor, ...]:  # noqa: A002
     """The derivative of sampled values along each of ``dim`` (all dims by default),
@@ -1278,5 +1287,5 @@ __all__ = [
     "can_cast", "histogram", *(n + "_copy" for n in _VIEW_COPIES), "alias_copy",
     "slice_copy", "fill", "constant_pad_nd", "max_pool1d_with_indices", "poisson", "binomial",
     "get_rng_state", "set_rng_state", "set_float32_matmul_precision",
-    "get_float32_matmul_precision", "gradient", "vmap",
+    "get_float32_matmul_precision", "gradient", "vmap", "lu_unpack",
 ]  # fmt: skip

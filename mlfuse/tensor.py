@@ -450,14 +450,33 @@ class Tensor:
         return Tensor(vals.astype(dt.host) if not dt.is_float else vals, dt, device)
 
     @staticmethod
-    def randint(low, high=None, size=(), dtype=None, device=None, seed=None) -> Tensor:
-        """Random integers in ``[low, high)`` (``randint(high, size)`` from 0):
-        ``Tensor.randint(0, 10, (2, 3))``."""
-        if high is None:
-            low, high = 0, low
+    def randint(*args, low=None, high=None, size=None, dtype=None, device=None, seed=None):
+        """Random integers in ``[low, high)``, spelled as PyTorch's ``torch.randint``
+        (``low, high, size`` or ``high, size``: ``Tensor.randint(0, 10, (2, 3))``) or
+        as tinygrad's (the shape first, ``low``/``high`` keywords defaulting to 0 and
+        10: ``Tensor.randint(2, 3, high=5)``)."""
+        if size is not None or any(isinstance(a, (tuple, list)) for a in args[1:]):
+            if size is None:
+                *args, size = args
+            bounds = [*args] + [b for b in (low, high) if b is not None]
+            if len(bounds) == 1:
+                lo, hi = 0, bounds[0]
+            elif len(bounds) == 2:
+                lo, hi = bounds
+            else:
+                raise ArgumentTypeError(
+                    f"randint: give (low, high, size) or (high, size), got {len(bounds)} bounds"
+                )
+            shape = _shape_arg(size if isinstance(size, (tuple, list)) else (size,))
+        else:  # tinygrad's: the shape first
+            shape = _shape_arg(args)
+            lo, hi = (0 if low is None else low), (10 if high is None else high)
+        for name, v in (("low", lo), ("high", hi)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise ArgumentTypeError(f"randint: {name} must be an int, got {v!r}")
+        low, high = int(lo), int(hi)
         if high <= low:
             raise ArgumentError(f"randint: high ({high}) must be above low ({low})")
-        shape = _shape_arg(size if isinstance(size, (tuple, list)) else (size,))
         dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.int64
         if not dt.is_int:
             return Tensor(_rng(seed).integers(low, high, shape), dt, device)
@@ -5432,6 +5451,31 @@ class Tensor:
 
         lo = self.mT if upper else self
         return linalg.inv(lo @ lo.mT)
+
+    def lu(self, pivot: bool = True, get_infos: bool = False):
+        """The packed LU factors and 1-based pivots (``torch.lu``; a singular matrix
+        is factored, not refused; ``get_infos`` adds getrf's info):
+        ``LU, pivots = a.lu()``."""
+        from mlfuse import linalg
+
+        r = linalg.lu_factor_ex(self, pivot=pivot)
+        return (r.LU, r.pivots, r.info) if get_infos else (r.LU, r.pivots)
+
+    def lu_solve(self, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803 - PyTorch's
+        """``X`` with ``A X = self`` from ``A``'s factors :meth:`lu` gave:
+        ``b.lu_solve(*a.lu())``."""
+        from mlfuse import linalg
+
+        return linalg.lu_solve(LU_data, LU_pivots, self)
+
+    def triangular_solve(
+        self, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False
+    ):  # noqa: N803 - PyTorch's name
+        """``(X, A)`` with ``A X = self`` for triangular ``A`` (``torch.triangular_solve``;
+        ``transpose`` solves with ``A^T``): ``x, _ = b.triangular_solve(a)``."""
+        from mlfuse import linalg
+
+        return linalg.triangular_solve(self, A, upper, transpose, unitriangular)
 
     def matrix_exp(self) -> Tensor:
         """The matrix exponential (see :func:`mlfuse.linalg.matrix_exp`): ``a.matrix_exp()``."""

@@ -363,6 +363,16 @@ def test_randint_and_like_functions():
     assert ((0 <= u) & (u < 1)).all()
     with pytest.raises(ValueError, match=r"randint: high \(2\) must be above low \(2\)"):
         Tensor.randint(2, 2, (3,))
+    # tinygrad's spelling: the shape first, low/high keywords (0 and 10 by default)
+    t = Tensor.randint(40, 50).numpy()
+    assert t.shape == (40, 50) and t.min() == 0 and t.max() == 9
+    t = Tensor.randint((300,), low=-2, high=0).numpy()
+    assert t.shape == (300,) and set(t.tolist()) == {-2, -1}
+    for bad in [(-3, 2), ((2, -3),), ((2, -3, 0),)]:
+        with pytest.raises(ValueError, match="negative dimension"):
+            Tensor.randint(*bad)
+    with pytest.raises(TypeError, match="randint: high must be an int, got 1.5"):
+        Tensor.randint(1.5, size=(2,))
 
 
 # ---------------------------------------------------------------------------
