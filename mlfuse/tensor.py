@@ -1250,13 +1250,17 @@ class Tensor:
 
     @_traced
     def maximum(self, other):
-        """Elementwise maximum of two tensors (NaN propagates): ``a.maximum(b)``."""
-        return self._binary("max", other)
+        """Elementwise maximum of two tensors (NaN propagates; of bools, or):
+        ``a.maximum(b)``."""
+        a, b = self._operands(other)
+        return a._binary("or" if a.dtype.is_bool else "max", b)
 
     @_traced
     def minimum(self, other):
-        """Elementwise minimum of two tensors (NaN propagates): ``a.minimum(b)``."""
-        return self._binary("min", other)
+        """Elementwise minimum of two tensors (NaN propagates; of bools, and):
+        ``a.minimum(b)``."""
+        a, b = self._operands(other)
+        return a._binary("and" if a.dtype.is_bool else "min", b)
 
     @_traced
     def relu(self):

@@ -611,3 +611,14 @@ def test_aliases_and_helpers_of_pytorch_and_tinygrad():
     assert dtypes.max(dtypes.uint64) == 2**64 - 1 and dtypes.is_unsigned("uint32")
     with pytest.raises(AttributeError, match="no attribute 'uint128'"):
         dtypes.uint128  # noqa: B018
+
+
+def test_maximum_and_minimum_of_bools_are_or_and_and():
+    # lazy.max/min take numbers only: the front end must not emit them for i1
+    a = Tensor([1, 2, 3, 4], dtype=mlfuse.int8) < Tensor([0, 3, 5, 1], dtype=mlfuse.int8)
+    b = Tensor([True, True, False, False])
+    assert a.maximum(b).tolist() == [True, True, True, False]
+    assert a.minimum(b).tolist() == [False, True, False, False]
+    assert a.minimum(a).min(0).item() is False and mlfuse.maximum(a, a).dtype == dtypes.bool_
+    assert "lazy.min" not in mlfuse.lazy_ir(a.minimum(b))
+    assert "lazy.or" in mlfuse.lazy_ir(a.maximum(b))
