@@ -120,6 +120,7 @@ from mlfuse import nn, optim  # noqa: E402, F401 - torch.nn / torch.optim's plac
 # PyTorch's top-level functions (mlfuse.zeros, mlfuse.exp(x), mlfuse.max(x, 1)...); they
 # take the place of the ``mlfuse.tensor`` module's name: ``mlfuse.tensor([1, 2])``
 from mlfuse import cuda, linalg, namespace, special  # noqa: E402, F401 - torch.cuda/linalg/special
+from mlfuse import func  # noqa: E402, F401 - torch.func
 from mlfuse.namespace import *  # noqa: E402, F403
 
 __all__ += [n for n in namespace.__all__ if n not in __all__]
