@@ -30,6 +30,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from mlfuse import dtypes
 from mlfuse.autograd import is_grad_enabled, no_grad
 from mlfuse.errors import ArgumentError
 from mlfuse.nn import functional as F
@@ -68,9 +71,13 @@ def _gates(t: Tensor | None, k: int) -> list:
     return list(t.chunk(k, -1)) if t is not None else [None] * k
 
 
-def _layer_value(mode: str, x: Tensor, h0: Tensor, c0, w_ih, w_hh, b_ih, b_hh, w_hr) -> Tensor:
+def _layer_value(
+    mode: str, x: Tensor, h0: Tensor, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mask=None
+) -> Tensor:
     """The packed result of one layer over x (T, N, I): the hidden states (T,
     N, H_out) and, for an LSTM, the cell states after them on the last dim.
+    With ``mask`` (T, N, 1), a sequence's states stay as they were at the steps
+    it is not running (so the last step holds its final state).
 
     The input projection is one matmul for all the steps; a step multiplies
     the state by each gate's rows of ``w_hh`` apart (a product per gate, read at
@@ -94,20 +101,25 @@ def _layer_value(mode: str, x: Tensor, h0: Tensor, c0, w_ih, w_hh, b_ih, b_hh, w
             i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
             c_new = f * c + i * g
             tc = c_new.tanh()
-            c, h = c_new.contiguous(), (o * tc).contiguous()  # (one kernel writes them all)
+            h_new = o * tc
             if w_hr is not None:
-                h = _mm(h, w_hr).contiguous()
+                h_new = _mm(h_new, w_hr)
+            if mask is not None:
+                c_new, h_new = mask[t].where(c_new, c), mask[t].where(h_new, h)
+            c, h = c_new.contiguous(), h_new.contiguous()  # (one kernel writes them all)
             cols.append([h, c])
         elif mode == "GRU":
             if b_hh is not None:
                 gh = [a + b for a, b in zip(gh, bhs)]
             r, z = (gx[0] + gh[0]).sigmoid(), (gx[1] + gh[1]).sigmoid()
             n = (gx[2] + r * gh[2]).tanh()
-            h = ((1 - z) * n + z * h).contiguous()
+            h_new = (1 - z) * n + z * h
+            h = (mask[t].where(h_new, h) if mask is not None else h_new).contiguous()
             cols.append([h])
         else:
             pre = gx[0] + gh[0]
-            h = (pre.tanh() if mode == "RNN_TANH" else pre.relu()).contiguous()
+            h_new = pre.tanh() if mode == "RNN_TANH" else pre.relu()
+            h = (mask[t].where(h_new, h) if mask is not None else h_new).contiguous()
             cols.append([h])
     parts = [_stack_steps([step[j] for step in cols]) for j in range(len(cols[0]))]
     return (parts[0].cat(*parts[1:], dim=-1) if len(parts) > 1 else parts[0]).contiguous()
@@ -225,11 +237,16 @@ def _layer_grads(mode, srcs, packed: Tensor, g: Tensor, has_bias: bool, has_proj
     return tuple(None if d is None else d.cast(s.dtype) for d, s in zip(out, srcs))
 
 
-def _layer(mode: str, x: Tensor, h0: Tensor, c0, w_ih, w_hh, b_ih, b_hh, w_hr):
+def _layer(mode: str, x: Tensor, h0: Tensor, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mask=None):
     """One layer and direction over x (T, N, I), forward in time: the hidden
     states (T, N, H_out) and, for an LSTM, the cell states (T, N, H) (else
     None), views of :func:`_layer_value`'s packed result, which autograd
-    differentiates by :func:`_layer_grads`."""
+    differentiates by :func:`_layer_grads` (with a ``mask`` of running steps,
+    through its ops)."""
+    if mask is not None:
+        packed = _layer_value(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mask)
+        h_out, hsz = h0.shape[-1], w_hh.shape[0] // _GATES[mode]
+        return packed[..., :h_out], (packed[..., h_out : h_out + hsz] if mode == "LSTM" else None)
     has_bias, has_proj = b_ih is not None, w_hr is not None
     srcs = [x, h0] + ([c0] if mode == "LSTM" else []) + [w_ih, w_hh]
     srcs += [b_ih, b_hh] if has_bias else []
@@ -292,6 +309,14 @@ def _uniform(shape, bound, dtype, device) -> Tensor:
 # ---------------------------------------------------------------------------
 # sequence layers
 # ---------------------------------------------------------------------------
+
+
+def _reversed(x: Tensor, rev: Tensor | None) -> Tensor:
+    """x (T, N, F) reversed in time: wholly, or each sequence within its own
+    length (``rev[t, n]``: the step read at t; the padding stays in place)."""
+    if rev is None:
+        return x.flip(0)
+    return x.gather(0, rev.unsqueeze(-1).expand(*x.shape))
 
 
 class _RNNBase(Module):
@@ -365,15 +390,33 @@ class _RNNBase(Module):
         lstm(x)``. ``input`` is (L, N, input_size), (N, L, input_size) with
         ``batch_first``, or unbatched (L, input_size); states are (num_layers *
         num_directions, N, H), or (num_layers * num_directions, H) unbatched,
-        zeros when not given."""
+        zeros when not given. A :class:`~mlfuse.nn.utils.rnn.PackedSequence` input
+        gives a packed output, each sequence's state held after its last step and
+        its reverse direction started at its own end; states are then in the
+        batch's original order."""
+        from mlfuse.nn.utils.rnn import PackedSequence, pad_packed_sequence, repack_like
+
         name = type(self).__name__
-        x = _float_input(input, name)
+        mask = rev = None
+        packed = input if isinstance(input, PackedSequence) else None
+        if packed is not None:
+            x, lens_t = pad_packed_sequence(packed)  # (T, B, input_size), original order
+            x = _float_input(x, name)
+            steps, lens = x.shape[0], lens_t.numpy()
+            t = np.arange(steps)[:, None]
+            running = t < lens[None, :]
+            mask = Tensor(running[..., None], device=x.device)  # (T, B, 1)
+            # the reverse direction reads each sequence backwards from its own end
+            rev = Tensor(np.where(running, lens[None, :] - 1 - t, t), dtype=dtypes.int64,
+                         device=x.device)  # fmt: skip
+        else:
+            x = _float_input(input, name)
         if x.ndim not in (2, 3):
             raise ArgumentError(
                 f"{name}: input must be 3-d (batched) or 2-d (unbatched), got {x.ndim}-d {x.shape}"
             )
         batched = x.ndim == 3
-        x = x.transpose(0, 1) if batched and self.batch_first else x
+        x = x.transpose(0, 1) if batched and self.batch_first and packed is None else x
         x = x if batched else x.unsqueeze(1)  # (L, N, input_size)
         if x.shape[-1] != self.input_size:
             raise ArgumentError(
@@ -407,20 +450,24 @@ class _RNNBase(Module):
             outs = []
             for d in range(dirs):
                 k = layer * dirs + d
-                xin = layer_in.flip(0) if d else layer_in
+                xin = _reversed(layer_in, rev) if d else layer_in
                 y, cs = _layer(
-                    self.mode, xin, h0[k], c0[k] if lstm else None, *self._weights(layer, d == 1)
-                )
+                    self.mode, xin, h0[k], c0[k] if lstm else None, *self._weights(layer, d == 1),
+                    mask=mask,
+                )  # fmt: skip
                 h_n.append(y[-1])
                 if lstm:
                     c_n.append(cs[-1])
-                outs.append(y.flip(0) if d else y)
+                outs.append(_reversed(y, rev) if d else y)
             layer_in = outs[0] if dirs == 1 else outs[0].cat(outs[1], dim=-1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_in = F.dropout(layer_in, self.dropout, True)
         out = layer_in
         hn = Tensor.stack(h_n)
         cn = Tensor.stack(c_n) if lstm else None
+        if packed is not None:  # zeros after each sequence's end, packed as the input
+            out = repack_like(mask.where(out, 0.0), packed)
+            return (out, (hn, cn)) if lstm else (out, hn)
         if not batched:
             out, hn = out.squeeze(1), hn.squeeze(1)
             cn = cn.squeeze(1) if lstm else None
@@ -571,6 +618,45 @@ class _CellBase(Module):
             h = h.squeeze(0)
             c = c.squeeze(0) if lstm else None
         return (h, c) if lstm else h
+
+    def _forward_packed(self, packed, hx):
+        """A :class:`~mlfuse.nn.utils.rnn.PackedSequence` run as one batch per
+        distinct length (each the plain layer over exactly its steps, so the
+        reverse direction starts at each sequence's own end), the outputs packed
+        again as the input was and the final states in the batch's original order."""
+        from mlfuse.nn.utils.rnn import pad_packed_sequence, repack_like
+
+        padded, lens_t = pad_packed_sequence(packed)  # (T, B, I), original order
+        lens = lens_t.numpy()
+        steps = padded.shape[0]
+        lstm = self.mode == "LSTM"
+        if lstm and hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
+            raise ArgumentError(
+                f"{type(self).__name__}: hx must be a tuple (h_0, c_0), got {type(hx).__name__}"
+            )
+        outs, hs, cs, order = [], [], [], []
+        for length in sorted(set(lens.tolist()), reverse=True):
+            idx = np.nonzero(lens == length)[0]
+            at = Tensor(idx, dtype=dtypes.int64, device=padded.device)
+            sub = padded[:length, at]
+            h_sub = None if hx is None else (hx[0][:, at], hx[1][:, at]) if lstm else hx[:, at]
+            out, state = self.forward(sub.transpose(0, 1) if self.batch_first else sub, h_sub)
+            out = out.transpose(0, 1) if self.batch_first else out
+            if length < steps:
+                out = out.pad(((0, steps - length), (0, 0), (0, 0)))
+            outs.append(out)
+            hs.append(state[0] if lstm else state)
+            if lstm:
+                cs.append(state[1])
+            order.extend(idx.tolist())
+        back = Tensor(np.argsort(order, kind="stable"), dtype=dtypes.int64, device=padded.device)
+        out = (outs[0] if len(outs) == 1 else outs[0].cat(*outs[1:], dim=1))[:, back]
+        hn = (hs[0] if len(hs) == 1 else hs[0].cat(*hs[1:], dim=1))[:, back]
+        result = repack_like(out, packed)
+        if lstm:
+            cn = (cs[0] if len(cs) == 1 else cs[0].cat(*cs[1:], dim=1))[:, back]
+            return result, (hn, cn)
+        return result, hn
 
     def _settings(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
