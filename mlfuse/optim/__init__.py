@@ -1,6 +1,7 @@
 """Optimizers with PyTorch's update rules, argument names and API: ``SGD``
 (momentum, Nesterov, weight decay), ``Adam`` and ``AdamW`` (``amsgrad``),
-``RMSprop``, ``Adagrad``, ``Adadelta``, ``Adamax``, ``NAdam``, ``RAdam``, and
+``RMSprop``, ``Adagrad``, ``Adadelta``, ``Adamax``, ``NAdam``, ``RAdam``,
+``Rprop``, ``ASGD``, ``Adafactor`` and ``LBFGS`` (driven by a closure), and
 tinygrad's ``LAMB``, ``LARS`` and ``OptimizerGroup``; learning-rate schedules are
 in ``mlfuse.optim.lr_scheduler``.
 
@@ -49,6 +50,7 @@ import numpy as np
 
 from mlfuse import dtypes, graph
 from mlfuse.autograd import enable_grad, no_grad
+from mlfuse.errors import ArgumentTypeError, UnsupportedModeError
 from mlfuse.targets import get_target
 from mlfuse.tensor import Tensor
 
@@ -64,6 +66,10 @@ __all__ = [
     "Adamax",
     "NAdam",
     "RAdam",
+    "Rprop",
+    "ASGD",
+    "Adafactor",
+    "LBFGS",
     "LAMB",
     "LARS",
     "lr_scheduler",
@@ -110,6 +116,61 @@ def _betas(v, what: str) -> tuple[float, float]:
     return (float(v[0]), float(v[1]))
 
 
+def _real(v, what: str) -> float:
+    return _number(v, what, -math.inf)
+
+
+def _count(v, what: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{what} must be an integer, got {type(v).__name__}")
+    if v < 1:
+        raise ValueError(f"{what} must be >= 1, got {v}")
+    return int(v)
+
+
+def _pair(v, what: str) -> tuple[float, float]:
+    ok = isinstance(v, (tuple, list)) and len(v) == 2
+    ok = ok and all(
+        isinstance(b, (int, float, np.floating, np.integer)) and not isinstance(b, bool) for b in v
+    )
+    if not ok:
+        raise ValueError(f"{what} must be two numbers, got {v!r}")
+    return (float(v[0]), float(v[1]))
+
+
+def _etas(v, what: str) -> tuple[float, float]:
+    """Rprop's ``(etaminus, etaplus)``: ``0 < etaminus < 1 < etaplus``."""
+    lo, hi = _pair(v, what)
+    if not 0 < lo < 1 < hi:
+        raise ValueError(
+            f"{what} must be (etaminus, etaplus) with 0 < etaminus < 1 < etaplus, got {v}"
+        )
+    return (lo, hi)
+
+
+def _step_sizes(v, what: str) -> tuple[float, float]:
+    """Rprop's ``(min, max)`` step sizes: ``0 <= min <= max``."""
+    lo, hi = _pair(v, what)
+    if not 0 <= lo <= hi:
+        raise ValueError(f"{what} must be (min, max) with 0 <= min <= max, got {v}")
+    return (lo, hi)
+
+
+def _eps_pair(v, what: str) -> tuple[float | None, float]:
+    """Adafactor's ``(eps1, eps2)``: eps1 None (the dtype's machine epsilon) or
+    >= 0, eps2 >= 0."""
+    if not isinstance(v, (tuple, list)) or len(v) != 2:
+        raise ValueError(f"{what} must be a pair (eps1 or None, eps2), got {v!r}")
+    eps1 = None if v[0] is None else _nonneg(v[0], f"{what}[0]")
+    return (eps1, _nonneg(v[1], f"{what}[1]"))
+
+
+def _line_search(v, what: str) -> str | None:
+    if v is not None and v != "strong_wolfe":
+        raise UnsupportedModeError(f"{what} must be None or 'strong_wolfe', got {v!r}")
+    return v
+
+
 def _pick_betas(betas, b1, b2) -> tuple:
     """PyTorch's ``betas=(b1, b2)``, or tinygrad's ``b1=``, ``b2=`` keywords."""
     if b1 is None and b2 is None:
@@ -148,6 +209,12 @@ _DERIVED: dict[str, tuple[str, Callable[[Any], float]]] = {
     "1-alpha": ("alpha", lambda a: 1 - a),
     "1-rho": ("rho", lambda r: 1 - r),
     "momentum_decay*log(0.96)": ("momentum_decay", lambda d: d * math.log(0.96)),
+    "etaminus": ("etas", lambda e: e[0]),
+    "etaplus": ("etas", lambda e: e[1]),
+    "step_size_min": ("step_sizes", lambda m: m[0]),
+    "step_size_max": ("step_sizes", lambda m: m[1]),
+    "eps1": ("eps", lambda e: 0.0 if e[0] is None else e[0]),
+    "eps2": ("eps", lambda e: e[1]),
 }
 
 # keys PyTorch's schedulers keep in a parameter group (allowed in a new group too)
@@ -438,6 +505,10 @@ class Optimizer:
         """A buffer shaped like ``p`` filled with ``value`` (momentum, moments)."""
         return Tensor(np.full(p.shape, value), p.dtype, p.device)
 
+    def _state_shape(self, p: Tensor, name: str) -> tuple[int, ...] | None:
+        """The shape of ``p``'s state ``name`` (None: ``p`` keeps no such state)."""
+        return p.shape
+
     def _buffer(self, state: dict, name: str, p: Tensor, value: float = 0.0) -> Tensor:
         t = state.get(name)
         if t is None:
@@ -570,10 +641,16 @@ class Optimizer:
                         f"{name}: unknown state {sname!r} for parameter {k} ({name} keeps "
                         f"{', '.join(self._STATE) or 'no state'})"
                     )
-                if arr.shape != p.shape:
+                want = self._state_shape(p, sname)
+                if want is None:
+                    raise ValueError(
+                        f"{name}: parameter {k} of shape {p.shape} keeps no state {sname!r}"
+                    )
+                if arr.shape != want:
                     raise ValueError(
                         f"{name}: state {sname!r} of parameter {k} has shape {arr.shape}, "
                         f"the parameter {p.shape}"
+                        + ("" if want == p.shape else f" (the state's shape is {want})")
                     )
                 values.append((self.state[p], sname, p, arr))
         for g, sg in zip(self.param_groups, saved):
@@ -1308,6 +1385,638 @@ class LARS(Optimizer):
             g = g * r * lr
         p.assign(base - g)
         return out
+
+
+class Rprop(Optimizer):
+    """Rprop (resilient backpropagation) with PyTorch's rules: each element
+    keeps its own step size, multiplied by ``etaplus`` while its gradient keeps
+    its sign and by ``etaminus`` when the sign flips (then that element skips
+    its step and forgets the gradient), clipped to ``step_sizes``; the
+    parameter moves by ``-sign(g) * step_size``. The step sizes start at
+    ``lr`` (the first step's): ``Rprop(params, lr=0.01)``."""
+
+    _CHECKS = {**Optimizer._CHECKS, "etas": _etas, "step_sizes": _step_sizes}
+    _STATE = ("prev", "step_size")
+    _COUNTERS = ("step",)
+
+    def __init__(
+        self,
+        params: Iterable,
+        lr: float = 1e-2,
+        etas: tuple[float, float] = (0.5, 1.2),
+        step_sizes: tuple[float, float] = (1e-6, 50),
+        *,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        _torch_flags("Rprop", differentiable)
+        super().__init__(params, dict(lr=lr, etas=etas, step_sizes=step_sizes, maximize=maximize))
+
+    def _update(self, p, g, group, state):
+        s, c = self._scalars(group, p), p.dtype
+        self._step_count(group, p)  # kept for the state dict (PyTorch's "step")
+        prev = self._buffer(state, "prev", p)
+        size = self._buffer(state, "step_size", p, group["lr"])
+        same, flipped = g * prev > 0, g * prev < 0
+        factor = same.where(s("etaplus").cast(c), flipped.where(s("etaminus").cast(c), 1.0))
+        new_size = (size * factor).maximum(s("step_size_min").cast(c))
+        new_size = new_size.minimum(s("step_size_max").cast(c))
+        g = flipped.where(0.0, g)
+        p.assign(p - g.sign() * new_size)
+        size.assign(new_size)
+        prev.assign(g)
+        return [p, size, prev]
+
+
+class ASGD(Optimizer):
+    """Averaged SGD with PyTorch's rules: ``p = p * (1 - lambd * eta) - eta *
+    g`` (L2 ``weight_decay`` added to ``g``), then the running average ``ax``
+    of the parameters (``ax = p`` while ``mu`` is 1, ``ax += mu * (p - ax)``
+    after ``t0`` steps); ``eta = lr / (1 + lambd * lr * step) ** alpha`` and
+    ``mu = 1 / max(1, step - t0)`` are computed after each step for the next:
+    ``ASGD(params, lr=0.01)``; ``opt.state[p]["ax"]`` is the average."""
+
+    _CHECKS = {
+        **Optimizer._CHECKS,
+        "lambd": _real,
+        "alpha": _real,
+        "t0": _real,
+        "weight_decay": _nonneg,
+    }
+    _STATE = ("ax",)
+    _COUNTERS = ("step", "eta", "mu")
+
+    def __init__(
+        self,
+        params: Iterable,
+        lr: float = 1e-2,
+        lambd: float = 1e-4,
+        alpha: float = 0.75,
+        t0: float = 1e6,
+        weight_decay: float = 0.0,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
+    ) -> None:
+        _torch_flags("ASGD", differentiable)
+        self._before: dict[tuple, Tensor] = {}
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                lambd=lambd,
+                alpha=alpha,
+                t0=t0,
+                weight_decay=weight_decay,
+                maximize=maximize,
+            ),
+        )
+
+    def schedule_step(self) -> list[Tensor]:
+        """As the base's (this step's eta and mu are the values before it)."""
+        self._before = {}
+        return super().schedule_step()
+
+    def _previous(self, group: ParamGroup, name: str, p: Tensor, init: float, update) -> Tensor:
+        """The value counter ``name`` had before this step (what this step uses),
+        the counter itself updated by ``update(old) -> new`` for the next."""
+        dt = _scalar_dtype(p)
+        key = (id(group), name, dt, p.device)
+        old = self._before.get(key)
+        if old is None:
+            t = group._counters.get((name, dt, p.device))
+            if t is None:
+                t = group._counters[(name, dt, p.device)] = Tensor(np.array(init), dt, p.device)
+            old = self._before[key] = t.detach()  # the value now: assigns come after
+            self._counter(group, name, p, init, update)
+        return old
+
+    def _update(self, p, g, group, state):
+        s, c = self._scalars(group, p), p.dtype
+        t = self._step_count(group, p)
+        lr, lambd = s("lr"), s("lambd")
+        eta = self._previous(
+            group, "eta", p, group["lr"],
+            lambda _: lr / ((1 + lambd * lr * t).log() * s("alpha")).exp(),
+        )  # fmt: skip
+        mu = self._previous(group, "mu", p, 1.0, lambda _: 1 / (t - s("t0")).maximum(1.0))
+        _, g = self._weight_decay(group, p, g)
+        eta_c = eta.cast(c)
+        new = p * (1 - lambd * eta).cast(c) - g * eta_c
+        ax = self._buffer(state, "ax", p)
+        ax.assign((mu == 1).where(new, ax + (new - ax) * mu.cast(c)))
+        p.assign(new)
+        return [p, ax]
+
+
+class Adafactor(Optimizer):
+    """Adafactor (Shazeer and Stern) with PyTorch's rules: the second moment of a
+    parameter of two or more dims is kept factored, as the mean of ``g²`` over
+    its last dim (``row_var``) and over the one before (``col_var``), its
+    estimate ``row_var * col_var / max(mean(row_var), eps1)``; of a vector, in
+    full (``variance``). Both average with weight ``step ** beta2_decay``; the
+    update ``g / sqrt(max(estimate, eps1²))`` is clipped to RMS ``d`` and scaled
+    by ``max(eps2, RMS(p)) * min(lr, 1 / sqrt(step))``; decoupled
+    ``weight_decay`` shrinks ``p`` by ``lr * weight_decay``. ``eps1`` None is
+    the parameter dtype's machine epsilon: ``Adafactor(params, lr=0.01)``."""
+
+    _CHECKS = {
+        **Optimizer._CHECKS,
+        "beta2_decay": lambda v, what: _number(v, what, -math.inf, 0.0),
+        "eps": _eps_pair,
+        "d": lambda v, what: _number(v, what, 1.0),
+        "weight_decay": _nonneg,
+    }
+    _STATE = ("row_var", "col_var", "variance")
+    _COUNTERS = ("step",)
+
+    def __init__(
+        self,
+        params: Iterable,
+        lr: float = 1e-2,
+        beta2_decay: float = -0.8,
+        eps: tuple[float | None, float] = (None, 1e-3),
+        d: float = 1.0,
+        weight_decay: float = 0.0,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+    ) -> None:
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                beta2_decay=beta2_decay,
+                eps=eps,
+                d=d,
+                weight_decay=weight_decay,
+                maximize=maximize,
+            ),
+        )
+
+    def _state_shape(self, p: Tensor, name: str) -> tuple[int, ...] | None:
+        if p.ndim < 2:
+            return p.shape if name == "variance" else None
+        if name == "row_var":
+            return (*p.shape[:-1], 1)
+        if name == "col_var":
+            return (*p.shape[:-2], 1, p.shape[-1])
+        return None
+
+    def _zeros_of(self, state: dict, name: str, p: Tensor) -> Tensor:
+        t = state.get(name)
+        if t is None:
+            shape = self._state_shape(p, name)
+            t = state[name] = Tensor(np.zeros(shape), p.dtype, p.device)
+        return t
+
+    def _update(self, p, g, group, state):
+        s, c, dt = self._scalars(group, p), p.dtype, _scalar_dtype(p)
+        t = self._step_count(group, p)
+        lr = s("lr")
+        weight = (t.log() * s("beta2_decay")).exp().cast(c)  # 1 - beta2_t = t ** beta2_decay
+        rho = lr.minimum(t.sqrt().reciprocal())
+        n = math.sqrt(p.numel())
+        rms_p = p.cast(dt).square().sum().sqrt() / n
+        alpha = rms_p.maximum(s("eps2")) * rho
+        if group["eps"][0] is None:
+            eps1 = 2.0**-7 if c == dtypes.bfloat16 else float(np.finfo(c.np).eps)
+            eps1_sq: Tensor | float = eps1 * eps1
+        else:
+            eps1 = s("eps1").cast(c)
+            eps1_sq = (s("eps1") * s("eps1")).cast(c)
+        base = p
+        if group["weight_decay"]:
+            base = p * (1 - lr * s("weight_decay")).cast(c)
+        gg = g * g
+        if p.ndim > 1:
+            row, col = self._zeros_of(state, "row_var", p), self._zeros_of(state, "col_var", p)
+            row.assign(row.lerp(gg.mean(-1, keepdim=True), weight))
+            col.assign(col.lerp(gg.mean(-2, keepdim=True), weight))
+            estimate = row * col / row.mean(-2, keepdim=True).maximum(eps1)
+            out = [p, row, col]
+        else:
+            var = self._zeros_of(state, "variance", p)
+            var.assign(var.lerp(gg, weight))
+            estimate = var
+            out = [p, var]
+        up = estimate.maximum(eps1_sq).rsqrt() * g
+        rms_up = up.cast(dt).square().sum().sqrt() / n
+        denom = (rms_up / s("d")).maximum(1.0)
+        p.assign(base - up * (alpha / denom).cast(c))
+        return out
+
+
+def _cubic_min(x1, f1, g1, x2, f2, g2, bounds=None) -> float:
+    """Where the cubic through ``(x1, f1)`` and ``(x2, f2)`` with slopes ``g1``,
+    ``g2`` has its minimum, clipped to ``bounds`` (default: between x1 and x2);
+    the middle of the bounds where the cubic has none (minFunc's polyinterp,
+    as PyTorch's LBFGS)."""
+    lo, hi = bounds if bounds is not None else (min(x1, x2), max(x1, x2))
+    if x1 == x2:
+        return (lo + hi) / 2.0
+    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+    disc = d1 * d1 - g1 * g2
+    if not disc >= 0:
+        return (lo + hi) / 2.0
+    d2 = math.sqrt(disc)
+    # measured from the point further along
+    if x1 <= x2:
+        x = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
+    else:
+        x = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
+    return min(max(x, lo), hi)
+
+
+class LBFGS(Optimizer):
+    """L-BFGS with PyTorch's rules: ``opt.step(closure)`` runs up to
+    ``max_iter`` iterations (``max_eval`` evaluations of the closure), each a
+    step along the two-loop L-BFGS direction over the last ``history_size``
+    curvature pairs, of length ``lr`` (the first ever: ``lr * min(1, 1 /
+    |g|_1)``) or, with ``line_search_fn="strong_wolfe"``, found by a line search
+    meeting the strong Wolfe conditions; it stops early at a gradient below
+    ``tolerance_grad`` or changes below ``tolerance_change``::
+
+        opt = mlfuse.optim.LBFGS(model.parameters(), lr=1, line_search_fn="strong_wolfe")
+        def closure():
+            opt.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            return loss
+        opt.step(closure)
+
+    The closure's loss and the dot products that decide the branches are read
+    on the host (a sync per iteration); the parameters, the direction and the
+    history stay on the device. One parameter group only; the state (the
+    history, PyTorch's names) lives in ``opt.state`` of the first parameter."""
+
+    _CHECKS = {
+        **Optimizer._CHECKS,
+        "max_iter": _count,
+        "max_eval": _count,
+        "tolerance_grad": _nonneg,
+        "tolerance_change": _nonneg,
+        "history_size": _count,
+        "line_search_fn": _line_search,
+    }
+    _STATE = (
+        "func_evals", "n_iter", "d", "t", "old_dirs", "old_stps", "ro", "H_diag",
+        "prev_flat_grad", "prev_loss", "al",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        params: Iterable,
+        lr: float = 1,
+        max_iter: int = 20,
+        max_eval: int | None = None,
+        tolerance_grad: float = 1e-7,
+        tolerance_change: float = 1e-9,
+        history_size: int = 100,
+        line_search_fn: str | None = None,
+    ) -> None:
+        if max_eval is None:  # PyTorch's default: max_iter * 1.25
+            max_eval = self._check("max_iter", max_iter) * 5 // 4
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                max_iter=max_iter,
+                max_eval=max_eval,
+                tolerance_grad=tolerance_grad,
+                tolerance_change=tolerance_change,
+                history_size=history_size,
+                line_search_fn=line_search_fn,
+            ),
+        )
+        self._params: list[Tensor] = self.param_groups[0]["params"]
+        devices = {p.device for p in self._params}
+        if len(devices) != 1:
+            raise ValueError(f"LBFGS: the parameters must be on one device, got {devices}")
+        self._dtype = self._params[0].dtype
+        for p in self._params[1:]:
+            self._dtype = dtypes.promote(self._dtype, p.dtype)
+        if not self._dtype.is_float:
+            raise TypeError(f"LBFGS: the parameters must be floats, got {self._dtype.name}")
+
+    def add_param_group(self, param_group: dict) -> None:
+        """The one parameter group (LBFGS takes no others, as PyTorch's)."""
+        if self.param_groups:
+            raise ValueError(
+                "LBFGS: doesn't support per-parameter options (parameter groups): give it one group"
+            )
+        super().add_param_group(param_group)
+
+    def schedule_step(self) -> list[Tensor]:
+        """Not for LBFGS (its step needs the closure): ``opt.step(closure)``."""
+        raise NotImplementedError(
+            "LBFGS: a step evaluates the closure several times and branches on the "
+            "results, so it cannot be scheduled lazily: call opt.step(closure)"
+        )
+
+    # -- flat vectors on the device ---------------------------------------------
+    def _scalar(self, v: float) -> Tensor:
+        """Host number ``v`` as a one-element buffer (a kernel argument, not a
+        constant compiled in)."""
+        return Tensor(np.array(v), self._dtype, self._params[0].device)
+
+    def _flat_grad(self) -> Tensor:
+        parts = []
+        for p in self._params:
+            g = p.grad
+            if g is None:
+                parts.append(Tensor.zeros((p.numel(),), dtype=self._dtype, device=p.device))
+            else:
+                parts.append(g.detach().cast(self._dtype).reshape(-1))
+        return parts[0].contiguous() if len(parts) == 1 else Tensor.cat(parts)
+
+    def _evaluate(self, closure) -> tuple[Any, float, Tensor, float]:
+        """Call the closure (gradients enabled): its loss as returned and as a
+        number, the flat gradient (realized) and its largest magnitude."""
+        with enable_grad():
+            loss = closure()
+        with no_grad():
+            g = self._flat_grad()
+            gmax = g.abs().max()
+            todo = [g, gmax] + ([loss] if isinstance(loss, Tensor) else [])
+            graph.realize([t.node for t in todo])
+        value = loss.item() if isinstance(loss, Tensor) else float(loss)
+        return loss, float(value), g, gmax.item()
+
+    def _add(self, t: float, d: Tensor) -> None:
+        """``p += t * d`` (d flat, split over the parameters)."""
+        tb, todo, at = self._scalar(t), [], 0
+        for p in self._params:
+            n = p.numel()
+            piece = d[at : at + n].reshape(p.shape) * tb
+            todo.append(p.assign(p + piece.cast(p.dtype)))
+            at += n
+        graph.realize([q.node for q in todo])
+
+    def _copy_params(self) -> list[Tensor]:
+        copies = [p.detach().contiguous() for p in self._params]
+        graph.realize([c.node for c in copies])
+        return copies
+
+    def _set_params(self, values: list[Tensor]) -> None:
+        todo = [p.assign(v) for p, v in zip(self._params, values)]
+        graph.realize([q.node for q in todo])
+
+    @staticmethod
+    def _dot(a: Tensor, b: Tensor) -> Tensor:
+        return (a * b).sum()
+
+    # -- the line search ----------------------------------------------------------
+    def _directional(self, closure, x: list[Tensor], t: float, d: Tensor):
+        """The loss and flat gradient at ``x + t * d`` (the parameters are
+        put back to ``x`` afterwards)."""
+        self._add(t, d)
+        _, f, g, _ = self._evaluate(closure)
+        self._set_params(x)
+        return f, g
+
+    def _strong_wolfe(self, closure, t, d, f, g, gtd, max_ls, c1=1e-4, c2=0.9):
+        """Search along ``d`` from the parameters (loss ``f``, gradient ``g``,
+        slope ``gtd``) for a step meeting the strong Wolfe conditions (minFunc's,
+        as PyTorch's): bracket one, then zoom in by cubic interpolation. Returns
+        the loss, gradient and step found and the number of evaluations."""
+        tol = self.param_groups[0]["tolerance_change"]
+        x = self._copy_params()
+        d_norm = d.abs().max().item()
+
+        def probe(step):
+            fn, gn = self._directional(closure, x, step, d)
+            return fn, gn, self._dot(gn, d).item()
+
+        f_new, g_new, gtd_new = probe(t)
+        evals, it, done = 1, 0, False
+        # each point: (step, loss, gradient, slope)
+        prev = (0.0, f, g, gtd)
+        bracket: list[tuple] = []
+        while it < max_ls:
+            new = (t, f_new, g_new, gtd_new)
+            if f_new > f + c1 * t * gtd or (it > 1 and f_new >= prev[1]):
+                bracket = [prev, new]
+                break
+            if abs(gtd_new) <= -c2 * gtd:
+                bracket, done = [new], True
+                break
+            if gtd_new >= 0:
+                bracket = [prev, new]
+                break
+            # extrapolate: somewhere between just past t and 10 t
+            bounds = (t + 0.01 * (t - prev[0]), t * 10)
+            t = _cubic_min(prev[0], prev[1], prev[3], t, f_new, gtd_new, bounds)
+            prev = new
+            f_new, g_new, gtd_new = probe(t)
+            evals += 1
+            it += 1
+        if it >= max_ls:  # out of evaluations: the better of the start and the last
+            bracket = [(0.0, f, g, None), (t, f_new, g_new, None)]
+
+        insufficient = False
+        low, high = (0, 1) if bracket[0][1] <= bracket[-1][1] else (1, 0)
+        while not done and it < max_ls:
+            if abs(bracket[1][0] - bracket[0][0]) * d_norm < tol:
+                break
+            (a, fa, _, ga), (b, fb, _, gb) = bracket
+            t = _cubic_min(a, fa, ga, b, fb, gb)
+            top, bottom = max(a, b), min(a, b)
+            margin = 0.1 * (top - bottom)
+            if min(top - t, t - bottom) < margin:
+                # near an end: the second time running (or outside), move in by the margin
+                if insufficient or t >= top or t <= bottom:
+                    t = top - margin if abs(t - top) < abs(t - bottom) else bottom + margin
+                    insufficient = False
+                else:
+                    insufficient = True
+            else:
+                insufficient = False
+            f_new, g_new, gtd_new = probe(t)
+            evals += 1
+            it += 1
+            new = (t, f_new, g_new, gtd_new)
+            if f_new > f + c1 * t * gtd or f_new >= bracket[low][1]:
+                bracket[high] = new  # not a sufficient decrease: the new high end
+                low, high = (0, 1) if bracket[0][1] <= bracket[1][1] else (1, 0)
+            else:
+                if abs(gtd_new) <= -c2 * gtd:
+                    done = True
+                elif gtd_new * (bracket[high][0] - bracket[low][0]) >= 0:
+                    bracket[high] = bracket[low]
+                bracket[low] = new
+        t, f_new, g_new, _ = bracket[low]
+        return f_new, g_new, t, evals
+
+    # -- the step -------------------------------------------------------------------
+    def step(self, closure: Callable[[], Any] | None = None):  # type: ignore[override]
+        """Run up to ``max_iter`` L-BFGS iterations; ``closure`` (required)
+        zeroes the gradients, computes the loss, calls ``backward`` and returns
+        the loss. Returns the loss of the closure's first call."""
+        if closure is None or not callable(closure):
+            raise ArgumentTypeError(
+                "LBFGS: step needs a closure that zeroes the gradients, computes the loss, "
+                "calls backward() and returns the loss: opt.step(closure)"
+            )
+        group = self.param_groups[0]
+        lr = float(group["lr"])
+        max_iter, max_eval = group["max_iter"], group["max_eval"]
+        tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
+        history = group["history_size"]
+        state = self.state[self._params[0]]
+        state.setdefault("func_evals", 0)
+        state.setdefault("n_iter", 0)
+        self.steps += 1
+
+        orig_loss, loss, g, gmax = self._evaluate(closure)
+        evals = 1
+        state["func_evals"] += 1
+        if gmax <= tol_grad:
+            return orig_loss
+
+        d, t = state.get("d"), state.get("t")
+        old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
+        h_diag, prev_g = state.get("H_diag"), state.get("prev_flat_grad")
+        prev_loss = state.get("prev_loss")
+        n_iter = 0
+        with no_grad():
+            while n_iter < max_iter:
+                n_iter += 1
+                state["n_iter"] += 1
+                if state["n_iter"] == 1:  # the first iteration ever: steepest descent
+                    d = -g
+                    old_dirs, old_stps, ro, h_diag = [], [], [], 1
+                else:
+                    al = state.get("al")
+                    if al is None or len(al) < history:
+                        al = state["al"] = [*(al or []), *[None] * (history - len(al or []))]
+                    pairs = (old_dirs, old_stps, ro, al)
+                    d, h_diag = self._direction(g, prev_g, d, t, h_diag, pairs, history)
+                prev_g, prev_loss = g, loss
+                if state["n_iter"] == 1:
+                    t = min(1.0, 1.0 / g.abs().sum().item()) * lr
+                else:
+                    t = lr
+                gtd = self._dot(g, d).item()
+                if gtd > -tol_change:  # not a descent direction (any more)
+                    break
+                if group["line_search_fn"] == "strong_wolfe":
+                    loss, g, t, ls_evals = self._strong_wolfe(
+                        closure, t, d, loss, g, gtd, max_ls=max_eval - evals
+                    )
+                    self._add(t, d)
+                    optimal = g.abs().max().item() <= tol_grad
+                else:
+                    self._add(t, d)
+                    ls_evals, optimal = 0, False
+                    if n_iter != max_iter:  # the last iteration's loss is not needed
+                        _, loss, g, gmax = self._evaluate(closure)
+                        optimal, ls_evals = gmax <= tol_grad, 1
+                evals += ls_evals
+                state["func_evals"] += ls_evals
+                if n_iter == max_iter or evals >= max_eval or optimal:
+                    break
+                if (d * self._scalar(t)).abs().max().item() <= tol_change:
+                    break
+                if abs(loss - prev_loss) < tol_change:
+                    break
+        state.update(
+            d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=h_diag,
+            prev_flat_grad=prev_g, prev_loss=prev_loss,
+        )  # fmt: skip
+        return orig_loss
+
+    def _direction(self, g, prev_g, d, t, h_diag, pairs, history):
+        """The L-BFGS direction ``-H g``: the curvature pair of the last move
+        joins the history (if ``y.s > 1e-10``; the lists in ``pairs`` change in
+        place), then the two-loop recursion over it, from the scaled identity
+        ``H_diag = y.s / y.y``."""
+        old_dirs, old_stps, ro, al = pairs
+        y = g - prev_g
+        s = d * self._scalar(t)
+        ys = self._dot(y, s)
+        graph.realize([y.node, s.node, ys.node])
+        if ys.item() > 1e-10:
+            if len(old_dirs) == history:
+                del old_dirs[0], old_stps[0], ro[0]
+            inv, h_diag = 1.0 / ys, ys / self._dot(y, y)
+            graph.realize([inv.node, h_diag.node])
+            old_dirs.append(y)
+            old_stps.append(s)
+            ro.append(inv)
+        q = -g
+        for i in range(len(old_dirs) - 1, -1, -1):
+            al[i] = self._dot(old_stps[i], q) * ro[i]
+            q = q - old_dirs[i] * al[i]
+            graph.realize([al[i].node, q.node])
+        r = q * h_diag
+        for i in range(len(old_dirs)):
+            be = self._dot(old_dirs[i], r) * ro[i]
+            r = r + old_stps[i] * (al[i] - be)
+            r.realize()
+        return r, h_diag
+
+    # -- saving -------------------------------------------------------------------
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore what ``state_dict()`` saved, or a PyTorch LBFGS's state dict
+        for the same parameters: hyperparameters and the history."""
+        if not isinstance(state_dict, dict) or set(state_dict) != {"state", "param_groups"}:
+            raise ValueError("LBFGS: a state dict has exactly 'state' and 'param_groups'")
+        saved = state_dict["param_groups"]
+        if len(saved) != 1 or len(saved[0]["params"]) != len(self._params):
+            raise ValueError(
+                f"LBFGS: the state dict must hold one parameter group of {len(self._params)} "
+                "parameters"
+            )
+        entries = state_dict["state"]
+        first = saved[0]["params"][0]
+        unknown = [k for k in entries if k != first]
+        if unknown:
+            raise ValueError(
+                f"LBFGS: the state dict has state for parameter {unknown[0]} "
+                "(LBFGS keeps its state with the first parameter)"
+            )
+        entry = entries.get(first, {})
+        bad = sorted(set(entry) - set(self._STATE))
+        if bad:
+            raise ValueError(
+                f"LBFGS: unknown state {bad[0]!r} (LBFGS keeps {', '.join(self._STATE)})"
+            )
+        g = self.param_groups[0]
+        for key, v in saved[0].items():
+            if key in g and key not in ("params", "param_names") or key in _SCHEDULER_KEYS:
+                g[key] = v
+        n = sum(p.numel() for p in self._params)
+        dev = self._params[0].device
+
+        def tensor(v, what):
+            if v is None:
+                return None
+            if isinstance(v, list):
+                return [tensor(x, what) for x in v]
+            arr = _host(v, f"LBFGS: state {what!r}")
+            if arr.ndim and arr.shape != (n,):
+                raise ValueError(
+                    f"LBFGS: state {what!r} has shape {arr.shape}, the parameters {n} numbers"
+                )
+            return Tensor(arr, self._dtype, dev)
+
+        new: dict[str, Any] = {}
+        for k, v in entry.items():
+            if k in ("func_evals", "n_iter"):
+                new[k] = int(_host(v, f"LBFGS: state {k!r}"))
+            elif k in ("t", "prev_loss"):
+                new[k] = float(_host(v, f"LBFGS: state {k!r}"))
+            elif k == "H_diag" and isinstance(v, (int, float)):
+                new[k] = v
+            else:
+                new[k] = tensor(v, k)
+        st = self.state[self._params[0]]
+        st.clear()
+        st.update(new)
 
 
 from mlfuse.optim import lr_scheduler  # noqa: E402 - needs Optimizer
