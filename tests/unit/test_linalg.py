@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from gradcheck import numeric_grad
 
 import mlfuse
 import mlfuse.linalg as LA
@@ -22,22 +23,6 @@ def close(t, ref, tol=1e-9):
     got = t.numpy() if isinstance(t, Tensor) else np.asarray(t)
     assert got.shape == np.shape(ref), (got.shape, np.shape(ref))
     np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
-
-
-def numeric_grad(f, arrays, weights, eps=1e-6):
-    """d sum(weights * f(arrays)) / d arrays[k], by central differences."""
-    out = []
-    for k, a in enumerate(arrays):
-        g = np.zeros_like(a)
-        for idx in np.ndindex(a.shape):
-            vals = []
-            for sign in (1, -1):
-                args = [x.copy() for x in arrays]
-                args[k][idx] += sign * eps
-                vals.append((weights * f(*args)).sum())
-            g[idx] = (vals[0] - vals[1]) / (2 * eps)
-        out.append(g)
-    return out
 
 
 def check_grad(fn, ref_fn, *arrays, tol=1e-6, sym=False):
