@@ -3,8 +3,9 @@ holds the functions with ``torch.nn.functional``'s names (``F.conv2d``,
 ``F.cross_entropy``, ``F.scaled_dot_product_attention``...); the small
 modules (``nn.Linear``, ``nn.Conv2d``, ``nn.Sequential``...) hold Tensor
 parameters and call them. ``nn.init`` fills tensors in place (PyTorch's
-initialisers), ``nn.utils`` clips gradients and pads sequences, and
-``nn.state`` is tinygrad's: state dicts of any object, safetensors files."""
+initialisers), ``nn.utils`` clips gradients, pads sequences, parametrizes
+tensors (weight norm, spectral norm, orthogonal) and folds batch norms into
+layers, and ``nn.state`` is tinygrad's: state dicts of any object, safetensors files."""
 
 from mlfuse.nn import functional, init, state, utils
 from mlfuse.nn.modules import *  # noqa: F403 - the modules are the package's names

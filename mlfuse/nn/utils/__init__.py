@@ -1,5 +1,8 @@
 """``torch.nn.utils``: gradient clipping and flattening parameters to one vector;
-``mlfuse.nn.utils.rnn`` pads sequences of different lengths::
+``mlfuse.nn.utils.rnn`` pads sequences of different lengths; ``parametrize``
+computes a parameter from others at each read (``parametrizations.weight_norm``,
+``spectral_norm``, ``orthogonal``), as do the old-style ``weight_norm`` and
+``spectral_norm``; ``fuse_conv_bn_eval`` folds a batch norm into a layer::
 
     loss.backward()
     nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
@@ -13,12 +16,25 @@ import math
 from mlfuse import dtypes
 from mlfuse.autograd import no_grad
 from mlfuse.errors import ArgumentError
-from mlfuse.nn.utils import rnn
+from mlfuse.nn.modules import Module
+from mlfuse.nn.utils import fusion, parametrizations, parametrize, rnn, stateless
+from mlfuse.nn.utils.fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
+from mlfuse.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
+from mlfuse.nn.utils.weight_norm import remove_weight_norm, weight_norm
 from mlfuse.tensor import Tensor, cat
 
 __all__ = [
-    "clip_grad_norm_", "clip_grad_value_", "get_total_norm", "parameters_to_vector",
-    "vector_to_parameters", "rnn",
+    "clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
+    "convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format",
+    "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights",
+    "fusion", "get_total_norm", "parameters_to_vector", "parametrizations", "parametrize",
+    "remove_spectral_norm", "remove_weight_norm", "rnn", "skip_init", "spectral_norm",
+    "stateless", "vector_to_parameters", "weight_norm",
 ]  # fmt: skip
 
 
@@ -57,17 +73,42 @@ def clip_grad_norm_(
     """Scale the gradients in place so that their total ``norm_type``-norm is at most
     ``max_norm``; returns the norm before clipping (lazy, no host sync unless
     ``error_if_nonfinite``): ``clip_grad_norm_(model.parameters(), 1.0)``."""
-    if max_norm is None or float(max_norm) < 0:
-        raise ArgumentError(f"clip_grad_norm_: max_norm must be non-negative, got {max_norm!r}")
-    grads = [p.grad for p in _params(parameters) if p.grad is not None]
+    _check_max_norm(max_norm, "clip_grad_norm_")
+    params = _params(parameters)
+    grads = [p.grad for p in params if p.grad is not None]
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    clip_grads_with_norm_(params, max_norm, total, foreach)
+    return total
+
+
+def clip_grad_norm(
+    parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+    foreach=None,
+) -> Tensor:  # fmt: skip
+    """PyTorch's older name of :func:`clip_grad_norm_` (the same function):
+    ``clip_grad_norm(model.parameters(), 1.0)``."""
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+def _check_max_norm(max_norm, what: str) -> None:
+    if max_norm is None or isinstance(max_norm, bool) or float(max_norm) < 0:
+        raise ArgumentError(f"{what}: max_norm must be non-negative, got {max_norm!r}")
+
+
+def clip_grads_with_norm_(parameters, max_norm: float, total_norm, foreach=None) -> None:
+    """Scale the gradients in place by ``min(max_norm / (total_norm + 1e-6), 1)``,
+    ``total_norm`` computed beforehand (a Tensor or a number; :func:`get_total_norm`
+    gives it): the second half of :func:`clip_grad_norm_`:
+    ``clip_grads_with_norm_(params, 1.0, get_total_norm([p.grad for p in params]))``."""
+    _check_max_norm(max_norm, "clip_grads_with_norm_")
+    grads = [p.grad for p in _params(parameters) if p.grad is not None]
     if not grads:
-        return total
+        return
+    total = total_norm if isinstance(total_norm, Tensor) else Tensor(float(total_norm))
     with no_grad():
         coef = (float(max_norm) / (total + 1e-6)).clip(None, 1.0)
         for g in grads:
-            g.assign((g * coef.cast(g.dtype)).cast(g.dtype))
-    return total
+            g.assign((g * coef.cast(g.dtype).to(g.device)).cast(g.dtype))
 
 
 def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
@@ -108,3 +149,27 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
             n = p.numel()
             p.assign(vec[at : at + n].reshape(p.shape).cast(p.dtype))
             at += n
+
+
+def skip_init(module_cls, *args, **kwargs) -> Module:
+    """``module_cls(*args, **kwargs)``, PyTorch's way to build a module without
+    initializing its parameters. mlfuse has no meta device to defer them to, so
+    the parameters ARE initialized (as the constructor does; only the name and the
+    checks are PyTorch's): overwrite them afterwards as you would in PyTorch:
+    ``m = skip_init(nn.Linear, 5, 1)``."""
+    if not isinstance(module_cls, type) or not issubclass(module_cls, Module):
+        raise TypeError(f"skip_init: expected a Module class, got {module_cls!r}")
+    return module_cls(*args, **kwargs)
+
+
+def convert_conv2d_weight_memory_format(module: Module, memory_format=None) -> Module:
+    """PyTorch's conversion of the 4-d convolution weights to a memory format; mlfuse's
+    compiler chooses the layouts itself, so nothing changes: the module is returned
+    as it is: ``convert_conv2d_weight_memory_format(model, None)``."""
+    return module
+
+
+def convert_conv3d_weight_memory_format(module: Module, memory_format=None) -> Module:
+    """The 5-d counterpart of :func:`convert_conv2d_weight_memory_format` (nothing
+    changes either): ``convert_conv3d_weight_memory_format(model, None)``."""
+    return module
