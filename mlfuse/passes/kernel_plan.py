@@ -675,7 +675,9 @@ def plan_kernel(
     exist at all (outputs of different shapes) raises PlanError."""
     splits: dict[Dim, tuple[int, ...]] = {}
     split_by: dict[Dim, SSAValue] = {}
-    for _ in range(16):
+    # every restart splits a dim further, and each member can bring dims to split
+    # (a chain of products of one reshaped view brings one per product)
+    for _ in range(16 + 4 * len(members)):
         planner = _Planner(roots, members, splits, split_by)
         try:
             root_nodes, nodes = planner.run()

@@ -384,3 +384,24 @@ def test_value_reaching_outputs_along_several_paths_is_computed_once(name, kerne
     mlfuse.realize(*outs)
     for o, r in zip(outs, refs):
         np.testing.assert_allclose(o.numpy(), r, rtol=1e-4, atol=1e-4)
+
+
+def test_a_long_chain_of_products_of_one_reshaped_view_plans():
+    # power iteration on a permuted, flattened weight: each product of the view
+    # splits one more space dim, so the planner restarts once per product (it
+    # stopped after 16 restarts, which raised "view of reduce" at 16 products)
+    rng = np.random.default_rng(0)
+    w, u0 = rng.standard_normal((2, 3, 2, 2)), rng.standard_normal(3)
+    m = mlfuse.tensor(w).permute(1, 0, 2, 3).flatten(1)
+    u, ref = mlfuse.tensor(u0), u0
+    mr = w.transpose(1, 0, 2, 3).reshape(3, 8)
+    for _ in range(20):
+        v = m.T.mv(u)
+        v = v / (v * v).sum().sqrt()
+        u = m.mv(v)
+        u = u / (u * u).sum().sqrt()
+        rv = mr.T @ ref
+        rv = rv / np.linalg.norm(rv)
+        ref = mr @ rv
+        ref = ref / np.linalg.norm(ref)
+    np.testing.assert_allclose(u.numpy(), ref, rtol=1e-5, atol=1e-6)
