@@ -352,9 +352,9 @@ def _exp2(e: _Emitter, x: SSAValue) -> SSAValue:
     return e.scale2(p, ni)
 
 
-def _log_parts(e: _Emitter, x: SSAValue):
-    """x = 2^k·(1+f): (k as float, f, f²/2, s·(f²/2 + R))."""
-    fmt, k = e.fmt, _LOG[e.fmt.bits]
+def _log_reduce(e: _Emitter, x: SSAValue):
+    """x = 2^k·(1+f) with 1+f in [√½, √2): (k as float, f); f is exact."""
+    fmt = e.fmt
     sub = e.cmp(x, 2.0 ** (1 - fmt.bias), "olt")  # denormal (or <= 0: fixed up later)
     xs = e.sel(sub, e.mul(x, 2.0**fmt.mant), x)
     kadj = e.sel(sub, e.ci(-fmt.mant), e.ci(0))
@@ -362,7 +362,13 @@ def _log_parts(e: _Emitter, x: SSAValue):
     bits = e.iadd(e.to_int(xs), e.ci(one - sqrt_half))
     ki = e.iadd(e.isub(e.ashr(bits, fmt.mant), e.ci(fmt.bias)), kadj)
     mbits = e.iadd(e.iand(bits, e.ci((1 << fmt.mant) - 1)), e.ci(sqrt_half))
-    f = e.sub(e.to_float(mbits), 1.0)
+    return e.sitofp(ki), e.sub(e.to_float(mbits), 1.0)
+
+
+def _log_parts(e: _Emitter, x: SSAValue):
+    """x = 2^k·(1+f): (k as float, f, f²/2, s·(f²/2 + R))."""
+    k = _LOG[e.fmt.bits]
+    kf, f = _log_reduce(e, x)
     s = e.div(f, e.add(f, 2.0))
     z = e.mul(s, s)
     w = e.mul(z, z)
@@ -371,7 +377,7 @@ def _log_parts(e: _Emitter, x: SSAValue):
     t2 = e.mul(z, e.horner(w, lg[0::2][::-1]))  # z·(Lg1 + w·(Lg3 + ...))
     hfsq = e.mul(e.mul(f, f), 0.5)
     tail = e.mul(s, e.add(hfsq, e.add(t2, t1)))
-    return e.sitofp(ki), f, hfsq, tail
+    return kf, f, hfsq, tail
 
 
 def _log_specials(e: _Emitter, x: SSAValue, r: SSAValue) -> SSAValue:
@@ -420,7 +426,79 @@ def _sincos(e: _Emitter, x: SSAValue, cos: bool) -> SSAValue:
 
 def _pow(e: _Emitter, x: SSAValue, y: SSAValue) -> SSAValue:
     ax = e.abs(x)
-    r = _exp2(e, e.mul(y, _log2(e, ax)))
+    return _pow_specials(e, x, y, ax, _exp2(e, e.mul(y, _log2(e, ax))))
+
+
+# f64 pow: log(1+f) = 2s + (2/3)s³ + s⁵·Q(s²), s = f/(2+f), |s| <= 0.1716
+_TWO_THIRDS = (_h("0x1.5555555555555p-1"), _h("0x1.5555555555555p-55"))
+_LOG_Q = [2.0 / (2 * k + 1) for k in range(15, 1, -1)]  # 2/31 ... 2/5
+_IVLN2 = (_h("0x1.71547652B82FEp0"), _h("0x1.777D0FFDA0D24p-56"))
+
+
+def _two_prod(e: _Emitter, a, b):
+    """a·b = hi + lo exactly (fma)."""
+    hi = e.mul(a, b)
+    return hi, e.fma(a, b, e.neg(hi))
+
+
+def _two_sum(e: _Emitter, a, b):
+    """a + b = hi + lo exactly (Knuth)."""
+    hi = e.add(a, b)
+    bb = e.sub(hi, a)
+    return hi, e.add(e.sub(a, e.sub(hi, bb)), e.sub(b, bb))
+
+
+def _log2_dd(e: _Emitter, x: SSAValue):
+    """log2(x) for finite x > 0 as hi + lo, to about 2^-66 of its size."""
+    k, f = _log_reduce(e, x)
+    # s = f / (2 + f) as s_hi + s_lo: 2 + f as d_hi + d_lo, then one correction
+    d_hi = e.add(f, 2.0)
+    d_lo = e.sub(f, e.sub(d_hi, 2.0))  # exact: |f| < 2
+    s_hi = e.div(f, d_hi)
+    rem = e.fma(e.neg(s_hi), d_hi, f)  # exact
+    s_lo = e.div(e.fma(e.neg(s_hi), d_lo, rem), d_hi)
+    # z = s², c = s³, each as hi + lo
+    z_hi, z_lo = _two_prod(e, s_hi, s_hi)
+    z_lo = e.fma(e.mul(s_hi, 2.0), s_lo, z_lo)
+    c_hi, c_lo = _two_prod(e, s_hi, z_hi)
+    c_lo = e.fma(s_hi, z_lo, e.fma(s_lo, z_hi, c_lo))
+    # t = (2/3)·s³ as hi + lo
+    t_hi, t_lo = _two_prod(e, _TWO_THIRDS[0], c_hi)
+    t_lo = e.fma(_TWO_THIRDS[0], c_lo, e.fma(_TWO_THIRDS[1], c_hi, t_lo))
+    rest = e.mul(e.mul(c_hi, z_hi), e.horner(z_hi, _LOG_Q))  # s⁵·Q(s²), plain doubles
+    # L = 2s + t + rest
+    l_hi, l_lo = _two_sum(e, e.mul(s_hi, 2.0), t_hi)
+    l_lo = e.add(l_lo, e.add(e.fma(s_lo, 2.0, t_lo), rest))
+    # log2 = k + L/ln2
+    p_hi, p_lo = _two_prod(e, l_hi, _IVLN2[0])
+    p_lo = e.fma(l_lo, _IVLN2[0], e.fma(l_hi, _IVLN2[1], p_lo))
+    w_hi, w_lo = _two_sum(e, k, p_hi)
+    return w_hi, e.add(w_lo, p_lo)
+
+
+def _pow_f64(e: _Emitter, x: SSAValue, y: SSAValue) -> SSAValue:
+    """pow in f64 without libm: 2^(y·log2|x|) with log2 and the product carried
+    as double-doubles, so the result is within about an ulp; signs and C99's
+    special cases as :func:`_pow`."""
+    ax = e.abs(x)
+    w_hi, w_lo = _log2_dd(e, ax)
+    special = e.or_(e.cmp(ax, 0.0, "ueq"), e.cmp(ax, _INF, "oeq"))  # 0, inf, NaN
+    w_hi = _log_specials(e, ax, w_hi)
+    w_lo = e.sel(special, 0.0, w_lo)
+    q_hi, q_lo = _two_prod(e, y, w_hi)
+    q_lo = e.fma(y, w_lo, q_lo)
+    k = _EXP2[64]
+    # beyond the clamp (inf included) the result is 0 or inf: the low part goes
+    inside = e.and_(e.cmp(q_hi, k["lo"], "oge"), e.cmp(q_hi, k["hi"], "ole"))
+    q_lo = e.sel(inside, q_lo, 0.0)
+    q_hi = e.clamp(q_hi, k["lo"], k["hi"])
+    n, ni = e.round_magic(q_hi, 1.0)
+    r = e.add(e.sub(q_hi, n), q_lo)  # q_hi − n is exact
+    p = e.fma(r, e.horner(r, k["q"]), 1.0)
+    return _pow_specials(e, x, y, ax, e.scale2(p, ni))
+
+
+def _pow_specials(e: _Emitter, x, y, ax, r):
     y_int = e.cmp(e.floor(y), y, "oeq")
     hy = e.mul(y, 0.5)
     y_odd = e.and_(y_int, e.cmp(e.floor(hy), hy, "one"))
@@ -444,15 +522,22 @@ _IN_F64 = {
     math.CosOp: lambda e, a: _sincos(e, a[0], cos=True),
     math.PowFOp: lambda e, a: _pow(e, a[0], a[1]),
 }
-_NATIVE_F64 = {math.SinOp, math.CosOp}  # powf on f64 keeps llvm.pow (2^(y·log2 x) loses bits)
+_NATIVE_F64 = {math.SinOp, math.CosOp}  # powf on f64 keeps llvm.pow unless told otherwise
 
 
 class ExpandMathOp(RewritePattern):
     """exp/exp2/log/log2/sin/cos/powf(x) -> elementwise arith (per element type)."""
 
+    def __init__(self, f64_pow: bool = False):
+        self.f64_pow = f64_pow
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         kind = type(op)
         if kind not in _NATIVE and kind not in _IN_F64:
+            return
+        if kind is math.PowFOp and self.f64_pow and isinstance(_elem(op.results[0].type), Float64Type):
+            e = _Emitter(op.results[0].type)
+            rewriter.replace(op, e.ops, [_pow_f64(e, *op.operands)])
             return
         t = op.results[0].type
         el = _elem(t)
@@ -492,7 +577,11 @@ class ExpandMath(ModulePass):
 
     name = "expand-math"
 
+    f64_pow: bool = False
+    """Expand f64 ``math.powf`` too (:func:`_pow_f64`), for targets without a
+    libm to call (the GPU); otherwise it stays ``llvm.pow``."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([ExpandMathOp()]), apply_recursively=True
+            GreedyRewritePatternApplier([ExpandMathOp(self.f64_pow)]), apply_recursively=True
         ).rewrite_module(op)

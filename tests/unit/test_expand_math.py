@@ -211,6 +211,56 @@ def test_f64_pow_keeps_libm_semantics():
     assert np.array_equal((Tensor(x) ** Tensor(y)).numpy(), ref, equal_nan=True)
 
 
+@pytest.fixture
+def f64_pow_expanded(monkeypatch):
+    """The CPU pipeline with f64 pow expanded as the GPU's is (no libm there)."""
+    from mlfuse.targets.cpu.target import CpuTarget
+
+    pipeline = tuple(
+        "expand-math{f64-pow=true}" if p == "expand-math" else p for p in CpuTarget.kernel_pipeline
+    )
+    assert pipeline != CpuTarget.kernel_pipeline
+    monkeypatch.setattr(CpuTarget, "kernel_pipeline", pipeline)
+
+
+def test_pow_f64_expanded_within_an_ulp(f64_pow_expanded):
+    rng = np.random.default_rng(5)
+    n = 60_000
+    x = np.concatenate([
+        rng.uniform(0, 10, n),
+        np.exp(rng.uniform(-700, 700, n)),
+        1 + rng.uniform(-1e-3, 1e-3, n),  # with |y| up to 5e5: y·log2 x needs its low part
+        rng.uniform(1.5, 3, n),  # results near the overflow threshold
+        rng.uniform(0.3, 0.6, n),  # results down to denormals
+        -rng.uniform(0, 5, n),
+    ])  # fmt: skip
+    y = np.concatenate([
+        rng.uniform(-20, 20, n),
+        rng.uniform(-1, 1, n),
+        rng.uniform(-5e5, 5e5, n),
+        rng.uniform(600, 1000, n),
+        rng.uniform(1000, 1070, n),
+        rng.integers(-30, 30, n).astype(F64),
+    ])  # fmt: skip
+    with np.errstate(all="ignore"):
+        ref = np.power(x.astype(np.longdouble), y.astype(np.longdouble))
+    assert ulps((Tensor(x) ** Tensor(y)).numpy(), ref, F64) <= 1.0
+
+
+def test_pow_f64_expanded_specials_match_numpy(f64_pow_expanded):
+    tiny = float(np.finfo(F64).smallest_subnormal)
+    vals = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, -2.5, np.inf,
+                     -np.inf, np.nan, tiny, -tiny, 1e308, 1e-300, 1075.0, -1075.0])  # fmt: skip
+    x, y = (a.reshape(-1) for a in np.meshgrid(vals, vals, indexing="ij"))
+    with np.errstate(all="ignore"):
+        ref = np.power(x, y)
+    got = (Tensor(x) ** Tensor(y)).numpy()
+    same = (got == ref) & (np.signbit(got) == np.signbit(ref)) | (np.isnan(got) & np.isnan(ref))
+    with np.errstate(invalid="ignore", over="ignore"):
+        near = np.isfinite(ref) & (ref != 0) & (np.abs(got - ref) <= np.spacing(np.abs(ref)))
+    assert (same | near).all(), list(zip(x[~same], y[~same], got[~same], ref[~same]))
+
+
 def test_ops_built_on_exp():
     x = np.linspace(-20, 20, 100_001, dtype=F32)
     np.testing.assert_allclose(Tensor(x).sigmoid().numpy(), 1 / (1 + np.exp(-x.astype(F64))),

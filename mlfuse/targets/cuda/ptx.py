@@ -13,6 +13,7 @@ No GPU is needed for any of this: PTX is made and FileCheck-tested everywhere.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from dataclasses import dataclass
 from functools import cache
@@ -145,9 +146,106 @@ def optimized(ir: str, sm: str | None = None) -> lb.ModuleRef:
         return mod
 
 
+_NO_LOWERING = re.compile(
+    r"llvm\.(pow|powi|exp|exp10|log|log2|log10|sin|cos|tan|asin|acos|atan|atan2|sinh|cosh|"
+    r"tanh|frexp|ldexp)\.|llvm\.exp2\.(f64|v\d+f64)$"
+)
+"""Intrinsics LLVM's NVPTX backend has no instructions for: it aborts the
+process ("Cannot select") when asked to make PTX of a call to one."""
+
+
+def _check_lowerable(mod: lb.ModuleRef) -> None:
+    """Refuse, with an error, calls the NVPTX backend would abort on (math
+    intrinsics it has no instructions for, functions no module defines)."""
+    bad = sorted(
+        f.name
+        for f in mod.functions
+        if f.is_declaration and (not f.name.startswith("llvm.") or _NO_LOWERING.match(f.name))
+    )
+    if bad:
+        raise ValueError(
+            f"no PTX for these kernels: they call {', '.join(bad)}, which the GPU has no "
+            "instructions or library for (expand-math expands the math ops the CUDA "
+            "pipeline makes)"
+        )
+
+
 def ptx(module: ModuleOp, sm: str | None = None) -> str:
     """PTX text for the kernels of a lowered module."""
     sm = sm or arch()
     mod = optimized(nvptx_ir(module, sm), sm)
+    _check_lowerable(mod)
     with _lock:
         return target_machine(sm).emit_assembly(mod)
+
+
+# -- ptxas: PTX checked and measured without a GPU ---------------------------------
+
+
+class PtxasError(RuntimeError):
+    """``ptxas`` rejected PTX mlfuse made."""
+
+
+@dataclass(frozen=True)
+class KernelResources:
+    """What ``ptxas -v`` says one kernel uses of a multiprocessor."""
+
+    registers: int
+    """Registers per thread."""
+    shared: int
+    """Bytes of static shared memory per block."""
+    stack: int
+    """Bytes of stack frame per thread (local memory)."""
+    spill_stores: int
+    spill_loads: int
+
+
+def ptxas_path() -> str | None:
+    """NVIDIA's PTX assembler (``MLFUSE_PTXAS``, else ``ptxas`` on the PATH), or None."""
+    import shutil
+
+    return os.environ.get("MLFUSE_PTXAS") or shutil.which("ptxas")
+
+
+def assemble(text: str, sm: str | None = None) -> dict[str, KernelResources]:
+    """Assemble PTX with ``ptxas`` for ``sm`` (what a GPU's driver would do to
+    load it) and return each kernel's resources; :class:`PtxasError` with
+    ptxas's message if it rejects the PTX. Needs ``ptxas`` (CUDA toolkit), not a GPU."""
+    import subprocess
+    import tempfile
+
+    sm = sm or arch()
+    exe = ptxas_path()
+    if exe is None:
+        raise FileNotFoundError("ptxas (the CUDA toolkit's PTX assembler) is not on the PATH")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "kernels.ptx")
+        with open(src, "w") as f:
+            f.write(text)
+        done = subprocess.run(
+            [exe, f"-arch={sm}", "-v", src, "-o", os.path.join(tmp, "kernels.cubin")],
+            capture_output=True,
+            text=True,
+        )
+    log = done.stdout + done.stderr
+    if done.returncode != 0:
+        raise PtxasError(f"ptxas -arch={sm} rejected the PTX:\n{log.strip()}")
+    out: dict[str, KernelResources] = {}
+    name, frame = None, (0, 0, 0)
+    for line in log.splitlines():
+        if m := re.search(r"Compiling entry function '([^']+)'", line):
+            name, frame = m.group(1), (0, 0, 0)
+        elif m := re.search(
+            r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line
+        ):
+            frame = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        elif (m := re.search(r"Used (\d+) registers", line)) and name is not None:
+            smem = re.search(r"(\d+) bytes smem", line)
+            out[name] = KernelResources(
+                registers=int(m.group(1)),
+                shared=int(smem.group(1)) if smem else 0,
+                stack=frame[0],
+                spill_stores=frame[1],
+                spill_loads=frame[2],
+            )
+    return out

@@ -411,7 +411,7 @@ class CudaSimTarget(Target):
 
     kernel_pipeline = (
         "legalize-float-types",
-        "expand-math",
+        "expand-math{f64-pow=true}",  # no libm on the GPU
         "merge-sums",
         "gpu-map-plan",
         "convert-kernel-to-loops{grid=true}",

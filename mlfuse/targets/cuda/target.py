@@ -74,7 +74,7 @@ class CudaTarget(Target):
     name = "cuda"
     kernel_pipeline = (
         "legalize-float-types",
-        "expand-math",
+        "expand-math{f64-pow=true}",  # no libm on the GPU
         "merge-sums",
         "gpu-map-plan",
         "convert-kernel-to-loops{grid=true}",

@@ -1,4 +1,5 @@
 // RUN: mlfuse-opt %s --split-input-file -p expand-math | filecheck %s
+// RUN: mlfuse-opt %s --split-input-file -p 'expand-math{f64-pow=true}' | filecheck %s --check-prefix=F64POW
 
 // expand-math: transcendental math ops become elementwise arith (range
 // reduction, a polynomial as an fma chain, the exponent built in integer
@@ -114,6 +115,16 @@ func.func @sincos_f32(%x: f32) -> (f32, f32) {
 
 // powf: f32 through f64 (log2 and exp2 expanded there), f64 keeps math.powf
 // (lowered to llvm.pow); f16 goes through f32; other math ops are untouched.
+
+// With f64-pow (the GPU's pipelines: no libm to call), f64 powf is expanded
+// too: log2|x| and y·log2|x| carried as double-doubles (fma products), then
+// exp2 of the pair and C99's special cases.
+// F64POW-LABEL: func.func @others(
+// F64POW-NOT:     math.powf
+// F64POW:         arith.divf {{%.*}}, {{%.*}} : f64
+// F64POW:         math.fma {{%.*}}, {{%.*}}, {{%.*}} : f64
+// F64POW:         arith.select
+// F64POW:         func.return
 
 // CHECK-LABEL: func.func @others(%x: f32, %d: f64, %h: f16) -> (f32, f64, f16, f32) {
 // CHECK:         arith.extf %x : f32 to f64
