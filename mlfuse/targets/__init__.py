@@ -277,6 +277,7 @@ _BUILTIN: dict[str, str] = {
     "cpu": "mlfuse.targets.cpu:CpuTarget",
     "cuda": "mlfuse.targets.cuda:CudaTarget",
     "cuda_sim": "mlfuse.targets.cuda.simulate:CudaSimTarget",
+    "cuda_emu": "mlfuse.targets.cuda.emulate:CudaEmuTarget",
 }
 """Targets shipped with mlfuse: device name -> ``module:class`` (imported on first use)."""
 

@@ -19,7 +19,7 @@ from mlfuse.targets.cuda.map_plan import grid_threads, largest_divisor, row_thre
 
 HAS_GPU = cuda_driver.available()
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU or driver here")
-DEVICES = ["cuda_sim"] + (["cuda"] if HAS_GPU else [])
+DEVICES = ["cuda_sim", "cuda_emu"] + (["cuda"] if HAS_GPU else [])
 
 
 def _module(t: Tensor):
@@ -207,32 +207,34 @@ def test_stage_tiles_lay_out_shared_memory_for_the_threads_that_read_them():
     assert (a.strides, a.lanes) == ((132, 1), 4)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize(
     "shapes",
     [((64, 100), (100, 48)), ((4, 10), (10, 128)), ((96, 512), (512, 80)), ((256, 16), (16, 40))],
     ids=str,
 )
-def test_staged_contractions_on_cuda_sim(shapes):
+def test_staged_contractions(shapes, device):
     a = _rng().standard_normal(shapes[0]).astype(np.float32)
     b = _rng(1).standard_normal(shapes[1]).astype(np.float32)
-    t = Tensor(a, device="cuda_sim") @ Tensor(b, device="cuda_sim")
+    t = Tensor(a, device=device) @ Tensor(b, device=device)
     (k,) = _kernels(t)
     assert "stage 2" in str(k.loop_plan)
     _close(t.numpy(), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
 
-def test_staged_operands_read_through_any_view_on_cuda_sim():
+@pytest.mark.parametrize("device", DEVICES)
+def test_staged_operands_read_through_any_view(device):
     import mlfuse.nn.functional as F
 
     a = _rng().standard_normal((64, 96)).astype(np.float32)
     b = _rng(1).standard_normal((128, 96)).astype(np.float32)
-    t = Tensor(a, device="cuda_sim") @ Tensor(b, device="cuda_sim").T  # B read transposed
+    t = Tensor(a, device=device) @ Tensor(b, device=device).T  # B read transposed
     assert any("stage" in str(k.loop_plan) for k in _kernels(t))
     _close(t.numpy(), a.astype(np.float64) @ b.T, rtol=1e-4, atol=1e-4)
     # a strided conv: the window view's tile copied through its index arithmetic
     x = _rng(2).standard_normal((1, 16, 9, 9)).astype(np.float32)
     w = _rng(3).standard_normal((32, 16, 3, 3)).astype(np.float32)
-    t = F.conv2d(Tensor(x, device="cuda_sim"), Tensor(w, device="cuda_sim"), stride=2)
+    t = F.conv2d(Tensor(x, device=device), Tensor(w, device=device), stride=2)
     assert any("stage" in str(k.loop_plan) for k in _kernels(t))
     want = np.zeros((1, 32, 4, 4))
     for i in range(4):
@@ -260,10 +262,11 @@ def _global_vector_loads(t: Tensor) -> dict[str, int]:
     return count
 
 
-def test_tile_copies_read_aligned_vectors_where_the_view_allows():
+@pytest.mark.parametrize("device", DEVICES)
+def test_tile_copies_read_aligned_vectors_where_the_view_allows(device):
     a = _rng().standard_normal((128, 68)).astype(np.float32)
     b = _rng(1).standard_normal((64, 128)).astype(np.float32)
-    A, B = Tensor(a, device="cuda_sim").realize(), Tensor(b, device="cuda_sim")
+    A, B = Tensor(a, device=device).realize(), Tensor(b, device=device)
     # both operands copied as 16-byte vectors: two per thread and step each, in
     # the loop (the next step's tiles) and before it (the first step's)
     t = A[:, 4:] @ B
@@ -275,13 +278,14 @@ def test_tile_copies_read_aligned_vectors_where_the_view_allows():
     _close(t.numpy(), a[:, 2:66].astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("shape", [(1000, 1000), (1001, 999), (36, 1000)], ids=str)
-def test_tile_copies_of_dims_the_grid_runs_past(shape):
+def test_tile_copies_of_dims_the_grid_runs_past(shape, device):
     # a transpose's 32 x 32 tiles: a dim of 1000 overhangs by 24, and its last
     # vector (996..999) is the one past-the-end groups read; 999 is copied lane by lane
     x = _rng().standard_normal(shape[::-1]).astype(np.float32)
     y = _rng(1).standard_normal(shape).astype(np.float32)
-    t = Tensor(x, device="cuda_sim").T + Tensor(y, device="cuda_sim")
+    t = Tensor(x, device=device).T + Tensor(y, device=device)
     vectors = _global_vector_loads(t)
     assert bool(vectors) == (shape[1] % 4 == 0), vectors
     _close(t.numpy(), x.T.astype(np.float64) + y)
@@ -461,6 +465,25 @@ def test_ptx_for_another_compute_capability():
     assert ".target sm_80" in ptx(mod, "sm_80")
     with pytest.raises(ValueError, match="not a compute capability"):
         ptx(mod, "ampere")
+
+
+def test_calls_the_gpu_cannot_make_are_errors_not_aborts():
+    # LLVM's NVPTX backend aborts the process on llvm.pow.f64; ptx() refuses first
+    from xdsl.parser import Parser
+
+    from mlfuse.driver import make_context
+    from mlfuse.targets.cuda.ptx import ptx
+
+    text = """
+    llvm.func @k(%p: !llvm.ptr) attributes {mlfuse.kernel, mlfuse.grid = 1 : i64, mlfuse.block = 32 : i64} {
+      %x = llvm.load %p : !llvm.ptr -> f64
+      %y = llvm.call_intrinsic "llvm.pow.f64"(%x, %x) : (f64, f64) -> f64
+      llvm.store %y, %p : f64, !llvm.ptr
+      llvm.return
+    }"""
+    module = Parser(make_context(), text).parse_module()
+    with pytest.raises(ValueError, match="they call llvm.pow.f64, which the GPU has no"):
+        ptx(module, "sm_90")
 
 
 # -- the runtime -------------------------------------------------------------------------

@@ -415,7 +415,7 @@ func.func @view_result(%x: tensor<4x8xf32>) {
 
 // meta ops
 
-// CHECK: Operation does not verify: lazy.copy: unknown device 'tpu' (known: cpu, cuda, cuda_sim)
+// CHECK: Operation does not verify: lazy.copy: unknown device 'tpu' (known: cpu, cuda, cuda_sim, cuda_emu)
 func.func @copy_device(%x: tensor<4xf32>) {
   %0 = lazy.copy %x to "tpu" : tensor<4xf32>
   func.return
