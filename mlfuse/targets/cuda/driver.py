@@ -14,6 +14,7 @@ Where there is no driver or no GPU, :func:`driver` raises
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from functools import cache
 
@@ -24,6 +25,11 @@ CUdeviceptr = _c.c_uint64
 COMPUTE_CAPABILITY_MAJOR = 75
 COMPUTE_CAPABILITY_MINOR = 76
 MULTIPROCESSOR_COUNT = 16
+CU_JIT_ERROR_LOG_BUFFER = 5
+CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
+JIT_LOG_BYTES = 16384
+"""Room for what the driver's PTX compiler says when it rejects a module."""
+LIBRARY = "libcuda.so.1"
 
 
 class CudaUnavailable(RuntimeError):
@@ -35,13 +41,16 @@ class CudaError(RuntimeError):
 
 
 class Driver:
-    """One device's primary context and the driver calls mlfuse makes on it."""
+    """One device's primary context and the driver calls mlfuse makes on it
+    (``library``: the driver's shared library, ``MLFUSE_CUDA_DRIVER`` or
+    ``libcuda.so.1``)."""
 
-    def __init__(self, ordinal: int = 0):
+    def __init__(self, ordinal: int = 0, library: str | None = None):
+        library = library or os.environ.get("MLFUSE_CUDA_DRIVER") or LIBRARY
         try:
-            self.lib = _c.CDLL("libcuda.so.1")
+            self.lib = _c.CDLL(library)
         except OSError as e:
-            raise CudaUnavailable(f"no CUDA driver (libcuda.so.1): {e}") from None
+            raise CudaUnavailable(f"no CUDA driver ({library}): {e}") from None
         self._lock = threading.Lock()
         self._declare()
         rc = self.lib.cuInit(0)
@@ -84,7 +93,13 @@ class Driver:
             "cuMemcpyHtoD_v2": [u64, p, sz],
             "cuMemcpyDtoH_v2": [p, u64, sz],
             "cuMemcpyDtoD_v2": [u64, u64, sz],
-            "cuModuleLoadDataEx": [_c.POINTER(p), _c.c_char_p, _c.c_uint, p, p],
+            "cuModuleLoadDataEx": [
+                _c.POINTER(p),
+                _c.c_char_p,
+                _c.c_uint,
+                _c.POINTER(_c.c_int),
+                _c.POINTER(p),
+            ],
             "cuModuleGetFunction": [_c.POINTER(p), p, _c.c_char_p],
             "cuLaunchKernel": [p] + [_c.c_uint] * 6 + [_c.c_uint, p, p, p],
             "cuGetErrorName": [CUresult, _c.POINTER(_c.c_char_p)],
@@ -141,11 +156,17 @@ class Driver:
 
     # -- kernels --------------------------------------------------------------
     def load(self, ptx: str) -> ctypes.c_void_p:
-        """Load a PTX module (the driver compiles it for this device)."""
+        """Load a PTX module (the driver compiles it for this device); a rejected
+        one raises CudaError with what the driver's compiler said."""
         mod = _c.c_void_p()
+        log = _c.create_string_buffer(JIT_LOG_BYTES)
+        keys = (_c.c_int * 2)(CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        values = (_c.c_void_p * 2)(_c.cast(log, _c.c_void_p), _c.c_void_p(JIT_LOG_BYTES))
         with self._lock:
-            rc = self.lib.cuModuleLoadDataEx(_c.byref(mod), ptx.encode() + b"\0", 0, None, None)
-        self.check(rc, "loading PTX")
+            rc = self.lib.cuModuleLoadDataEx(_c.byref(mod), ptx.encode() + b"\0", 2, keys, values)
+        if rc != 0:
+            said = log.value.decode(errors="replace").strip()
+            raise CudaError(f"loading PTX: {self.error_name(rc)}" + (f"\n{said}" if said else ""))
         return mod
 
     def function(self, module: ctypes.c_void_p, name: str) -> ctypes.c_void_p:

@@ -1,0 +1,118 @@
+"""The CUDA target's driver bindings (ctypes on the driver API), on any machine.
+
+A GPU machine runs them against the real driver (test_cuda.py). Here they run
+against a stand-in library with the driver's signatures (data/libcuda_standin.c,
+compiled with the C compiler found here; host memory, launches that record
+their arguments), so what crosses the ctypes boundary is checked: device
+pointers, copies, the launch shape and each kernel parameter, the JIT options
+that bring back the PTX compiler's message, error names, late errors.
+"""
+
+import ctypes
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mlfuse import Tensor, dtypes, graph
+from mlfuse.driver import run_passes
+from mlfuse.targets.cuda import driver as cuda_driver
+from mlfuse.targets.cuda.driver import CudaError, Driver
+from mlfuse.targets.cuda.target import CudaTarget
+
+SOURCE = Path(__file__).parent / "data" / "libcuda_standin.c"
+
+
+@pytest.fixture(scope="module")
+def standin(tmp_path_factory) -> str:
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip("no C compiler to build the stand-in driver")
+    lib = tmp_path_factory.mktemp("standin") / "libcuda_standin.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", str(SOURCE), "-o", str(lib)], check=True)
+    return str(lib)
+
+
+@pytest.fixture
+def target(standin, monkeypatch):
+    """A CUDA target whose driver is the stand-in."""
+    d = Driver(library=standin)
+    monkeypatch.setattr(cuda_driver, "driver", lambda: d)
+    return CudaTarget()
+
+
+def _lib(standin):
+    lib = ctypes.CDLL(standin)
+    lib.standin_last_param.restype = ctypes.c_uint64
+    return lib
+
+
+def test_the_driver_opens_and_describes_its_device(standin):
+    d = Driver(library=standin)
+    assert (d.name, d.arch, d.multiprocessors) == ("Stand-in GPU 0", "sm_90", 132)
+    with pytest.raises(cuda_driver.CudaUnavailable, match="no CUDA device 1"):
+        Driver(1, library=standin)
+    with pytest.raises(cuda_driver.CudaUnavailable, match=r"no CUDA driver \(/no/such/lib.so\)"):
+        Driver(library="/no/such/lib.so")
+
+
+def test_memory_round_trips_through_device_pointers(target):
+    x = np.arange(1000, dtype=np.float32)
+    a = target.from_numpy(x)
+    assert a.ptr % 256 == 0
+    b = target.alloc(1000, dtypes.float32)
+    target.copy(b, a)
+    np.testing.assert_array_equal(target.to_numpy(b), x)
+    w = target.window(a, 64, 100)
+    assert w.ptr == a.ptr + 256
+    np.testing.assert_array_equal(target.to_numpy(w), x[64:164])
+    at = a.ptr
+    target.free(a)
+    assert target.alloc(1000, dtypes.float32).ptr == at  # the freed allocation, from the pool
+    with pytest.raises(ValueError, match="was freed"):
+        target.to_numpy(a)
+
+
+def test_launches_pass_the_shape_and_one_device_pointer_per_buffer(target, standin):
+    x = Tensor(np.ones((64, 1024), np.float32), device="cuda_sim")
+    mod = graph.compiled_for(graph.collect([x.softmax(1).node])).module.clone()
+    run_passes(mod, CudaTarget.kernel_pipeline)
+    (kernel,) = target.compile(mod).values()  # real PTX, "loaded" by the stand-in
+    out, inp = target.alloc(64 * 1024, dtypes.float32), target.from_numpy(np.ones(65536, np.float32))
+    target.launch(kernel, [out, inp])
+    lib = _lib(standin)
+    assert (lib.standin_last_grid(), lib.standin_last_block()) == (kernel.grid, kernel.block)
+    assert (kernel.grid, kernel.block) == (64, 256)
+    assert lib.standin_last_nparams() == 2
+    assert [lib.standin_last_param(i) for i in range(2)] == [out.ptr, inp.ptr]
+    with pytest.raises(ValueError, match="takes 2 buffers, got 1"):
+        target.launch(kernel, [out])
+
+
+def test_rejected_ptx_reports_what_the_jit_said(standin):
+    d = Driver(library=standin)
+    with pytest.raises(
+        CudaError,
+        match=r"loading PTX: CUDA_ERROR_INVALID_PTX \(a PTX JIT compilation failed\)\n"
+        r"ptxas application ptx input, line 1; fatal   : Parsing error near 'not ptx at a'",
+    ):
+        d.load("not ptx at all")
+    mod = d.load(".visible .entry k0(\n.param .u64 k0_param_0\n)\n{ ret; }")
+    with pytest.raises(CudaError, match="finding kernel k1: CUDA_ERROR_NOT_FOUND"):
+        d.function(mod, "k1")
+
+
+def test_a_late_failure_names_the_last_kernel(target, standin):
+    x = Tensor(np.ones(256, np.float32), device="cuda_sim")
+    mod = graph.compiled_for(graph.collect([(x + 1).node])).module.clone()
+    run_passes(mod, CudaTarget.kernel_pipeline)
+    (kernel,) = target.compile(mod).values()
+    bufs = [target.alloc(256, dtypes.float32), target.from_numpy(np.ones(256, np.float32))]
+    target.launch(kernel, bufs)
+    _lib(standin).standin_fail_next_sync(719)
+    with pytest.raises(
+        CudaError, match=rf"CUDA_ERROR_LAUNCH_FAILED \(the last kernel launched was {kernel.name}\)"
+    ):
+        target.synchronize()
