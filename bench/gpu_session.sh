@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Everything issue-level that needs a GPU, in one call on a lent GPU machine
+# (Python 3.12 with torch, llvmlite and pytest, no xdsl): the GPU tests, the
+# numerics suite on the device, and the benchmark beside torch and
+# torch.compile. Each step is time-boxed so the whole run ends in about
+# 9 minutes; logs and the benchmark's JSON land in $OUT.
+#
+# Prepare on the development machine, from the repository root (the wheels
+# xdsl needs that the GPU image lacks; .whl/ stays out of git):
+#
+#   mkdir -p .git/info; grep -qsx '/.whl/' .git/info/exclude || echo /.whl/ >> .git/info/exclude
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
+#     --implementation cp --platform manylinux_2_17_x86_64 --platform any \
+#     -d .whl xdsl==0.74.0 immutabledict ordered-set
+#
+# then run this with the device tool: command "bash bench/gpu_session.sh",
+# carry [".whl"], timeout_s 600. Steps: MLFUSE_GPU_STEPS="tests ops bench"
+# (the default) or a subset.
+set -u -o pipefail
+OUT="${OUT:-/tmp/gpu_session}"
+mkdir -p "$OUT"
+cd "$(dirname "$0")/.."
+export PYTHONUNBUFFERED=1 PYTHONPATH="/tmp/site:$PWD"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+  --target /tmp/site .whl/*.whl || { echo "no wheels in .whl/ (see the header)"; exit 2; }
+{ nvidia-smi; python3 -c "import llvmlite, numpy, xdsl, torch; print('llvmlite', llvmlite.__version__,
+  'numpy', numpy.__version__, 'xdsl', xdsl.__version__, 'torch', torch.__version__)"; } \
+  2>&1 | tee "$OUT/machine.txt"
+steps="${MLFUSE_GPU_STEPS:-tests ops bench}"
+pytest=(python3 -m pytest -q -p no:cacheprovider -o addopts= -rfE)
+
+if [[ " $steps " == *" tests "* ]]; then
+  echo "== the GPU tests (real device, emulator, stand-in driver, ptxas if present)"
+  timeout 150 "${pytest[@]}" -n 4 tests/unit/test_cuda.py tests/unit/test_cuda_driver.py \
+    tests/unit/test_ptxas.py 2>&1 | tee "$OUT/tests.log" | tail -15
+fi
+if [[ " $steps " == *" ops "* ]]; then
+  echo "== the numerics suite on the device"
+  MLFUSE_DEVICE=cuda timeout 180 "${pytest[@]}" -n 8 tests/unit/test_ops.py tests/unit/test_nn.py \
+    tests/unit/test_nn_attention.py tests/unit/test_autograd.py 2>&1 | tee "$OUT/ops.log" | tail -15
+fi
+if [[ " $steps " == *" bench "* ]]; then
+  echo "== the benchmark: memory-bound workloads and the product first"
+  timeout 200 python3 bench/gpu.py W1 W2 W3 W4 W9 W5 --budget 0.3 --json "$OUT/gpu.json" \
+    2>&1 | tee "$OUT/bench.log"
+  timeout 100 python3 bench/gpu.py W6 W7 W8 --budget 0.3 --json "$OUT/gpu-more.json" \
+    2>&1 | tee "$OUT/bench-more.log"
+fi
