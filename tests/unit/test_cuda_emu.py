@@ -205,3 +205,11 @@ def test_programs_run_as_on_the_other_devices():
     got = (t.softmax(1) * 2 + t.T.sum(0, keepdim=True).T).numpy()
     e = np.exp(x - x.max(1, keepdims=True))
     np.testing.assert_allclose(got, 2 * e / e.sum(1, keepdims=True) + x.sum(1, keepdims=True), rtol=1e-5, atol=1e-5)
+
+
+def test_half_floats_convert_on_the_host():
+    # f16 <-> f32 conversions compile to the host's own instructions (F16C), not to
+    # compiler-rt calls the JIT cannot resolve
+    n = np.array([np.nan, np.inf, -np.inf, 1.5, 1e-5], np.float32)
+    got = Tensor(n, device="cuda_emu").half().nan_to_num().float().numpy()
+    np.testing.assert_array_equal(got, np.nan_to_num(n.astype(np.float16)).astype(np.float32))

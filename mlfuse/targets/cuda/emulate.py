@@ -8,12 +8,11 @@ compiled for the host instead by LLVM (``emulate-nvvm`` swaps the four NVVM
 intrinsics for calls of a small runtime and checks every access). A launch
 of ``grid`` blocks of ``block`` threads starts ``block`` host threads; they
 run the blocks one after another, each thread its own GPU thread, meeting at
-real barriers (``pthread_barrier_wait``), exchanging shuffled values through
-memory, and sharing the kernel's shared-memory globals, as one block's
-threads do. The threads run concurrently, in whatever order the host's
-scheduler picks (and a check now and then yields the processor), so a
-missing barrier shows as a wrong result or a race the checks catch, not as
-lock-step luck.
+real barriers (a mutex and a condition variable), exchanging shuffled values
+through memory, and sharing the kernel's shared-memory globals, as one
+block's threads do. The threads run concurrently, in whatever order the
+host's scheduler picks (and a check now and then yields the processor), so a
+missing barrier shows as a wrong result, not as lock-step luck.
 
 A launch fails, naming the kernel, block, thread and access, where the GPU
 would fault or behave undefinedly:
@@ -408,11 +407,17 @@ def _host() -> tuple[str, str]:
 
 
 def _target_machine():
-    """A fresh host TargetMachine (an MCJIT engine owns the one it gets)."""
+    """A fresh TargetMachine for this processor, its features included (x86's
+    F16C converts half floats; without it LLVM would call compiler-rt's
+    ``__extendhfsf2``, which the JIT cannot find). An MCJIT engine owns the one
+    it gets."""
     import llvmlite.binding as lb
 
     return lb.Target.from_triple(_host()[0]).create_target_machine(
-        opt=2, codemodel="jitdefault"
+        cpu=lb.get_host_cpu_name(),
+        features=lb.get_host_cpu_features().flatten(),
+        opt=2,
+        codemodel="jitdefault",
     )
 
 
@@ -508,10 +513,6 @@ def _aligned(size: int, dtype: DType) -> np.ndarray:
     raw = np.full(nbytes + ALIGN, 0xFF, np.uint8)
     start = -raw.ctypes.data % ALIGN
     return raw[start : start + size * dtype.itemsize].view(dtype.np)
-
-
-_stuck: list[object] = []
-"""What the threads of launches that never finished still use (kept alive)."""
 
 
 class CudaEmuTarget(Target):
@@ -687,6 +688,10 @@ def _size(t) -> int:
     return t.size.data * t.type.width.data // 8
 
 
+_running: list[object] = []
+"""Launches whose threads never returned (kept alive for them)."""
+
+
 class _Launch:
     """One launch: the block's barriers, shuffle slots and checks, its threads."""
 
@@ -738,7 +743,12 @@ class _Launch:
         if hung:
             rt.abort(self.block.ctypes.data)  # every barrier lets its threads through
             for t in threads:
-                t.join()
+                t.join(10.0)
+            if any(t.is_alive() for t in threads):  # not at a barrier: looping
+                _running.append(self)  # what those threads use stays alive
+                raise EmulationError(
+                    f"launch of {k.name}: threads still running after {self.timeout:g} s"
+                )
         for i in range(len(self.bars)):
             at = self.bars.ctypes.data + i * BAR_BYTES
             rt.mutex_destroy(at)
