@@ -116,3 +116,53 @@ def test_a_late_failure_names_the_last_kernel(target, standin):
         CudaError, match=rf"CUDA_ERROR_LAUNCH_FAILED \(the last kernel launched was {kernel.name}\)"
     ):
         target.synchronize()
+
+
+def test_compiled_kernels_are_saved_as_ptx_and_load_again(target, standin):
+    assert target.toolchain().startswith("cuda llvmlite") and " sm_90 +ptx80" in target.toolchain()
+    x = Tensor(np.ones((64, 1024), np.float32), device="cuda_sim")
+    mod = graph.compiled_for(graph.collect([(x.softmax(1) + x.sum(0)).node])).module.clone()
+    run_passes(mod, CudaTarget.kernel_pipeline)
+    compiled = target.compile(mod)
+    assert len(compiled) == 2
+    data = target.save(compiled)
+    assert data is not None and b".visible .entry" in data
+    loaded = target.load(data)
+    for name, k in compiled.items():
+        assert (loaded[name].grid, loaded[name].block, loaded[name].num_buffers) == (
+            k.grid,
+            k.block,
+            k.num_buffers,
+        )
+    with pytest.raises(ValueError, match="not saved kernels"):
+        target.load(b"junk")
+    with pytest.raises(ValueError, match="saved kernels do not load"):
+        target.load(b'{"k0": [2, 1, 32]}\0not ptx')
+
+
+_PROCESS = """
+import sys
+import numpy as np
+from mlfuse import Tensor
+from mlfuse.targets.cuda.target import CudaTarget
+
+if sys.argv[1] == "no-compile":  # the kernels must come from the disk cache
+    def refuse(*args, **kwargs):
+        raise SystemExit("compiled something")
+    CudaTarget.compile = refuse
+x = Tensor(np.ones((64, 256), np.float32), device="cuda")
+y = (x.softmax(1) * 2).sum(0).realize()
+print(len(y.numpy()))
+"""
+
+
+def test_a_second_process_loads_the_ptx_from_the_disk_cache(standin, tmp_path):
+    import os
+    import sys
+
+    env = dict(os.environ, MLFUSE_CUDA_DRIVER=standin, MLFUSE_CACHE_DIR=str(tmp_path))
+    for mode in ("compile", "no-compile"):
+        done = subprocess.run(
+            [sys.executable, "-c", _PROCESS, mode], capture_output=True, text=True, env=env
+        )
+        assert done.returncode == 0 and done.stdout.strip() == "256", (mode, done.stderr[-2000:])

@@ -25,13 +25,17 @@ class CudaBuffer(Buffer):
 
 
 class CudaKernel(CompiledKernel):
-    """A kernel loaded on the device: its function handle and launch shape."""
+    """A kernel loaded on the device: its function handle, launch shape, and the
+    PTX of the module it was loaded from (kept for the disk cache)."""
 
-    __slots__ = ("function", "grid", "block", "module")
+    __slots__ = ("function", "grid", "block", "module", "ptx")
 
-    def __init__(self, name: str, num_buffers: int, function, grid: int, block: int, module):
+    def __init__(
+        self, name: str, num_buffers: int, function, grid: int, block: int, module, ptx: str
+    ):
         super().__init__(name, num_buffers)
         self.function, self.grid, self.block, self.module = function, grid, block, module
+        self.ptx = ptx
 
 
 def _pass(module: str, cls: str):
@@ -138,15 +142,65 @@ class CudaTarget(Target):
     def compile(self, module: ModuleOp) -> dict[str, CompiledKernel]:
         from mlfuse.targets.cuda import ptx
 
+        text = ptx.ptx(module, self.driver.arch)
+        shapes = {n: (s.num_buffers, s.grid, s.block) for n, s in ptx.launch_shapes(module).items()}
+        return self._loaded(text, shapes)
+
+    def _loaded(self, text: str, shapes: dict[str, tuple[int, int, int]]) -> dict[str, CudaKernel]:
+        """The kernels ``shapes`` (name -> buffers, grid, block) of PTX ``text``, loaded."""
         drv = self.driver
-        text = ptx.ptx(module, drv.arch)
         mod = drv.load(text)
         return {
-            name: CudaKernel(
-                name, shape.num_buffers, drv.function(mod, name), shape.grid, shape.block, mod
-            )
-            for name, shape in ptx.launch_shapes(module).items()
+            name: CudaKernel(name, n, drv.function(mod, name), grid, block, mod, text)
+            for name, (n, grid, block) in shapes.items()
         }
+
+    def toolchain(self) -> str:
+        """What the PTX depends on besides the kernels' text: llvmlite and its LLVM,
+        and the device's compute capability (empty, so nothing is cached, where
+        there is no device)."""
+        import llvmlite
+        import llvmlite.binding as lb
+
+        from mlfuse.targets.cuda import ptx
+        from mlfuse.targets.cuda.driver import CudaUnavailable
+
+        try:
+            sm = self.driver.arch
+        except CudaUnavailable:
+            return ""
+        return f"cuda llvmlite {llvmlite.__version__} llvm {lb.llvm_version_info} {sm} {ptx._features(sm)}"
+
+    def save(self, kernels) -> bytes | None:
+        """Kernels of one compile: a JSON header (name -> buffers, grid, block), a
+        NUL, their module's PTX (the driver compiles it again when it is loaded,
+        from its own cache of machine code)."""
+        import json
+
+        ks = list(kernels.values())
+        if not ks or not all(isinstance(k, CudaKernel) for k in ks):
+            return None
+        if any(k.ptx is not ks[0].ptx for k in ks):
+            return None
+        head = {k.name: [k.num_buffers, k.grid, k.block] for k in ks}
+        return json.dumps(head).encode() + b"\0" + ks[0].ptx.encode()
+
+    def load(self, data: bytes) -> dict[str, CompiledKernel]:
+        import json
+
+        head, sep, text = data.partition(b"\0")
+        if not sep or not text:
+            raise ValueError("cuda: not saved kernels")
+        try:
+            shapes = {str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in json.loads(head).items()}
+        except (ValueError, TypeError, IndexError, AttributeError) as e:
+            raise ValueError(f"cuda: not saved kernels ({e})") from None
+        from mlfuse.targets.cuda.driver import CudaError
+
+        try:
+            return dict(self._loaded(text.decode(), shapes))
+        except CudaError as e:  # PTX this driver no longer takes: compiled again
+            raise ValueError(f"cuda: saved kernels do not load ({e})") from None
 
     def write_artifacts(self, module: ModuleOp, folder: Path) -> list[str]:
         """``nvptx.ll`` (the LLVM IR PTX is made from) and ``kernels.ptx`` for the device."""
