@@ -132,6 +132,17 @@ def test_shared_memory_and_barriers_order_the_threads_of_a_block():
         np.testing.assert_array_equal(out, x[::-1])
 
 
+def test_a_missing_barrier_is_a_race_whatever_the_threads_order():
+    # without the barrier, thread t reads the element thread 63 - t writes in the
+    # same interval between barriers: whichever comes first, the second is a race
+    with pytest.raises(
+        EmulationError,
+        match=r"a shared-memory race: it (reads|writes) byte \d+ of @k__tile, which thread "
+        r"\d+ (wrote|read) since the last barrier: k: .*llvm\.(load|store)",
+    ):
+        _launch(_shared_reverse(""), np.zeros(64, np.float32), np.arange(64, dtype=np.float32))
+
+
 def test_shared_memory_is_bounded_by_its_global():
     text = _shared_reverse('llvm.call_intrinsic "llvm.nvvm.barrier0"() : () -> ()')
     small = text.replace("!llvm.array<256 x i8>", "!llvm.array<128 x i8>")

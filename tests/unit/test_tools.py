@@ -42,6 +42,8 @@ def test_every_pass_runs_and_its_output_reparses(capsys, tmp_path, name):
         upto = ("lazy-autodiff",) + LAZY_PIPELINE
     elif name in FULL:
         upto = FULL[: FULL.index(name) + 1]
+    elif name == "emulate-nvvm":  # cuda_emu's step after the CUDA pipeline
+        upto = GPU_FULL + ("emulate-nvvm",)
     else:  # a GPU pass: the CUDA pipeline up to it
         names = [spec.split("{")[0] for spec in GPU_FULL]
         assert name in names

@@ -67,13 +67,15 @@ YIELD_MASK = 15
 T_TID, T_CTAID, T_BLOCK, T_RNG, T_GEN, T_WORDS = range(6)
 B_BARS, B_NBARS, B_SLOTS, B_THREADS, B_ABORT, B_SCRATCH = range(6)
 B_ERR, B_ERR_VALUE, B_ERR_TID, B_ERR_CTAID, B_ERR_SITE = range(6, 11)
-B_RANGES, B_NRANGES, B_YIELD, B_SITES, B_WORDS = range(11, 16)
+B_RANGES, B_NRANGES, B_YIELD, B_SITES, B_ERR_OTHER, B_WORDS = range(11, 17)
 """A block's words: its barriers (the block's, then one per warp) and how many,
 the shuffle slots, its threads, the abort flag, a scratch buffer failed
-accesses use instead, the first failure, the ranges accesses may touch, how
-often a check yields, the barrier sites."""
+accesses use instead, the first failure, the ranges accesses may touch
+(triples: first byte, end, shadow of shared memory or null), how often a check
+yields, the barrier sites, the other thread of a race."""
 
-MISALIGNED, OUT_OF_BOUNDS, BAD_SHUFFLE, DIVERGED = 1, 2, 3, 4
+MISALIGNED, OUT_OF_BOUNDS, BAD_SHUFFLE, DIVERGED, RACE_RAW, RACE_WAR, RACE_WAW = range(1, 8)
+_CODES = ("MISALIGNED", "OUT_OF_BOUNDS", "BAD_SHUFFLE", "DIVERGED", "RACE_RAW", "RACE_WAR", "RACE_WAW")
 
 
 class EmulationError(CudaError):
@@ -206,7 +208,7 @@ done:
 
 ; the first failure of a launch is kept (its code, a value, the thread, the
 ; site) and stops the launch
-define internal void @fail(ptr %c, i64 %code, i64 %value, i64 %site) {
+define internal void @fail(ptr %c, i64 %code, i64 %value, i64 %site, i64 %other) {
 entry:
   %b = call ptr @pword(ptr %c, i64 T_BLOCK)
   %e = getelementptr i64, ptr %b, i64 B_ERR
@@ -220,6 +222,7 @@ keep:
   %cta = call i64 @word(ptr %c, i64 T_CTAID)
   call void @set(ptr %b, i64 B_ERR_CTAID, i64 %cta)
   call void @set(ptr %b, i64 B_ERR_SITE, i64 %site)
+  call void @set(ptr %b, i64 B_ERR_OTHER, i64 %other)
   call void @mlfuse_emu_abort(ptr %b)
   br label %done
 done:
@@ -252,7 +255,7 @@ compare:
   %same = icmp eq i64 %first, %site
   br i1 %same, label %done, label %diverged
 diverged:
-  call void @fail(ptr %c, i64 DIVERGED, i64 %first, i64 %site)
+  call void @fail(ptr %c, i64 DIVERGED, i64 %first, i64 %site, i64 0)
   br label %done
 done:
   ret void
@@ -298,7 +301,7 @@ entry:
   %ok = and i1 %hasme, %need
   br i1 %ok, label %read, label %bad
 bad:
-  call void @fail(ptr %c, i64 BAD_SHUFFLE, i64 %stid, i64 %m64)
+  call void @fail(ptr %c, i64 BAD_SHUFFLE, i64 %stid, i64 %m64, i64 0)
   br label %read
 read:
   %take = and i1 %inrange, %exists
@@ -309,10 +312,84 @@ read:
   ret i32 %r
 }
 
+; shared memory's shadow: two words per byte, the last write and the last read,
+; each (epoch << 20 | thread), epoch = the thread's barrier count + 1 (the same
+; for all threads of a block between two barriers; MANY: several readers). An
+; access races when another thread wrote the byte, or (for a write) read it, in
+; the same epoch
+define internal i1 @race_free(ptr %c, i64 %addr, i64 %size, i64 %lo, ptr %shadow, i64 %store, i64 %site) {
+entry:
+  %tid = call i64 @word(ptr %c, i64 T_TID)
+  %gen = call i64 @word(ptr %c, i64 T_GEN)
+  %epoch = add i64 %gen, 1
+  %eshift = shl i64 %epoch, 20
+  %mine = or i64 %eshift, %tid
+  %many = or i64 %eshift, 1048575
+  %first = sub i64 %addr, %lo
+  %isstore = icmp ne i64 %store, 0
+  br label %loop
+loop:
+  %j = phi i64 [ 0, %entry ], [ %j1, %next ]
+  %more = icmp ult i64 %j, %size
+  br i1 %more, label %body, label %clean
+body:
+  %off = add i64 %first, %j
+  %wi = shl i64 %off, 1
+  %wp = getelementptr i64, ptr %shadow, i64 %wi
+  %rp = getelementptr i64, ptr %wp, i64 1
+  %w = load atomic i64, ptr %wp monotonic, align 8
+  %wep = lshr i64 %w, 20
+  %wtid = and i64 %w, 1048575
+  %wsame = icmp eq i64 %wep, %epoch
+  %wother = icmp ne i64 %wtid, %tid
+  %after_write = and i1 %wsame, %wother
+  br i1 %after_write, label %written, label %kind
+written:
+  %wcode = select i1 %isstore, i64 RACE_WAW, i64 RACE_RAW
+  call void @fail(ptr %c, i64 %wcode, i64 %addr, i64 %site, i64 %wtid)
+  ret i1 false
+kind:
+  %r = load atomic i64, ptr %rp monotonic, align 8
+  %rep = lshr i64 %r, 20
+  %rtid = and i64 %r, 1048575
+  %rsame = icmp eq i64 %rep, %epoch
+  br i1 %isstore, label %write, label %read
+write:
+  %rother = icmp ne i64 %rtid, %tid
+  %after_read = and i1 %rsame, %rother
+  br i1 %after_read, label %was_read, label %mark_write
+was_read:
+  call void @fail(ptr %c, i64 RACE_WAR, i64 %addr, i64 %site, i64 %rtid)
+  ret i1 false
+mark_write:
+  store atomic i64 %mine, ptr %wp monotonic, align 8
+  br label %next
+read:
+  %already = icmp eq i64 %r, %many
+  br i1 %already, label %next, label %mark_read
+mark_read:
+  %prev = atomicrmw xchg ptr %rp, i64 %mine monotonic
+  %pep = lshr i64 %prev, 20
+  %ptid = and i64 %prev, 1048575
+  %psame = icmp eq i64 %pep, %epoch
+  %pother = icmp ne i64 %ptid, %tid
+  %two = and i1 %psame, %pother
+  br i1 %two, label %mark_many, label %next
+mark_many:
+  store atomic i64 %many, ptr %rp monotonic, align 8
+  br label %next
+next:
+  %j1 = add i64 %j, 1
+  br label %loop
+clean:
+  ret i1 true
+}
+
 ; an access of %size bytes at %addr, claiming %align: aligned, inside a range
-; of the launch (its buffers, the kernel's shared memory). Returns the address
-; to use: %addr, or a scratch buffer of the launch for an access that failed
-define i64 @mlfuse_emu_check(i64 %addr, i64 %size, i64 %align, i64 %site) {
+; of the launch (its buffers, the kernel's shared memory), and in shared memory
+; not racing another thread's since the last barrier. Returns the address to
+; use: %addr, or a scratch buffer of the launch for an access that failed
+define i64 @mlfuse_emu_check(i64 %addr, i64 %size, i64 %align, i64 %site, i64 %store) {
 entry:
   %c = call ptr @ctx()
   %b = call ptr @pword(ptr %c, i64 T_BLOCK)
@@ -321,7 +398,7 @@ entry:
   %aligned = icmp eq i64 %mis, 0
   br i1 %aligned, label %bounds, label %misaligned
 misaligned:
-  call void @fail(ptr %c, i64 MISALIGNED, i64 %addr, i64 %site)
+  call void @fail(ptr %c, i64 MISALIGNED, i64 %addr, i64 %site, i64 0)
   br label %refuse
 bounds:
   %ranges = call ptr @pword(ptr %b, i64 B_RANGES)
@@ -333,19 +410,27 @@ loop:
   %more = icmp ult i64 %i, %nr
   br i1 %more, label %test, label %outside
 test:
-  %lo_i = shl i64 %i, 1
+  %lo_i = mul i64 %i, 3
   %hi_i = add i64 %lo_i, 1
+  %sh_i = add i64 %lo_i, 2
   %lo = call i64 @word(ptr %ranges, i64 %lo_i)
   %hi = call i64 @word(ptr %ranges, i64 %hi_i)
   %ge = icmp uge i64 %addr, %lo
   %le = icmp ule i64 %end, %hi
   %in = and i1 %ge, %le
   %i1 = add i64 %i, 1
-  br i1 %in, label %yield, label %next
+  br i1 %in, label %inside, label %next
 next:
   br label %loop
+inside:
+  %shadow = call ptr @pword(ptr %ranges, i64 %sh_i)
+  %shared = icmp ne ptr %shadow, null
+  br i1 %shared, label %races, label %yield
+races:
+  %clean = call i1 @race_free(ptr %c, i64 %addr, i64 %size, i64 %lo, ptr %shadow, i64 %store, i64 %site)
+  br i1 %clean, label %yield, label %refuse
 outside:
-  call void @fail(ptr %c, i64 OUT_OF_BOUNDS, i64 %addr, i64 %site)
+  call void @fail(ptr %c, i64 OUT_OF_BOUNDS, i64 %addr, i64 %site, i64 0)
   br label %refuse
 refuse:
   %scratch = call i64 @word(ptr %b, i64 B_SCRATCH)
@@ -442,7 +527,7 @@ class _Runtime:
         g = globals()
         names = {n: g[n] for n in g if n.startswith(("T_", "B_")) and isinstance(g[n], int)}
         names |= {"KEY": key.value, "BAR_BYTES": BAR_BYTES}
-        names |= {n: g[n] for n in ("MISALIGNED", "OUT_OF_BOUNDS", "BAD_SHUFFLE", "DIVERGED")}
+        names |= {n: g[n] for n in _CODES}
         triple, layout = _host()
         text = f'target triple = "{triple}"\ntarget datalayout = "{layout}"\n'
         mod = lb.parse_assembly(text + _substitute(_RUNTIME_IR, names))
@@ -487,7 +572,7 @@ class EmuKernel(CompiledKernel):
     def __init__(self, name, num_buffers, entry, grid, block, shared, sites, engine):
         super().__init__(name, num_buffers)
         self.entry, self.grid, self.block = entry, grid, block
-        self.shared: list[tuple[int, int]] = shared
+        self.shared: list[tuple[str, int, int]] = shared  # (global, address, bytes)
         self.sites: list[str] = sites
         self.engine = engine
 
@@ -591,7 +676,7 @@ class CudaEmuTarget(Target):
         out: dict[str, CompiledKernel] = {}
         for name, shape in shapes.items():
             mine = [
-                (engine.get_global_value_address(g), engine.get_global_value_address(g) + _size(t))
+                (g, engine.get_global_value_address(g), _size(t))
                 for g, t in shared.items()
                 if g.startswith(f"{name}__")
             ]
@@ -708,7 +793,11 @@ class _Launch:
         self.slots = np.zeros(n, np.int32)
         self.sites = np.zeros(2 * n, np.int64)
         self.scratch = _aligned(64, dtypes.float32)
-        ranges = [(a.ctypes.data, a.ctypes.data + a.nbytes) for a in arrays] + k.shared
+        # each shared global has a shadow: two words per byte (see @race_free)
+        self.shadows = [np.zeros(2 * size, np.int64) for _, _, size in k.shared]
+        ranges = [(a.ctypes.data, a.ctypes.data + a.nbytes, 0) for a in arrays] + [
+            (at, at + size, sh.ctypes.data) for (_, at, size), sh in zip(k.shared, self.shadows)
+        ]
         self.ranges = np.array(ranges, np.uint64).reshape(-1)
         b = self.block = np.zeros(B_WORDS, np.int64)
         b[B_BARS], b[B_NBARS] = self.bars.ctypes.data, len(counts)
@@ -773,6 +862,15 @@ class _Launch:
             access = k.sites[site] if 0 <= site < len(k.sites) else f"access {site}"
             what = "misaligned" if code == MISALIGNED else "out-of-bounds"
             return f"{where}: {what} access at {value:#x}{self._near(value)}: {access}"
+        if code in (RACE_RAW, RACE_WAR, RACE_WAW):
+            access = k.sites[site] if 0 <= site < len(k.sites) else f"access {site}"
+            other = int(b[B_ERR_OTHER])
+            other = "several threads" if other == (1 << 20) - 1 else f"thread {other}"
+            did = {RACE_RAW: ("reads", "wrote"), RACE_WAR: ("writes", "read"), RACE_WAW: ("writes", "wrote")}[code]
+            return (
+                f"{where}: a shared-memory race: it {did[0]} {self._shared(value)}, which "
+                f"{other} {did[1]} since the last barrier: {access}"
+            )
         if code == BAD_SHUFFLE:
             return (
                 f"{where}: a warp shuffle with mask {site:#x} reads thread {value}, which is "
@@ -784,6 +882,12 @@ class _Launch:
             f"{names.get(site, f'barrier {site}')}, thread 0 at "
             f"{names.get(value, f'barrier {value}')}"
         )
+
+    def _shared(self, addr: int) -> str:
+        for name, at, size in self.k.shared:
+            if at <= addr < at + size:
+                return f"byte {addr - at} of @{name}"
+        return f"{addr:#x}"
 
     def _near(self, addr: int) -> str:
         for i, a in enumerate(self.arrays):

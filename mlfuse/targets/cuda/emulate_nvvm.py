@@ -15,10 +15,12 @@ lowering emits become calls of the emulator's thread runtime
   block's threads that also checks every thread reached the same one: ``site``
   numbers the barriers of the module);
 * every ``llvm.load`` and ``llvm.store`` of a kernel goes through
-  ``@mlfuse_emu_check(address, bytes, alignment, site)``: the address must be
-  aligned as the access claims (its ``alignment``, else the natural alignment
-  of its type, which is what the GPU requires) and the bytes must lie in a
-  buffer of the launch or in the kernel's shared memory. The access then uses
+  ``@mlfuse_emu_check(address, bytes, alignment, site, is_store)``: the
+  address must be aligned as the access claims (its ``alignment``, else the
+  natural alignment of its type, which is what the GPU requires), the bytes
+  must lie in a buffer of the launch or in the kernel's shared memory, and in
+  shared memory they must not race another thread's access since the last
+  barrier. The access then uses
   the address the check returns (the same, or a scratch buffer once the
   check failed, so a failing kernel cannot write over the host's memory).
   ``site`` numbers the checked accesses of the module in order, so a failure
@@ -58,7 +60,7 @@ RUNTIME: dict[str, tuple[tuple[Attribute, ...], Attribute | None]] = {
     CTAID: ((), i32),
     SHUFFLE: ((i32, i32, i32, i32), i32),
     BARRIER: ((i64,), None),
-    CHECK: ((i64, i64, i64, i64), i64),
+    CHECK: ((i64, i64, i64, i64, i64), i64),
 }
 """The runtime's functions: name -> (argument types, result type or None)."""
 
@@ -163,6 +165,7 @@ class _Emulate:
             self.const(type_bytes(t), op),
             self.const(access_alignment(op), op),
             self.const(self.sites, op),
+            self.const(int(isinstance(op, llvm.StoreOp)), op),
         ]
         self.sites += 1
         checked = self.call(CHECK, args, op).results[0]

@@ -13,9 +13,10 @@ through):
 * ``gpu.all_reduce`` (every thread of the block holds a partial result) ->
   a butterfly of warp shuffles (``shfl.sync.bfly``: afterwards every lane
   holds its warp's result), then, with more than one warp, one slot per warp
-  in shared memory, a barrier, every thread combining the warps' slots, and a
-  barrier before the slots may be written again. The code is straight-line:
-  every thread runs it, as the barriers need;
+  in shared memory written by the warp's first lane, a barrier, every thread
+  combining the warps' slots, and a barrier before the slots may be written
+  again. Every thread runs the barriers (only the slot's store is under an
+  ``scf.if``);
 * ``memref.alloca`` in memory space 3 (a tile a stage loop copies, see
   :func:`mlfuse.loop_nest.stage_tile`) -> an ``llvm.mlir.global`` in shared
   memory, its ``memref.load``/``memref.store`` -> ``llvm.load``/``llvm.store``
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, func, gpu, llvm, memref, vector
+from xdsl.dialects import arith, func, gpu, llvm, memref, scf, vector
 from xdsl.dialects.builtin import (
     AnyFloat,
     IndexType,
@@ -50,7 +51,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
@@ -227,7 +228,12 @@ class _Lower:
             return v
         tid = self.sreg(b, "tid")
         warp = b.insert(arith.DivUIOp(tid, self.index(b, WARP))).result
-        b.insert(llvm.StoreOp(v, self.slot(b, warp)))
+        lane = b.insert(arith.RemUIOp(tid, self.index(b, WARP))).result
+        first = b.insert(arith.CmpiOp(lane, self.index(b, 0), "eq")).result
+        store = Builder(InsertPoint.at_end(Block()))
+        store.insert(llvm.StoreOp(v, self.slot(store, warp)))
+        store.insert(scf.YieldOp())
+        b.insert(scf.IfOp(first, [], Region(store.insertion_point.block)))  # lane 0 stores
         self.barrier(b)
         acc = None
         for w in range(n // WARP):

@@ -4,8 +4,8 @@
 // The CUDA pipeline from kernels to PTX for sm_90. A row sum: one block per
 // row of 1024 (256 threads, 4 consecutive elements each: one 16-byte load,
 // coalesced), the threads' partial sums combined by a butterfly of five warp
-// shuffles, one slot per warp in shared memory between two barriers, and the
-// first thread storing.
+// shuffles, one slot per warp in shared memory (written by the warp's first
+// lane) between two barriers, and the first thread storing.
 
 // LOOPS:      func.func @rowsum(%out: memref<64xf32>, %x: memref<65536xf32>) attributes {mlfuse.kernel, mlfuse.register_points = 4 : i64, mlfuse.grid = 64 : i64, mlfuse.block = 256 : i64}
 // LOOPS:        "gpu.block_id"() <{dimension = #gpu<dim x>}>
@@ -24,8 +24,10 @@
 // CHECK:      mov.u32 {{.*}}%tid.x;
 // CHECK:      ld.global.nc.v4.b32
 // CHECK-COUNT-5: shfl.sync.bfly.b32
+// CHECK:      @%p{{[0-9]+}} bra [[SKIP:\$L__BB0_[0-9]+]];
 // CHECK:      st.shared.b32
-// CHECK:      bar.sync 0;
+// CHECK-NEXT: [[SKIP]]:
+// CHECK-NEXT: bar.sync 0;
 // CHECK:      ld.shared.b32
 // CHECK:      bar.sync 0;
 // CHECK:      st.global.b32

@@ -3,17 +3,19 @@
 
 // emulate-nvvm: NVVM's special registers, shuffles and barriers become calls of
 // the cuda_emu runtime (barriers numbered), and every load and store takes its
-// address from a check of the bytes it touches and the alignment it claims.
+// address from a check of the bytes it touches, the alignment it claims and
+// whether it writes (shared memory's race check needs to know).
 
 // CHECK-LABEL: llvm.func @k(
 // CHECK:        %[[TID:.*]] = llvm.call @mlfuse_emu_tid() : () -> i32
 // CHECK:        llvm.call @mlfuse_emu_ctaid() : () -> i32
-// A float load: 4 bytes, aligned to 4 (its natural alignment).
+// A float load: 4 bytes, aligned to 4 (its natural alignment), site 0, a read.
 // CHECK:        %[[A:.*]] = llvm.ptrtoint %[[P:.*]] : !llvm.ptr to i64
 // CHECK-NEXT:   %[[N:.*]] = llvm.mlir.constant(4) : i64
 // CHECK-NEXT:   %[[AL:.*]] = llvm.mlir.constant(4) : i64
 // CHECK-NEXT:   %[[S:.*]] = llvm.mlir.constant(0) : i64
-// CHECK-NEXT:   %[[C:.*]] = llvm.call @mlfuse_emu_check(%[[A]], %[[N]], %[[AL]], %[[S]]) : (i64, i64, i64, i64) -> i64
+// CHECK-NEXT:   %[[W:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:   %[[C:.*]] = llvm.call @mlfuse_emu_check(%[[A]], %[[N]], %[[AL]], %[[S]], %[[W]]) : (i64, i64, i64, i64, i64) -> i64
 // CHECK-NEXT:   %[[Q:.*]] = llvm.inttoptr %[[C]] : i64 to !llvm.ptr
 // CHECK-NEXT:   llvm.load %[[Q]] : !llvm.ptr -> f32
 // CHECK:        llvm.call @mlfuse_emu_shfl_bfly(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i32, i32, i32, i32) -> i32
@@ -22,6 +24,7 @@
 // CHECK-NEXT:   llvm.ptrtoint %[[SLOT]] : !llvm.ptr<3> to i64
 // CHECK-NEXT:   llvm.mlir.constant(4) : i64
 // CHECK-NEXT:   llvm.mlir.constant(4) : i64
+// CHECK-NEXT:   llvm.mlir.constant(1) : i64
 // CHECK-NEXT:   llvm.mlir.constant(1) : i64
 // CHECK-NEXT:   llvm.call @mlfuse_emu_check
 // CHECK-NEXT:   %[[SH:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
@@ -33,6 +36,7 @@
 // CHECK-NEXT:   llvm.mlir.constant(16) : i64
 // CHECK-NEXT:   llvm.mlir.constant(16) : i64
 // CHECK-NEXT:   llvm.mlir.constant(4) : i64
+// CHECK-NEXT:   llvm.mlir.constant(1) : i64
 // CHECK-NEXT:   llvm.call @mlfuse_emu_check
 // CHECK:        llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr
 // CHECK:        %[[B1:.*]] = llvm.mlir.constant(1) : i64
@@ -43,7 +47,7 @@
 // CHECK-DAG:    llvm.func @mlfuse_emu_ctaid() -> i32
 // CHECK-DAG:    llvm.func @mlfuse_emu_shfl_bfly(i32, i32, i32, i32) -> i32
 // CHECK-DAG:    llvm.func @mlfuse_emu_barrier(i64)
-// CHECK-DAG:    llvm.func @mlfuse_emu_check(i64, i64, i64, i64) -> i64
+// CHECK-DAG:    llvm.func @mlfuse_emu_check(i64, i64, i64, i64, i64) -> i64
 llvm.mlir.global internal @k__smem() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<64 x i8>
 llvm.func @k(%out: !llvm.ptr {llvm.noalias}, %x: !llvm.ptr {llvm.noalias}) attributes {mlfuse.kernel, mlfuse.grid = 2 : i64, mlfuse.block = 64 : i64} {
   %tid32 = llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.tid.x"() : () -> i32
