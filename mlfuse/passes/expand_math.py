@@ -535,7 +535,11 @@ class ExpandMathOp(RewritePattern):
         kind = type(op)
         if kind not in _NATIVE and kind not in _IN_F64:
             return
-        if kind is math.PowFOp and self.f64_pow and isinstance(_elem(op.results[0].type), Float64Type):
+        if (
+            kind is math.PowFOp
+            and self.f64_pow
+            and isinstance(_elem(op.results[0].type), Float64Type)
+        ):
             e = _Emitter(op.results[0].type)
             rewriter.replace(op, e.ops, [_pow_f64(e, *op.operands)])
             return

@@ -475,7 +475,8 @@ def test_calls_the_gpu_cannot_make_are_errors_not_aborts():
     from mlfuse.targets.cuda.ptx import ptx
 
     text = """
-    llvm.func @k(%p: !llvm.ptr) attributes {mlfuse.kernel, mlfuse.grid = 1 : i64, mlfuse.block = 32 : i64} {
+    llvm.func @k(%p: !llvm.ptr)
+        attributes {mlfuse.kernel, mlfuse.grid = 1 : i64, mlfuse.block = 32 : i64} {
       %x = llvm.load %p : !llvm.ptr -> f64
       %y = llvm.call_intrinsic "llvm.pow.f64"(%x, %x) : (f64, f64) -> f64
       llvm.store %y, %p : f64, !llvm.ptr

@@ -80,7 +80,10 @@ def test_launches_pass_the_shape_and_one_device_pointer_per_buffer(target, stand
     mod = graph.compiled_for(graph.collect([x.softmax(1).node])).module.clone()
     run_passes(mod, CudaTarget.kernel_pipeline)
     (kernel,) = target.compile(mod).values()  # real PTX, "loaded" by the stand-in
-    out, inp = target.alloc(64 * 1024, dtypes.float32), target.from_numpy(np.ones(65536, np.float32))
+    out, inp = (
+        target.alloc(64 * 1024, dtypes.float32),
+        target.from_numpy(np.ones(65536, np.float32)),
+    )
     target.launch(kernel, [out, inp])
     lib = _lib(standin)
     assert (lib.standin_last_grid(), lib.standin_last_block()) == (kernel.grid, kernel.block)

@@ -6,6 +6,7 @@ the ``llvm`` dialect, as ``convert-loops-to-llvm`` leaves them for NVVM, that
 do what a GPU would fault on or leave undefined.
 """
 
+# ruff: noqa: E501 (kernel IR is clearer on one line per op)
 import numpy as np
 import pytest
 from xdsl.parser import Parser
@@ -31,7 +32,9 @@ def _launch(text: str, *arrays: np.ndarray, name: str = "k"):
     return [target.to_numpy(b) for b in bufs]
 
 
-def _kernel(body: str, block: int = 64, grid: int = 1, args: str = "%out: !llvm.ptr, %x: !llvm.ptr"):
+def _kernel(
+    body: str, block: int = 64, grid: int = 1, args: str = "%out: !llvm.ptr, %x: !llvm.ptr"
+):
     return f"""
     llvm.func @k({args}) attributes {{mlfuse.kernel, mlfuse.grid = {grid} : i64, mlfuse.block = {block} : i64}} {{
       %tid32 = llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.tid.x"() : () -> i32
@@ -91,15 +94,15 @@ def test_a_vector_access_must_be_as_aligned_as_it_claims():
     x = np.arange(40, dtype=np.float32)
     out, _ = _launch(text.replace("SHIFT", "4"), np.zeros(40, np.float32), x)
     np.testing.assert_array_equal(out[4:36], x[4:36])
-    with pytest.raises(EmulationError, match=r"block 0, thread \d: misaligned access .*alignment = 16"):
+    with pytest.raises(
+        EmulationError, match=r"block 0, thread \d: misaligned access .*alignment = 16"
+    ):
         _launch(text.replace("SHIFT", "1"), np.zeros(40, np.float32), x)
 
 
 def _shared_reverse(barrier: str) -> str:
     """Each thread writes its element into shared memory and reads its mirror's."""
-    return f"""
-    llvm.mlir.global internal @k__tile() {{addr_space = 3 : i32, alignment = 16 : i64}} : !llvm.array<256 x i8>
-    {_kernel(f'''
+    body = f"""
       %x_at = llvm.getelementptr inbounds %x[%tid] : (!llvm.ptr, i64) -> !llvm.ptr, f32
       %v = llvm.load %x_at : !llvm.ptr -> f32
       %tile = llvm.mlir.addressof @k__tile : !llvm.ptr<3>
@@ -118,7 +121,9 @@ def _shared_reverse(barrier: str) -> str:
       %w = llvm.load %theirs : !llvm.ptr<3> -> f32
       %out_at = llvm.getelementptr inbounds %out[%tid] : (!llvm.ptr, i64) -> !llvm.ptr, f32
       llvm.store %w, %out_at : f32, !llvm.ptr
-      llvm.return''')}"""
+      llvm.return"""
+    tile = "llvm.mlir.global internal @k__tile() {addr_space = 3 : i32, alignment = 16 : i64}"
+    return f"{tile} : !llvm.array<256 x i8>\n{_kernel(body)}"
 
 
 def test_shared_memory_and_barriers_order_the_threads_of_a_block():
@@ -215,7 +220,9 @@ def test_programs_run_as_on_the_other_devices():
     t = Tensor(x, device="cuda_emu")
     got = (t.softmax(1) * 2 + t.T.sum(0, keepdim=True).T).numpy()
     e = np.exp(x - x.max(1, keepdims=True))
-    np.testing.assert_allclose(got, 2 * e / e.sum(1, keepdims=True) + x.sum(1, keepdims=True), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        got, 2 * e / e.sum(1, keepdims=True) + x.sum(1, keepdims=True), rtol=1e-5, atol=1e-5
+    )
 
 
 def test_half_floats_convert_on_the_host():

@@ -55,12 +55,10 @@ def _programs():
         "conv3x3": lambda: F.conv2d(img, w, padding=1),
         "max_pool": lambda: F.max_pool2d(img, 2),
         "cumsum": lambda: x.cumsum(1),
-        "gather": lambda: F.embedding(
-            Tensor(np.arange(64) % 50, device="cuda_sim"), _t((50, 128))
-        ),
+        "gather": lambda: F.embedding(Tensor(np.arange(64) % 50, device="cuda_sim"), _t((50, 128))),
         "float16": lambda: (_t((256, 256), np.float16) * 2).softmax(-1),
         "bfloat16": lambda: (_t((256, 256)).cast(dtypes.bfloat16) + 1).sum(1),
-        "float64": lambda: (_t((256, 256), np.float64).exp() @ _t((256, 64), np.float64)),
+        "float64": lambda: _t((256, 256), np.float64).exp() @ _t((256, 64), np.float64),
         "int8": lambda: (_t((256, 256)) * 20).cast(dtypes.int8).sum(1),
         "uint8_bool": lambda: ((_t((256, 256)) > 0).cast(dtypes.uint8) + 3).max(0),
         "int64": lambda: Tensor(np.arange(4096, dtype=np.int64), device="cuda_sim").prod(),
@@ -101,4 +99,3 @@ def test_rejected_ptx_reports_what_ptxas_said():
     text, _ = _ptx(_t((64, 64)) + 1)
     with pytest.raises(ptx.PtxasError, match="ptxas -arch=sm_90 rejected the PTX:\n.*error"):
         ptx.assemble(text.replace("ret;", "ret.bogus;"), "sm_90")
-

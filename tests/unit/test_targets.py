@@ -320,7 +320,8 @@ def test_lazy_copy_verifier_knows_the_registered_devices(other):
     for device in ("cpu", "other"):
         lazy.CopyOp(x, device).verify()
     with pytest.raises(
-        VerifyException, match=r"unknown device 'tpu' \(known: cpu, cuda, cuda_sim, cuda_emu, other\)"
+        VerifyException,
+        match=r"unknown device 'tpu' \(known: cpu, cuda, cuda_sim, cuda_emu, other\)",
     ):
         lazy.CopyOp(x, "tpu").verify()
 

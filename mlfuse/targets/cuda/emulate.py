@@ -75,7 +75,15 @@ accesses use instead, the first failure, the ranges accesses may touch
 yields, the barrier sites, the other thread of a race."""
 
 MISALIGNED, OUT_OF_BOUNDS, BAD_SHUFFLE, DIVERGED, RACE_RAW, RACE_WAR, RACE_WAW = range(1, 8)
-_CODES = ("MISALIGNED", "OUT_OF_BOUNDS", "BAD_SHUFFLE", "DIVERGED", "RACE_RAW", "RACE_WAR", "RACE_WAW")
+_CODES = (
+    "MISALIGNED",
+    "OUT_OF_BOUNDS",
+    "BAD_SHUFFLE",
+    "DIVERGED",
+    "RACE_RAW",
+    "RACE_WAR",
+    "RACE_WAW",
+)
 
 
 class EmulationError(CudaError):
@@ -317,7 +325,8 @@ read:
 ; for all threads of a block between two barriers; MANY: several readers). An
 ; access races when another thread wrote the byte, or (for a write) read it, in
 ; the same epoch
-define internal i1 @race_free(ptr %c, i64 %addr, i64 %size, i64 %lo, ptr %shadow, i64 %store, i64 %site) {
+define internal i1 @race_free(ptr %c, i64 %addr, i64 %size, i64 %lo, ptr %shadow,
+                              i64 %store, i64 %site) {
 entry:
   %tid = call i64 @word(ptr %c, i64 T_TID)
   %gen = call i64 @word(ptr %c, i64 T_GEN)
@@ -427,7 +436,8 @@ inside:
   %shared = icmp ne ptr %shadow, null
   br i1 %shared, label %races, label %yield
 races:
-  %clean = call i1 @race_free(ptr %c, i64 %addr, i64 %size, i64 %lo, ptr %shadow, i64 %store, i64 %site)
+  %clean = call i1 @race_free(ptr %c, i64 %addr, i64 %size, i64 %lo, ptr %shadow,
+                              i64 %store, i64 %site)
   br i1 %clean, label %yield, label %refuse
 outside:
   call void @fail(ptr %c, i64 OUT_OF_BOUNDS, i64 %addr, i64 %site, i64 0)
@@ -543,7 +553,10 @@ class _Runtime:
         self.abort = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(addr("mlfuse_emu_abort"))
         p = ctypes.c_void_p
         self.mutex_init, self.cond_init = libc.pthread_mutex_init, libc.pthread_cond_init
-        self.mutex_destroy, self.cond_destroy = libc.pthread_mutex_destroy, libc.pthread_cond_destroy
+        self.mutex_destroy, self.cond_destroy = (
+            libc.pthread_mutex_destroy,
+            libc.pthread_cond_destroy,
+        )
         for fn in (self.mutex_init, self.cond_init):
             fn.argtypes = [p, p]
         for fn in (self.mutex_destroy, self.cond_destroy):
@@ -866,7 +879,11 @@ class _Launch:
             access = k.sites[site] if 0 <= site < len(k.sites) else f"access {site}"
             other = int(b[B_ERR_OTHER])
             other = "several threads" if other == (1 << 20) - 1 else f"thread {other}"
-            did = {RACE_RAW: ("reads", "wrote"), RACE_WAR: ("writes", "read"), RACE_WAW: ("writes", "wrote")}[code]
+            did = {
+                RACE_RAW: ("reads", "wrote"),
+                RACE_WAR: ("writes", "read"),
+                RACE_WAW: ("writes", "wrote"),
+            }[code]
             return (
                 f"{where}: a shared-memory race: it {did[0]} {self._shared(value)}, which "
                 f"{other} {did[1]} since the last barrier: {access}"

@@ -20,11 +20,10 @@ lowering emits become calls of the emulator's thread runtime
   natural alignment of its type, which is what the GPU requires), the bytes
   must lie in a buffer of the launch or in the kernel's shared memory, and in
   shared memory they must not race another thread's access since the last
-  barrier. The access then uses
-  the address the check returns (the same, or a scratch buffer once the
-  check failed, so a failing kernel cannot write over the host's memory).
-  ``site`` numbers the checked accesses of the module in order, so a failure
-  names the access.
+  barrier. The access then uses the address the check returns (the same, or
+  a scratch buffer once the check failed, so a failing kernel cannot write
+  over the host's memory). ``site`` numbers the checked accesses of the
+  module in order, so a failure names the access.
 
 Shared memory stays in address space 3 (the host treats it as ordinary
 memory); the emulator runs one block at a time, so each shared global is one
@@ -123,7 +122,9 @@ class _Emulate:
             if name in have or name not in self.used:
                 continue
             ft = llvm.LLVMFunctionType(list(args), res)
-            self.module.body.block.add_op(llvm.FuncOp(name, ft, linkage=llvm.LinkageAttr("external")))
+            self.module.body.block.add_op(
+                llvm.FuncOp(name, ft, linkage=llvm.LinkageAttr("external"))
+            )
 
     def call(self, name: str, args, at: Operation) -> llvm.CallOp:
         self.used.add(name)

@@ -169,7 +169,8 @@ class CudaTarget(Target):
             sm = self.driver.arch
         except CudaUnavailable:
             return ""
-        return f"cuda llvmlite {llvmlite.__version__} llvm {lb.llvm_version_info} {sm} {ptx._features(sm)}"
+        llvm = f"llvmlite {llvmlite.__version__} llvm {lb.llvm_version_info}"
+        return f"cuda {llvm} {sm} {ptx._features(sm)}"
 
     def save(self, kernels) -> bytes | None:
         """Kernels of one compile: a JSON header (name -> buffers, grid, block), a
@@ -192,7 +193,9 @@ class CudaTarget(Target):
         if not sep or not text:
             raise ValueError("cuda: not saved kernels")
         try:
-            shapes = {str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in json.loads(head).items()}
+            shapes = {
+                str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in json.loads(head).items()
+            }
         except (ValueError, TypeError, IndexError, AttributeError) as e:
             raise ValueError(f"cuda: not saved kernels ({e})") from None
         from mlfuse.targets.cuda.driver import CudaError
