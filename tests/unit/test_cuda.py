@@ -124,6 +124,22 @@ def test_transpose_add_and_attention(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_float64_pow_without_libm(device):
+    # the GPU has no pow: expand-math{f64-pow=true} carries log2 and the product as
+    # double-doubles, which needs fma's single rounding (cuda_sim emulates it)
+    rng = _rng(7)
+    x = np.concatenate([rng.uniform(0, 10, 512), 1 + rng.uniform(-1e-3, 1e-3, 512)])
+    y = np.concatenate([rng.uniform(-20, 20, 512), rng.uniform(-5e5, 5e5, 512)])
+    got = (Tensor(x, device=device) ** Tensor(y, device=device)).numpy()
+    with np.errstate(all="ignore"):
+        ref = np.power(x.astype(np.longdouble), y.astype(np.longdouble))
+    fin = np.isfinite(ref.astype(np.float64))
+    ulps = np.abs(got[fin] - ref[fin]) / np.spacing(np.abs(ref[fin]).astype(np.float64))
+    assert float(ulps.max()) <= 1.0
+    assert np.array_equal(np.isinf(got), ~fin)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_integer_and_double_reductions(device):
     xi = _rng().integers(-50, 50, (16, 64)).astype(np.int32)
     np.testing.assert_array_equal(Tensor(xi, device=device).sum(1).numpy(), xi.sum(1))

@@ -70,6 +70,29 @@ def _fptosi(x, t: np.dtype):
     return np.where(big, info.max, res).astype(t) if big.any() else res
 
 
+def _fma64(a, b, c) -> np.ndarray:
+    """a·b + c in float64 with the product's rounding error kept (Dekker's
+    exact product, then a two-sum): fma(a, b, -a·b) is that error exactly, as
+    the GPU's ``fma.rn.f64`` gives it (double-double arithmetic relies on it);
+    otherwise within an ulp of one rounding. Where the split would overflow,
+    a plain a·b + c."""
+    a, b, c = (np.asarray(x, np.float64) for x in (a, b, c))
+    with np.errstate(all="ignore"):
+        p = a * b
+
+        def split(x):
+            t = 134217729.0 * x  # 2^27 + 1: x = hi + lo, each 26 bits or fewer
+            hi = t - (t - x)
+            return hi, x - hi
+
+        (ah, al), (bh, bl) = split(a), split(b)
+        e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+        s = p + c
+        bb = s - p
+        out = s + (((p - (s - bb)) + (c - bb)) + e)
+        return np.where(np.isfinite(e) & np.isfinite(out), out, p + c)
+
+
 _BINARY = {
     arith.AddfOp: np.add,
     arith.SubfOp: np.subtract,
@@ -210,8 +233,9 @@ class _Run:
             a, b, c = (self.v(x) for x in op.operands)
             t = _np_type(res.type)
             if t.itemsize <= 4:  # one rounding, as fma.rn: the product exact in float64
-                a = np.asarray(a, np.float64)
-            self.env[res] = (a * b + c).astype(t)
+                self.env[res] = (np.asarray(a, np.float64) * b + c).astype(t)
+            else:
+                self.env[res] = _fma64(a, b, c)
         elif isinstance(op, math.PowFOp):
             a, b = (self.v(x) for x in op.operands)
             self.env[res] = np.power(a, b).astype(_np_type(res.type))
