@@ -530,7 +530,12 @@ class _Runtime:
     def __init__(self):
         import llvmlite.binding as lb
 
-        libc = ctypes.CDLL(None)
+        try:
+            libc = ctypes.CDLL(None)  # the process's own symbols: libc's
+        except (OSError, TypeError):
+            libc = None
+        if libc is None or not hasattr(libc, "pthread_key_create"):
+            raise EmulationError("cuda_emu runs on POSIX threads, which this system lacks")
         key = ctypes.c_uint()
         if libc.pthread_key_create(ctypes.byref(key), None) != 0:
             raise EmulationError("cuda_emu: no thread-specific key for the runtime")
@@ -635,6 +640,13 @@ class CudaEmuTarget(Target):
 
     def __init__(self):
         self.timeout = float(os.environ.get("MLFUSE_EMU_TIMEOUT", "300"))
+
+    def available(self) -> bool:
+        try:
+            runtime()
+        except EmulationError:
+            return False
+        return True
 
     # -- compiling ------------------------------------------------------------------
     def compile(self, module: ModuleOp) -> dict[str, CompiledKernel]:
