@@ -19,7 +19,8 @@ from mlfuse.targets.cuda.map_plan import grid_threads, largest_divisor, row_thre
 
 HAS_GPU = cuda_driver.available()
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU or driver here")
-DEVICES = ["cuda_sim", "cuda_emu"] + (["cuda"] if HAS_GPU else [])
+EMULATOR = ["cuda_emu"] if get_target("cuda_emu").available() else []
+DEVICES = ["cuda_sim", *EMULATOR] + (["cuda"] if HAS_GPU else [])
 
 
 def _module(t: Tensor):

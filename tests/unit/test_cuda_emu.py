@@ -16,6 +16,10 @@ from mlfuse.driver import make_context
 from mlfuse.targets import get_target
 from mlfuse.targets.cuda.emulate import EmulationError
 
+pytestmark = pytest.mark.skipif(
+    not get_target("cuda_emu").available(), reason="cuda_emu needs POSIX threads"
+)
+
 
 def _kernels(text: str):
     """Compile a module of NVVM-level kernels (``llvm.func``s) for ``cuda_emu``."""
