@@ -15,7 +15,8 @@
 #
 # then run this with the device tool: command "bash bench/gpu_session.sh",
 # carry [".whl"], timeout_s 600. Steps: MLFUSE_GPU_STEPS="tests ops bench"
-# (the default) or a subset.
+# (the default) or a subset; "occupancy" measures the products again with
+# MLFUSE_CUDA_MIN_BLOCKS=2 (see mlfuse/targets/cuda/ptx.py, min_blocks).
 set -u -o pipefail
 OUT="${OUT:-/tmp/gpu_session}"
 mkdir -p "$OUT"
@@ -45,4 +46,9 @@ if [[ " $steps " == *" bench "* ]]; then
     2>&1 | tee "$OUT/bench.log"
   timeout 100 python3 bench/gpu.py W6 W7 W8 --budget 0.3 --json "$OUT/gpu-more.json" \
     2>&1 | tee "$OUT/bench-more.log"
+fi
+if [[ " $steps " == *" occupancy "* ]]; then
+  echo "== the products again, two blocks per multiprocessor (128 registers, a few spills)"
+  MLFUSE_CUDA_MIN_BLOCKS=2 timeout 150 python3 bench/gpu.py W5 W6 W7 --budget 0.3 \
+    --json "$OUT/gpu-minblocks2.json" 2>&1 | tee "$OUT/bench-minblocks2.log"
 fi

@@ -99,3 +99,16 @@ def test_rejected_ptx_reports_what_ptxas_said():
     text, _ = _ptx(_t((64, 64)) + 1)
     with pytest.raises(ptx.PtxasError, match="ptxas -arch=sm_90 rejected the PTX:\n.*error"):
         ptx.assemble(text.replace("ret;", "ret.bogus;"), "sm_90")
+
+
+def test_a_minimum_of_resident_blocks_caps_the_registers(monkeypatch):
+    # MLFUSE_CUDA_MIN_BLOCKS=2: .minnctapersm 2, and ptxas fits the product's
+    # 256-thread blocks two to a multiprocessor (128 registers), spilling a little
+    monkeypatch.setenv("MLFUSE_CUDA_MIN_BLOCKS", "2")
+    text, shapes = _ptx(_t((1024, 1024)) @ _t((1024, 1024), seed=1))
+    assert ".minnctapersm 2" in text
+    ((name, r),) = ptx.assemble(text).items()
+    assert r.registers <= 128 and r.registers * shapes[name].block * 2 <= REGISTERS_PER_SM
+    monkeypatch.setenv("MLFUSE_CUDA_MIN_BLOCKS", "two")
+    with pytest.raises(ValueError, match="MLFUSE_CUDA_MIN_BLOCKS must be a positive integer"):
+        _ptx(_t((64, 64)) + 1)

@@ -115,12 +115,29 @@ def nvptx_ir(module: ModuleOp, sm: str | None = None) -> str:
     return _with_maxntid(str(mod), shapes)
 
 
+def min_blocks() -> int | None:
+    """``MLFUSE_CUDA_MIN_BLOCKS``: blocks of each kernel a multiprocessor must be
+    able to hold at once (``.minnctapersm``; ptxas then caps registers per
+    thread to fit, spilling if it must), or None for ptxas's own choice. A
+    4096^3 product's 163 registers per thread hold one 256-thread block per
+    multiprocessor; with 2, ptxas fits it in 128 registers (56 bytes spilled,
+    none in the inner loop): an experiment for a GPU to decide."""
+    v = os.environ.get("MLFUSE_CUDA_MIN_BLOCKS", "")
+    if not v:
+        return None
+    if not v.isdigit() or int(v) < 1:
+        raise ValueError(f"MLFUSE_CUDA_MIN_BLOCKS must be a positive integer, got {v!r}")
+    return int(v)
+
+
 def _with_maxntid(text: str, shapes: dict[str, LaunchShape]) -> str:
     """Each kernel's block size as its ``"nvvm.maxntid"`` function attribute
-    (llvmlite's IR builder has no string attributes, so they are written into
-    the text)."""
+    (and :func:`min_blocks` as ``"nvvm.minctasm"``; llvmlite's IR builder has
+    no string attributes, so they are written into the text)."""
     lines = text.splitlines()
     groups: list[str] = []
+    blocks = min_blocks()
+    extra = f' "nvvm.minctasm"="{blocks}"' if blocks else ""
     for i, line in enumerate(lines):
         if not line.startswith("define ptx_kernel"):
             continue
@@ -128,7 +145,7 @@ def _with_maxntid(text: str, shapes: dict[str, LaunchShape]) -> str:
         if name not in shapes:
             continue
         g = f"#{1000 + len(groups)}"  # numbered groups; llvmlite writes none
-        groups.append(f'attributes {g} = {{ "nvvm.maxntid"="{shapes[name].block}" }}')
+        groups.append(f'attributes {g} = {{ "nvvm.maxntid"="{shapes[name].block}"{extra} }}')
         head, brace = line.rsplit("{", 1) if line.rstrip().endswith("{") else (line, None)
         lines[i] = f"{head.rstrip()} {g} {{" if brace is not None else f"{line} {g}"
     return "\n".join(lines + groups) + "\n"

@@ -170,7 +170,7 @@ class CudaTarget(Target):
         except CudaUnavailable:
             return ""
         llvm = f"llvmlite {llvmlite.__version__} llvm {lb.llvm_version_info}"
-        return f"cuda {llvm} {sm} {ptx._features(sm)}"
+        return f"cuda {llvm} {sm} {ptx._features(sm)} min-blocks {ptx.min_blocks()}"
 
     def save(self, kernels) -> bytes | None:
         """Kernels of one compile: a JSON header (name -> buffers, grid, block), a
