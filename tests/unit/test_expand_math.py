@@ -158,12 +158,17 @@ def test_pow_f32_accuracy():
 def test_pow_f32_specials_match_numpy():
     vals = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, -2.5, np.inf,
                      -np.inf, np.nan, TINY, -TINY, MAXF, 1e-30], F32)  # fmt: skip
+    pow_specials_match_numpy(vals)
+
+
+def pow_specials_match_numpy(vals: np.ndarray) -> None:
+    """x ** y for every pair of ``vals``: special values as numpy's, finite non-zero
+    results within an ulp (numpy's own pow is not always correctly rounded)."""
     x, y = (a.reshape(-1) for a in np.meshgrid(vals, vals, indexing="ij"))
     with np.errstate(all="ignore"):
         ref = np.power(x, y)
     got = (Tensor(x) ** Tensor(y)).numpy()
     same = (got == ref) & (np.signbit(got) == np.signbit(ref)) | (np.isnan(got) & np.isnan(ref))
-    # finite non-zero results: within an ulp (numpy's own powf is not always correctly rounded)
     with np.errstate(invalid="ignore", over="ignore"):
         near = np.isfinite(ref) & (ref != 0) & (np.abs(got - ref) <= np.spacing(np.abs(ref)))
     assert (same | near).all(), list(zip(x[~same], y[~same], got[~same], ref[~same]))
@@ -251,14 +256,7 @@ def test_pow_f64_expanded_specials_match_numpy(f64_pow_expanded):
     tiny = float(np.finfo(F64).smallest_subnormal)
     vals = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, -2.5, np.inf,
                      -np.inf, np.nan, tiny, -tiny, 1e308, 1e-300, 1075.0, -1075.0])  # fmt: skip
-    x, y = (a.reshape(-1) for a in np.meshgrid(vals, vals, indexing="ij"))
-    with np.errstate(all="ignore"):
-        ref = np.power(x, y)
-    got = (Tensor(x) ** Tensor(y)).numpy()
-    same = (got == ref) & (np.signbit(got) == np.signbit(ref)) | (np.isnan(got) & np.isnan(ref))
-    with np.errstate(invalid="ignore", over="ignore"):
-        near = np.isfinite(ref) & (ref != 0) & (np.abs(got - ref) <= np.spacing(np.abs(ref)))
-    assert (same | near).all(), list(zip(x[~same], y[~same], got[~same], ref[~same]))
+    pow_specials_match_numpy(vals)
 
 
 def test_ops_built_on_exp():

@@ -50,10 +50,11 @@ from xdsl.printer import Printer
 
 from mlfuse import dtypes
 from mlfuse.dtypes import DType
-from mlfuse.targets import Buffer, CompiledKernel, Target
+from mlfuse.targets import Buffer, CompiledKernel
 from mlfuse.targets.cuda.driver import CudaError
 from mlfuse.targets.cuda.emulate_nvvm import RUNTIME, checked_accesses
-from mlfuse.targets.cuda.target import _PASSES, CudaTarget
+from mlfuse.targets.cuda.host_memory import HostBuffer, HostMemoryTarget
+from mlfuse.targets.cuda.target import CudaTarget
 
 WARP = 32
 BAR_BYTES = 256
@@ -595,17 +596,6 @@ class EmuKernel(CompiledKernel):
         self.engine = engine
 
 
-class EmuBuffer(Buffer):
-    """A buffer of the emulated GPU: host memory aligned as cuMemAlloc's (256 bytes)."""
-
-    __slots__ = ("array", "ptr")
-
-    def __init__(self, device: str, array: np.ndarray, dtype: DType):
-        super().__init__(device, array.size, dtype)
-        self.array: np.ndarray | None = array
-        self.ptr = array.ctypes.data
-
-
 ALIGN = 256
 
 
@@ -618,17 +608,11 @@ def _aligned(size: int, dtype: DType) -> np.ndarray:
     return raw[start : start + size * dtype.itemsize].view(dtype.np)
 
 
-class CudaEmuTarget(Target):
+class CudaEmuTarget(HostMemoryTarget):
     """The ``cuda_emu`` device: NVVM-level kernels on host threads, every access checked."""
 
     name = "cuda_emu"
-
-    # the front end and the kernel pipeline decide as they do for the CUDA target
-    reduce_split = CudaTarget.reduce_split
     kernel_pipeline = CudaTarget.kernel_pipeline
-
-    def copy_padded_input(self, nbytes: int) -> bool:
-        return nbytes >= CudaTarget.PAD_COPY_BYTES
 
     def passes(self):
         def emulate():
@@ -636,7 +620,7 @@ class CudaEmuTarget(Target):
 
             return EmulateNvvm
 
-        return {**_PASSES, "emulate-nvvm": emulate}
+        return {**super().passes(), "emulate-nvvm": emulate}
 
     def __init__(self):
         self.timeout = float(os.environ.get("MLFUSE_EMU_TIMEOUT", "300"))
@@ -717,65 +701,27 @@ class CudaEmuTarget(Target):
             )
         return out
 
-    # -- memory: aligned host arrays ---------------------------------------------------
-    def _mine(self, buf: Buffer, what: str) -> np.ndarray:
-        if not isinstance(buf, EmuBuffer) or buf.device != self.name:
-            raise ValueError(f"{what}: {buf!r} is not a buffer of device '{self.name}'")
-        if buf.array is None:
-            raise ValueError(f"{what}: {buf!r} was freed")
-        return buf.array
+    # -- memory: host arrays as cuMemAlloc aligns them, unwritten bytes 0xFF -----------
+    def alloc(self, size: int, dtype: DType) -> HostBuffer:
+        return HostBuffer(self.name, _aligned(size, dtype), dtype)
 
-    def alloc(self, size: int, dtype: DType) -> EmuBuffer:
-        return EmuBuffer(self.name, _aligned(size, dtype), dtype)
-
-    def free(self, buf: Buffer) -> None:
-        self._mine(buf, "free")
-        buf.array = None  # type: ignore[attr-defined]
-
-    window_alignment = 256  # as the CUDA target's
-
-    def window(self, buf: Buffer, offset: int, size: int) -> EmuBuffer:
-        self._window_of(buf, offset, size)
-        w = EmuBuffer(self.name, self._mine(buf, "window")[offset : offset + size], buf.dtype)
-        w.base, w.base_offset = buf, offset
-        return w
-
-    def from_numpy(self, array: np.ndarray) -> EmuBuffer:
+    def from_numpy(self, array: np.ndarray) -> HostBuffer:
         host = np.ascontiguousarray(array).reshape(-1)
         dt = dtypes.from_numpy(host.dtype)
         out = _aligned(host.size, dt)
         out[...] = host
-        return EmuBuffer(self.name, out, dt)
-
-    def to_numpy(self, buf: Buffer) -> np.ndarray:
-        return self._mine(buf, "to_numpy").copy()
-
-    def copy(self, dst: Buffer, src: Buffer) -> None:
-        d, s = self._mine(dst, "copy"), self._mine(src, "copy")
-        if d.size != s.size or d.dtype != s.dtype:
-            raise ValueError(f"copy: {src!r} does not fit {dst!r}")
-        np.copyto(d, s)
+        return HostBuffer(self.name, out, dt)
 
     # -- launches --------------------------------------------------------------------
     def launch(self, kernel: CompiledKernel, buffers: Sequence[Buffer]) -> None:
-        if not isinstance(kernel, EmuKernel):
-            raise TypeError(f"launch: {kernel!r} was not compiled for cuda_emu")
-        if len(buffers) != kernel.num_buffers:
-            raise ValueError(
-                f"launch of {kernel.name}: it takes {kernel.num_buffers} buffers, got "
-                f"{len(buffers)}"
-            )
-        arrays = [self._mine(b, f"launch of {kernel.name}") for b in buffers]
+        arrays = self._launch_arrays(kernel, EmuKernel, buffers)
         for i, a in enumerate(arrays):
             if a.ctypes.data % 16:
                 raise EmulationError(
                     f"launch of {kernel.name}: buffer {i} at {a.ctypes.data:#x} is not 16-byte "
                     "aligned (kernels assume their buffers are)"
                 )
-        _Launch(runtime(), kernel, arrays, self.timeout).run()
-
-    def synchronize(self) -> None:
-        """Launches return when they are done."""
+        _Launch(runtime(), kernel, arrays, self.timeout).run()  # type: ignore[arg-type]
 
 
 def _owner(op) -> str:

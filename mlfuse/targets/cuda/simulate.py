@@ -36,7 +36,8 @@ from xdsl.ir import Attribute, Block, SSAValue
 from mlfuse import dtypes
 from mlfuse.dtypes import DType
 from mlfuse.lowering.kernel_to_loops import BLOCK_ATTR, GRID_ATTR, KERNEL_ATTR
-from mlfuse.targets import Buffer, CompiledKernel, Target
+from mlfuse.targets import Buffer, CompiledKernel
+from mlfuse.targets.cuda.host_memory import HostBuffer, HostMemoryTarget
 
 
 def _np_type(t: Attribute) -> np.dtype:
@@ -406,32 +407,10 @@ class SimKernel(CompiledKernel):
         self.func = f
 
 
-class SimBuffer(Buffer):
-    """A buffer of the simulated GPU: a host array (None once freed)."""
-
-    __slots__ = ("array",)
-
-    def __init__(self, device: str, array: np.ndarray, dtype: DType):
-        super().__init__(device, array.size, dtype)
-        self.array: np.ndarray | None = array
-
-
-class CudaSimTarget(Target):
+class CudaSimTarget(HostMemoryTarget):
     """The ``cuda_sim`` device: host memory, the CUDA target's plans and loops, numpy threads."""
 
     name = "cuda_sim"
-
-    # the front end decides as it does for the CUDA target
-    @property
-    def reduce_split(self):  # type: ignore[override]
-        from mlfuse.targets.cuda.target import CudaTarget
-
-        return CudaTarget.reduce_split
-
-    def copy_padded_input(self, nbytes: int) -> bool:
-        from mlfuse.targets.cuda.target import CudaTarget
-
-        return nbytes >= CudaTarget.PAD_COPY_BYTES
 
     kernel_pipeline = (
         "legalize-float-types",
@@ -441,11 +420,6 @@ class CudaSimTarget(Target):
         "convert-kernel-to-loops{grid=true}",
     )
 
-    def passes(self):
-        from mlfuse.targets.cuda.target import _PASSES
-
-        return _PASSES
-
     def compile(self, module: ModuleOp) -> dict[str, CompiledKernel]:
         return {
             op.sym_name.data: SimKernel(op)
@@ -453,51 +427,12 @@ class CudaSimTarget(Target):
             if isinstance(op, func.FuncOp) and KERNEL_ATTR in op.attributes
         }
 
-    # -- memory: host arrays ------------------------------------------------------
-    def _mine(self, buf: Buffer, what: str) -> np.ndarray:
-        if not isinstance(buf, SimBuffer) or buf.device != self.name:
-            raise ValueError(f"{what}: {buf!r} is not a buffer of device '{self.name}'")
-        if buf.array is None:
-            raise ValueError(f"{what}: {buf!r} was freed")
-        return buf.array
+    def alloc(self, size: int, dtype: DType) -> HostBuffer:
+        return HostBuffer(self.name, np.empty(size, dtype.np), dtype)
 
-    def alloc(self, size: int, dtype: DType) -> SimBuffer:
-        return SimBuffer(self.name, np.empty(size, dtype.np), dtype)
-
-    def free(self, buf: Buffer) -> None:
-        self._mine(buf, "free")
-        buf.array = None  # type: ignore[attr-defined]
-
-    window_alignment = 256  # as the CUDA target's
-
-    def window(self, buf: Buffer, offset: int, size: int) -> SimBuffer:
-        self._window_of(buf, offset, size)
-        w = SimBuffer(self.name, self._mine(buf, "window")[offset : offset + size], buf.dtype)
-        w.base, w.base_offset = buf, offset
-        return w
-
-    def from_numpy(self, array: np.ndarray) -> SimBuffer:
+    def from_numpy(self, array: np.ndarray) -> HostBuffer:
         host = np.array(array).reshape(-1)
-        return SimBuffer(self.name, host, dtypes.from_numpy(host.dtype))
-
-    def to_numpy(self, buf: Buffer) -> np.ndarray:
-        return self._mine(buf, "to_numpy").copy()
-
-    def copy(self, dst: Buffer, src: Buffer) -> None:
-        d, s = self._mine(dst, "copy"), self._mine(src, "copy")
-        if d.size != s.size or d.dtype != s.dtype:
-            raise ValueError(f"copy: {src!r} does not fit {dst!r}")
-        np.copyto(d, s)
+        return HostBuffer(self.name, host, dtypes.from_numpy(host.dtype))
 
     def launch(self, kernel: CompiledKernel, buffers: Sequence[Buffer]) -> None:
-        if not isinstance(kernel, SimKernel):
-            raise TypeError(f"launch: {kernel!r} was not compiled for cuda_sim")
-        if len(buffers) != kernel.num_buffers:
-            raise ValueError(
-                f"launch of {kernel.name}: it takes {kernel.num_buffers} buffers, got "
-                f"{len(buffers)}"
-            )
-        simulate(kernel.func, [self._mine(b, f"launch of {kernel.name}") for b in buffers])
-
-    def synchronize(self) -> None:
-        """Launches return when they are done."""
+        simulate(kernel.func, self._launch_arrays(kernel, SimKernel, buffers))  # type: ignore[attr-defined]
