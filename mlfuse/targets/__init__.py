@@ -242,6 +242,19 @@ class Target(ABC):
         while the program that reads it runs; it is never freed."""
         raise NotImplementedError(f"target '{self.name}' has no buffer windows")
 
+    def _check_launch(
+        self, kernel: CompiledKernel, kind: type, buffers: Sequence[Buffer], compiled_for: str
+    ) -> None:
+        """A launch's kernel must be a ``kind`` (compiled by this target, for
+        ``compiled_for``) and get as many buffers as it takes."""
+        if not isinstance(kernel, kind):
+            raise TypeError(f"launch: {kernel!r} was not compiled for {compiled_for}")
+        if len(buffers) != kernel.num_buffers:
+            raise ValueError(
+                f"launch of {kernel.name}: it takes {kernel.num_buffers} buffers, got "
+                f"{len(buffers)}"
+            )
+
     def _window_of(self, buf: Buffer, offset: int, size: int) -> None:
         if offset < 0 or size < 0 or offset + size > buf.size:
             raise ValueError(

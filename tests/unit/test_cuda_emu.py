@@ -235,3 +235,14 @@ def test_half_floats_convert_on_the_host():
     n = np.array([np.nan, np.inf, -np.inf, 1.5, 1e-5], np.float32)
     got = Tensor(n, device="cuda_emu").half().nan_to_num().float().numpy()
     np.testing.assert_array_equal(got, np.nan_to_num(n.astype(np.float16)).astype(np.float32))
+
+
+def test_launches_check_the_kernel_and_its_buffers():
+    target, kernels = _kernels(_ADD_ONE)
+    sim = get_target("cuda_sim")
+    with pytest.raises(TypeError, match="was not compiled for cuda_sim"):
+        sim.launch(kernels["k"], [])
+    with pytest.raises(ValueError, match="launch of k: it takes 2 buffers, got 1"):
+        target.launch(kernels["k"], [target.from_numpy(np.zeros(192, np.float32))])
+    with pytest.raises(ValueError, match="is not a buffer of device 'cuda_emu'"):
+        target.launch(kernels["k"], [sim.from_numpy(np.zeros(4, np.float32))] * 2)

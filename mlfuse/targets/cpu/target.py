@@ -237,13 +237,7 @@ class CpuTarget(Target):
 
     # -- kernels ------------------------------------------------------------------
     def launch(self, kernel: CompiledKernel, buffers: Sequence[Buffer]) -> None:
-        if not isinstance(kernel, CpuKernel):
-            raise TypeError(f"launch: {kernel!r} was not compiled for the CPU")
-        if len(buffers) != kernel.num_buffers:
-            raise ValueError(
-                f"launch of {kernel.name}: it takes {kernel.num_buffers} buffers, got "
-                f"{len(buffers)}"
-            )
+        self._check_launch(kernel, CpuKernel, buffers, "the CPU")
         try:
             pointers = [b.ptr for b in buffers]  # type: ignore[attr-defined]
         except AttributeError:

@@ -68,13 +68,7 @@ class HostMemoryTarget(Target):
         self, kernel: CompiledKernel, kind: type, buffers: Sequence[Buffer]
     ) -> list[np.ndarray]:
         """The arrays of a launch of ``kernel`` (which must be a ``kind``) on ``buffers``."""
-        if not isinstance(kernel, kind):
-            raise TypeError(f"launch: {kernel!r} was not compiled for {self.name}")
-        if len(buffers) != kernel.num_buffers:
-            raise ValueError(
-                f"launch of {kernel.name}: it takes {kernel.num_buffers} buffers, got "
-                f"{len(buffers)}"
-            )
+        self._check_launch(kernel, kind, buffers, self.name)
         return [self._mine(b, f"launch of {kernel.name}") for b in buffers]
 
     def synchronize(self) -> None:

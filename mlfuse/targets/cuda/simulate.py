@@ -435,4 +435,5 @@ class CudaSimTarget(HostMemoryTarget):
         return HostBuffer(self.name, host, dtypes.from_numpy(host.dtype))
 
     def launch(self, kernel: CompiledKernel, buffers: Sequence[Buffer]) -> None:
-        simulate(kernel.func, self._launch_arrays(kernel, SimKernel, buffers))  # type: ignore[attr-defined]
+        arrays = self._launch_arrays(kernel, SimKernel, buffers)
+        simulate(kernel.func, arrays)  # type: ignore[attr-defined]

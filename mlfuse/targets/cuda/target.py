@@ -274,13 +274,7 @@ class CudaTarget(Target):
 
     # -- kernels ------------------------------------------------------------------
     def launch(self, kernel: CompiledKernel, buffers: Sequence[Buffer]) -> None:
-        if not isinstance(kernel, CudaKernel):
-            raise TypeError(f"launch: {kernel!r} was not compiled for the GPU")
-        if len(buffers) != kernel.num_buffers:
-            raise ValueError(
-                f"launch of {kernel.name}: it takes {kernel.num_buffers} buffers, got "
-                f"{len(buffers)}"
-            )
+        self._check_launch(kernel, CudaKernel, buffers, "the GPU")
         ptrs = [self._mine(b, f"launch of {kernel.name}").ptr for b in buffers]
         self.driver.launch(kernel.function, kernel.name, kernel.grid, kernel.block, ptrs)
         self._last = kernel.name
