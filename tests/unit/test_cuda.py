@@ -99,6 +99,40 @@ def test_softmax_and_layernorm_in_one_kernel_each(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_rows_read_more_than_once_stay_in_registers(device):
+    """Softmax, layernorm and ``x - max(x)`` over rows of 2 and 4 steps of 512
+    threads: each thread holds its part of the row in registers (one load per
+    element); the results match float64 numpy."""
+    rng = _rng(5)
+    for shape in ((6, 4096), (3, 8192), (2, 3, 4096)):
+        x = rng.standard_normal(shape).astype(np.float32) * 4
+        w = rng.standard_normal(shape[-1]).astype(np.float32)
+        b = rng.standard_normal(shape[-1]).astype(np.float32)
+        x64 = x.astype(np.float64)
+        t = Tensor(x, device=device)
+        sm = t.softmax(-1)
+        if device == "cuda_sim":
+            (k,) = _kernels(sm)
+            steps = shape[-1] // 2048
+            assert str(k.loop_plan).endswith(
+                f"unroll {len(shape) - 1}:{steps}, "
+                f"thread {len(shape) - 1}:512, unroll {len(shape) - 1}:4]"
+            )
+        e = np.exp(x64 - x64.max(-1, keepdims=True))
+        _close(sm.numpy(), e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+        ln = t.layernorm(axis=-1, eps=1e-5) * Tensor(w, device=device) + Tensor(b, device=device)
+        m = x64.mean(-1, keepdims=True)
+        v = ((x64 - m) ** 2).mean(-1, keepdims=True)
+        _close(ln.numpy(), (x64 - m) / np.sqrt(v + 1e-5) * w + b, rtol=1e-4, atol=1e-4)
+        _close((t - t.max(-1, keepdim=True)).numpy(), x64 - x64.max(-1, keepdims=True))
+    xi = rng.integers(-99, 99, (4, 4096)).astype(np.int32)
+    ti = Tensor(xi, device=device)
+    np.testing.assert_array_equal(
+        (ti - ti.min(1, keepdim=True)).numpy(), xi - xi.min(1, keepdims=True)
+    )
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("mkn", [(64, 96, 128), (3, 5, 7), (2, 128, 64)], ids=str)
 def test_matmul_and_batched_matmul(device, mkn):
     m, k, n = mkn

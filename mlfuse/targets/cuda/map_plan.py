@@ -25,7 +25,12 @@ point of them, see :mod:`mlfuse.loop_nest`); what runs inside a thread stays
    ``4t .. 4t + 3, 4t + 4T ...``: coalesced, 16-byte loads where the row
    length is a multiple of 4), every reduce of the kernel combining the
    threads' partial results (``gpu.all_reduce``: warp shuffles and shared
-   memory), so softmax and layernorm stay one pass over the data per reduce.
+   memory). A kernel that reads its rows more than once (softmax: a max, a
+   sum, then the row again for the output) holds each thread's part of the
+   row in registers where it fits (an ``unroll`` loop instead of the serial
+   one: up to 16 floats a thread, rows of up to 8192), so every element
+   leaves memory once and the exponentials are computed once; longer rows
+   read it again per reduce.
    Blocks are whole warps (up to 512 threads); rows of a warp or less take a
    group of threads each (a power of two), several rows to a block of up to
    256 threads, each group combined by shuffles within its warp.
@@ -97,6 +102,10 @@ MIN_STAGE_THREADS = 64
 """A block of fewer threads reads its operands from global memory (a tile
 element is read by as many threads as share its row or column: too few to
 pay for the copy and the barriers)."""
+ROW_REGISTER_BYTES = 64
+"""Bytes of a row each thread may hold in registers (16 floats): a kernel that
+reads its rows more than once (softmax, layernorm) keeps them there when they
+fit, so each element leaves memory once."""
 SHARED_BYTES = 32 * 1024
 """Shared memory a block's tiles may take (of the 48 KiB every GPU gives a
 block statically; more blocks fit on a multiprocessor with less)."""
@@ -283,13 +292,21 @@ class _Kernel:
             if t == 1:
                 continue
             steps = -(-n // (t * lanes))
+            width = max(_bytes(x.result.type) for x in self.loads if x.view.stack.depends_on(d))
+            resident = (
+                steps > 1
+                and n % (t * lanes) == 0
+                and steps * lanes * width <= ROW_REGISTER_BYTES
+                and self.rereads(d)
+            )
             serial = []
             for lp in self.serial:
-                if lp.dim == d:
-                    if steps > 1 or n % (t * lanes):  # (an overhanging row keeps its loop)
-                        serial.append(Loop(d, SERIAL, steps))
-                else:
+                if lp.dim != d:
                     serial.append(lp)
+                elif resident:  # the thread's part of the row: a register block
+                    serial.append(Loop(d, UNROLL, steps))
+                elif steps > 1 or n % (t * lanes):  # (an overhanging row keeps its loop)
+                    serial.append(Loop(d, SERIAL, steps))
             vector = [Loop(d, UNROLL, lanes)] if lanes > 1 else []
             if t <= WARP and self.par:
                 # short rows: several per block, each a group of t threads in a warp
@@ -305,6 +322,13 @@ class _Kernel:
             plan = LoopPlan((*blocks, *serial, Loop(d, THREAD, t), *vector))
             return plan.normalized(self.space)
         return None
+
+    def rereads(self, d: int) -> bool:
+        """Whether the kernel reads its rows along ``d`` more than once: two
+        reduces over ``d`` (softmax's max and sum), or one and stores along
+        ``d`` (the row again, with the reduce's result: ``x - x.max(1)``)."""
+        over = sum(d in r.reduce_axes for r in self.reduces)
+        return over > 1 or any(s.view.stack.depends_on(d) for s in self.stores)
 
     def transpose(self) -> LoopPlan | None:
         """An elementwise kernel with a load that reads consecutively along a dim
