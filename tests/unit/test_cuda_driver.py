@@ -169,3 +169,65 @@ def test_a_second_process_loads_the_ptx_from_the_disk_cache(standin, tmp_path):
             [sys.executable, "-c", _PROCESS, mode], capture_output=True, text=True, env=env
         )
         assert done.returncode == 0 and done.stdout.strip() == "256", (mode, done.stderr[-2000:])
+
+
+def test_a_buffer_goes_back_to_the_pool_when_its_last_reference_goes(target, standin):
+    lib = _lib(standin)
+    lib.standin_live_allocations.restype = ctypes.c_long
+    a = target.alloc(1000, dtypes.float32)
+    at, live = a.ptr, lib.standin_live_allocations()
+    w = target.window(a, 64, 100)
+    del w  # a window owns no memory: its base stays
+    assert a.ptr == at and target._pooled == 0
+    np.testing.assert_array_equal(target.to_numpy(a).size, 1000)
+    del a
+    assert target._pooled == 4000
+    b = target.alloc(1000, dtypes.float32)
+    assert b.ptr == at and lib.standin_live_allocations() == live  # no new allocation
+    explicit = target.alloc(10, dtypes.float32)
+    target.free(explicit)
+    del explicit  # freed already: not pooled twice
+    assert target._pool[40] == [target._pool[40][0]]
+
+
+def test_an_allocation_the_device_refuses_gives_the_pool_back_first(target, standin):
+    lib = _lib(standin)
+    lib.standin_live_allocations.restype = ctypes.c_long
+    pooled = [target.alloc(256, dtypes.float32) for _ in range(3)]
+    del pooled  # three buffers of 1 KiB in the pool
+    assert target._pooled == 3 * 1024
+    lib.standin_limit_allocations(ctypes.c_long(lib.standin_live_allocations()))
+    try:
+        big = target.alloc(1 << 20, dtypes.float32)  # refused, then given after the trim
+        assert big.ptr is not None and target._pooled == 0
+        lib.standin_limit_allocations(ctypes.c_long(lib.standin_live_allocations()))
+        with pytest.raises(CudaError, match=r"allocating 8 bytes: CUDA_ERROR_OUT_OF_MEMORY"):
+            target.alloc(2, dtypes.float32)  # nothing left to give back
+    finally:
+        lib.standin_limit_allocations(ctypes.c_long(1 << 40))
+
+
+_LOOP = """
+import ctypes, sys
+import numpy as np
+from mlfuse import Tensor
+lib = ctypes.CDLL(sys.argv[1])
+x = Tensor(np.ones((256, 256), np.float32), device="cuda")
+(x * 2 + 1).softmax(1).realize()
+before = lib.standin_live_allocations()
+for _ in range(50):
+    y = (x * 2 + 1).softmax(1).realize()
+print(lib.standin_live_allocations() - before)
+"""
+
+
+def test_realizes_in_a_loop_reuse_device_memory(standin, tmp_path):
+    import os
+    import sys
+
+    env = dict(os.environ, MLFUSE_CUDA_DRIVER=standin, MLFUSE_CACHE_DIR=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-c", _LOOP, standin], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout) <= 2, done.stdout  # was one new allocation per realize

@@ -15,13 +15,28 @@ from mlfuse.targets import Buffer, CompiledKernel, Target
 
 class CudaBuffer(Buffer):
     """``size`` elements in the GPU's global memory, at device address ``ptr``
-    (None once freed)."""
+    (None once freed).
 
-    __slots__ = ("ptr",)
+    A buffer its target allocated (``owner``) goes back to that target when the
+    last reference to it goes (into the pool of freed memory the next
+    allocation of its size takes); a window (:meth:`CudaTarget.window`) owns
+    nothing and keeps its base alive."""
 
-    def __init__(self, device: str, size: int, dtype: DType, ptr: int):
+    __slots__ = ("ptr", "owner")
+
+    def __init__(
+        self, device: str, size: int, dtype: DType, ptr: int, owner: CudaTarget | None = None
+    ):
         super().__init__(device, size, dtype)
         self.ptr: int | None = ptr
+        self.owner = owner
+
+    def __del__(self) -> None:
+        if self.owner is not None and self.ptr is not None:
+            try:
+                self.owner.free(self)
+            except Exception:  # pragma: no cover - interpreter shutdown, a lost context
+                pass
 
 
 class CudaKernel(CompiledKernel):
@@ -227,13 +242,31 @@ class CudaTarget(Target):
         free = self._pool.get(nbytes)
         if free:
             self._pooled -= nbytes
-            return CudaBuffer(self.name, size, dtype, free.pop())
-        return CudaBuffer(self.name, size, dtype, self.driver.alloc(nbytes))
+            return CudaBuffer(self.name, size, dtype, free.pop(), self)
+        from mlfuse.targets.cuda.driver import CudaError
+
+        try:
+            ptr = self.driver.alloc(nbytes)
+        except CudaError:
+            if not self._pooled:
+                raise
+            self.trim()  # the pool's buffers are of other sizes: give them back and retry
+            ptr = self.driver.alloc(nbytes)
+        return CudaBuffer(self.name, size, dtype, ptr, self)
+
+    def trim(self) -> None:
+        """Give the pool's memory back to the driver."""
+        pool, self._pool, self._pooled = self._pool, {}, 0
+        for ptrs in pool.values():
+            for ptr in ptrs:
+                self.driver.free(ptr)
 
     def free(self, buf: Buffer) -> None:
         b = self._mine(buf, "free")
         ptr, b.ptr = b.ptr, None
         assert ptr is not None
+        if b.base is not None:  # a window: the memory is its base's
+            return
         nbytes = max(b.nbytes, 1)
         if self._pooled + nbytes <= self.POOL_BYTES:
             self._pool.setdefault(nbytes, []).append(ptr)

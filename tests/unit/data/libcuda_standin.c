@@ -1,8 +1,9 @@
 /* A stand-in for libcuda.so.1, for testing mlfuse's ctypes bindings of the CUDA
  * driver API on machines without a GPU (tests/unit/test_cuda_driver.py).
  *
- * Memory is host memory (cuMemAlloc is a 256-byte aligned malloc), copies are
- * memcpy, and a module "loads" when its PTX has an .entry; otherwise the
+ * Memory is host memory (cuMemAlloc is a 256-byte aligned malloc; it fails with
+ * CUDA_ERROR_OUT_OF_MEMORY past a limit on live allocations a test may set),
+ * copies are memcpy, and a module "loads" when its PTX has an .entry; otherwise the
  * error log buffer passed through the JIT options receives a message, as the
  * real driver's does. Launches run nothing: they record what they were given
  * (the grid, the block, each kernel parameter read as a CUdeviceptr), which the
@@ -16,7 +17,7 @@ typedef int CUresult;
 typedef uint64_t CUdeviceptr;
 
 enum {
-    SUCCESS = 0, INVALID_VALUE = 1, NOT_INITIALIZED = 3, INVALID_PTX = 218,
+    SUCCESS = 0, INVALID_VALUE = 1, OUT_OF_MEMORY = 2, NOT_INITIALIZED = 3, INVALID_PTX = 218,
     NOT_FOUND = 500, LAUNCH_FAILED = 719,
 };
 
@@ -24,6 +25,7 @@ static int initialized;
 static CUresult sticky; /* returned by the next synchronize */
 static unsigned last_grid, last_block, last_shared;
 static int last_nparams;
+static long live_allocations, allocation_limit = 1L << 40; /* "device memory": a count of allocations */
 static CUdeviceptr last_params[64];
 
 struct module { char *ptx; };
@@ -46,12 +48,14 @@ CUresult cuCtxSetCurrent(void *ctx) { return ctx ? SUCCESS : INVALID_VALUE; }
 CUresult cuCtxSynchronize(void) { CUresult r = sticky; sticky = SUCCESS; return r; }
 
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+    if (live_allocations >= allocation_limit) return OUT_OF_MEMORY;
     void *m = aligned_alloc(256, (n + 255) / 256 * 256);
-    if (!m) return INVALID_VALUE;
+    if (!m) return OUT_OF_MEMORY;
+    live_allocations++;
     *p = (CUdeviceptr)(uintptr_t)m;
     return SUCCESS;
 }
-CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return SUCCESS; }
+CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); live_allocations--; return SUCCESS; }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t n) { memcpy((void *)(uintptr_t)d, h, n); return SUCCESS; }
 CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr s, size_t n) { memcpy(h, (void *)(uintptr_t)s, n); return SUCCESS; }
 CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
@@ -103,6 +107,7 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
 CUresult cuGetErrorName(CUresult rc, const char **name) {
     switch (rc) {
     case INVALID_VALUE: *name = "CUDA_ERROR_INVALID_VALUE"; return SUCCESS;
+    case OUT_OF_MEMORY: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return SUCCESS;
     case INVALID_PTX: *name = "CUDA_ERROR_INVALID_PTX"; return SUCCESS;
     case NOT_FOUND: *name = "CUDA_ERROR_NOT_FOUND"; return SUCCESS;
     case LAUNCH_FAILED: *name = "CUDA_ERROR_LAUNCH_FAILED"; return SUCCESS;
@@ -121,3 +126,5 @@ unsigned standin_last_shared(void) { return last_shared; }
 int standin_last_nparams(void) { return last_nparams; }
 CUdeviceptr standin_last_param(int i) { return last_params[i]; }
 void standin_fail_next_sync(CUresult rc) { sticky = rc; }
+long standin_live_allocations(void) { return live_allocations; }
+void standin_limit_allocations(long n) { allocation_limit = n; }
