@@ -5,8 +5,9 @@
 
 Same workloads, inputs and float64 checks as bench/run.py (whose programs and
 report this reuses), at the GPU sizes of WORKLOADS.md, on the device: mlfuse
-with ``device="cuda"``, torch eager on CUDA tensors, torch.compile (inductor)
-when it works. Every timed call ends with a device synchronize. Limits
+with ``device="cuda"`` (lazy: each call builds and realizes the graph), mlfuse.jit
+(the programs captured once, then replayed), torch eager on CUDA tensors,
+torch.compile (inductor) when it works. Every timed call ends with a device synchronize. Limits
 measured in the same run: the device-to-device copy bandwidth (torch's
 ``copy_`` of a 256 MiB float32 tensor) and cuBLAS's sgemm rate (``torch.mm``
 of 4096^3 float32 with TF32 off). Memory-bound workloads report GB/s as a
@@ -50,6 +51,12 @@ class MlfuseCuda(cpu.MlfuseOps):
         out = out.realize()
         self.mlfuse.targets.get_target("cuda").synchronize()
         return out
+
+
+class MlfuseJitCuda(cpu.MlfuseJitOps, MlfuseCuda):
+    """The program captured by ``mlfuse.jit`` and replayed: the launches without
+    the Python that builds and schedules the graph (tens of microseconds, not
+    hundreds: at these sizes a memory-bound kernel runs 100-300 us)."""
 
 
 class TorchCuda(cpu.TorchOps):
@@ -123,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         print("bench/gpu.py: no CUDA GPU here", file=sys.stderr)
         return 0
     backends, skipped = [], {}
-    for cls in (MlfuseCuda, TorchCuda, TorchCompileCuda):
+    for cls in (MlfuseCuda, MlfuseJitCuda, TorchCuda, TorchCompileCuda):
         try:
             backends.append(cls())
         except cpu.Skipped as e:

@@ -6,7 +6,8 @@
     python bench/run.py --backends mlfuse,numpy W5
 
 Every backend computes the same float32 program from the same seeded inputs,
-realized before timing: mlfuse, numpy (eager), torch eager, torch.compile
+realized before timing: mlfuse (lazy, realized per call), mlfuse.jit (the
+program captured once, then replayed), numpy (eager), torch eager, torch.compile
 (inductor, compiled once per workload with fullgraph=True; its one-time
 start-up is paid on a tiny function first and printed apart) and tinygrad.
 A backend that is not installed or does not work here (torch.compile without
@@ -336,6 +337,19 @@ class MlfuseOps(NumpyOps):
         return F.conv2d(x, w, padding=1)
 
 
+class MlfuseJitOps(MlfuseOps):
+    """``mlfuse.jit`` of each workload's program: its second call captures the
+    programs the realize runs, later calls replay them on the inputs' buffers
+    (no Python per op, no graph, no schedule lookup), as torch.compile's
+    compiled function skips torch's per-op dispatch."""
+
+    name = "mlfuse.jit"
+
+    def function(self, w):
+        jitted = self.mlfuse.jit(functools.partial(w.program, self))
+        return lambda *xs: self.run(jitted(*xs))
+
+
 class TorchOps(MlfuseOps):
     name = "torch"
 
@@ -414,7 +428,7 @@ class TinygradOps(MlfuseOps):
         return x.conv2d(w, padding=1)
 
 
-BACKENDS = (MlfuseOps, NumpyOps, TorchOps, TorchCompileOps, TinygradOps)
+BACKENDS = (MlfuseOps, MlfuseJitOps, NumpyOps, TorchOps, TorchCompileOps, TinygradOps)
 
 
 def make_backends(names: list[str]) -> tuple[list[NumpyOps], dict[str, str]]:
@@ -621,7 +635,9 @@ def markdown(rows: list[list[str]]) -> str:
 
 LEGEND = (
     "min/median ms: steady state after a warm-up call; first ms: the first call, compilation "
-    "included; x fastest: min time over the fastest correct backend's, this run; rate: minimum "
+    "included (mlfuse.jit's kernels are those the mlfuse row compiled: its first call is "
+    "the graph's Python and the launches); x fastest: min time over the fastest correct "
+    "backend's, this run; rate: minimum "
     "bytes moved (inputs read once, output written once) per min time for memory-bound "
     "workloads, against the best copy bandwidth of this run; FLOPs per min time for "
     "matmul-like ones, against the best numpy sgemm of this run; check: max |result - float64 "

@@ -99,6 +99,24 @@ def test_softmax_and_layernorm_in_one_kernel_each(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_jitted_programs_replay_on_the_device(device):
+    """mlfuse.jit captures the launches of a GPU program and replays them on new
+    inputs (the benchmark's way past the per-call Python of a lazy realize)."""
+    import mlfuse
+
+    f = mlfuse.jit(lambda x, w: (x.softmax(-1) * w + x.T).sum(0))
+    for i in range(4):
+        x = _rng(i).standard_normal((64, 64)).astype(np.float32)
+        w = _rng(10 + i).standard_normal(64).astype(np.float32)
+        got = f(Tensor(x, device=device), Tensor(w, device=device))
+        assert got.device == device
+        x64 = x.astype(np.float64)
+        e = np.exp(x64 - x64.max(-1, keepdims=True))
+        _close(got.numpy(), (e / e.sum(-1, keepdims=True) * w + x64.T).sum(0), atol=1e-5)
+    assert len(f.captures) == 1  # calls 3 and 4 replayed
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_rows_read_more_than_once_stay_in_registers(device):
     """Softmax, layernorm and ``x - max(x)`` over rows of 2 and 4 steps of 512
     threads: each thread holds its part of the row in registers (one load per
