@@ -179,10 +179,10 @@ class Driver:
 
     def launch(self, fn, name: str, grid: int, block: int, pointers) -> None:
         """Launch ``fn`` with one pointer argument per buffer (asynchronous)."""
-        args = (CUdeviceptr * len(pointers))(*pointers)
-        params = (_c.c_void_p * len(pointers))(
-            *(_c.cast(_c.byref(args, i * 8), _c.c_void_p) for i in range(len(pointers)))
-        )
+        n = len(pointers)
+        args = (CUdeviceptr * n)(*pointers)
+        at = _c.addressof(args)  # kernelParams: the address of each argument's value
+        params = (_c.c_void_p * n)(*range(at, at + 8 * n, 8))
         rc = self.lib.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, None, params, None)
         self.check(rc, f"launch of {name} ({grid} blocks of {block} threads)")
 
