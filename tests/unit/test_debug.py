@@ -104,6 +104,7 @@ def test_flops_estimate_of_a_contraction():
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.cpu  # CPU semantics (see tests/conftest.py)
 def test_debug_dir_has_every_stage(monkeypatch, tmp_path):
     monkeypatch.setenv("MLFUSE_DEBUG_DIR", str(tmp_path))
     x, w, y = _matmul_softmax(n=11, seed=3)  # a shape no other test compiles: not cached

@@ -14,6 +14,8 @@ import pytest
 from mlfuse.runtime import disk_cache
 from mlfuse.targets.cpu import elf_loader
 
+pytestmark = pytest.mark.cpu  # the CPU target itself (see tests/conftest.py)
+
 PROGRAM = textwrap.dedent(
     """
     import sys

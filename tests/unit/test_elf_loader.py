@@ -13,6 +13,8 @@ import pytest
 
 from mlfuse.targets.cpu import elf_loader, objects
 
+pytestmark = pytest.mark.cpu  # the CPU target itself (see tests/conftest.py)
+
 PROGRAM = textwrap.dedent(
     """
     import sys

@@ -75,7 +75,7 @@ def test_column_reductions_split_on_the_gpu_into_many_threads():
     assert len(plans) == 2, plans
     np.testing.assert_allclose(t.numpy(), x.astype(np.float64).sum(0), rtol=1e-5, atol=1e-5)
     # on the CPU a column sum this size is one kernel
-    assert len(_plans(Tensor(x).sum(0))) == 1
+    assert len(_plans(Tensor(x, device="cpu").sum(0))) == 1
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda_sim"])

@@ -11,6 +11,8 @@ from mlfuse import Tensor, driver, dtypes, graph, targets
 from mlfuse.targets import Buffer, CompiledKernel, Target, get_target
 from mlfuse.targets.cpu import CpuBuffer, CpuTarget
 
+pytestmark = pytest.mark.cpu  # the CPU target itself (see tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -139,6 +139,7 @@ def test_memory_is_reused_and_freed():
     np.testing.assert_allclose(out.numpy(), ((x.numpy() * 2 + 1) * 3).sum(0), rtol=1e-5)
 
 
+@pytest.mark.cpu  # CPU semantics (see tests/conftest.py)
 def test_demo_runs_and_checks_against_numpy():
     p = subprocess.run([sys.executable, "-m", "mlfuse.demo"], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr

@@ -371,6 +371,7 @@ def test_view_changing_inplace():
     close(base, want)
 
 
+@pytest.mark.cpu  # CPU semantics (see tests/conftest.py)
 def test_aliases_and_small_methods():
     m = RNG.uniform(-0.9, 0.9, (2, 3))
     t = Tensor(m)
@@ -469,6 +470,7 @@ def test_set_num_threads():
         mlfuse.set_num_threads(0)
 
 
+@pytest.mark.cpu  # CPU semantics (see tests/conftest.py)
 def test_data_and_predicates():
     p = Tensor([1.0, 2.0], requires_grad=True)
     p.data.mul_(3)  # writes through, records nothing
