@@ -231,3 +231,26 @@ def test_realizes_in_a_loop_reuse_device_memory(standin, tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout) <= 2, done.stdout  # was one new allocation per realize
+
+
+def test_each_thread_that_calls_the_driver_gets_the_context(target):
+    """The driver's current context is per thread: a thread that never made it
+    current would get CUDA_ERROR_INVALID_CONTEXT (as the stand-in's calls do)."""
+    import threading
+
+    x = np.arange(256, dtype=np.float32)
+    got, errors = [], []
+
+    def work():
+        try:
+            b = target.from_numpy(x)
+            got.append(target.to_numpy(b))
+            target.synchronize()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert not errors, errors
+    np.testing.assert_array_equal(got[0], x)

@@ -52,6 +52,7 @@ class Driver:
         except OSError as e:
             raise CudaUnavailable(f"no CUDA driver ({library}): {e}") from None
         self._lock = threading.Lock()
+        self._threads = threading.local()  # a context is current per thread
         self._declare()
         rc = self.lib.cuInit(0)
         if rc != 0:
@@ -125,6 +126,14 @@ class Driver:
     # -- the device -----------------------------------------------------------
     def make_current(self) -> None:
         self.check(self.lib.cuCtxSetCurrent(self.context), "making the context current")
+        self._threads.current = True
+
+    def _here(self) -> None:
+        """Make the context current in the calling thread, once per thread (the
+        driver's current context is a thread's: calls from a thread that never
+        set it fail with CUDA_ERROR_INVALID_CONTEXT)."""
+        if not getattr(self._threads, "current", False):
+            self.make_current()
 
     def attribute(self, which: int) -> int:
         v = _c.c_int()
@@ -132,10 +141,12 @@ class Driver:
         return v.value
 
     def synchronize(self, doing: str = "synchronizing") -> None:
+        self._here()
         self.check(self.lib.cuCtxSynchronize(), doing)
 
     # -- memory -------------------------------------------------------------
     def alloc(self, nbytes: int) -> int:
+        self._here()
         ptr = CUdeviceptr()
         self.check(
             self.lib.cuMemAlloc_v2(_c.byref(ptr), max(nbytes, 1)), f"allocating {nbytes} bytes"
@@ -143,21 +154,26 @@ class Driver:
         return ptr.value
 
     def free(self, ptr: int) -> None:
+        self._here()
         self.check(self.lib.cuMemFree_v2(ptr), "freeing device memory")
 
     def to_device(self, dst: int, host: int, nbytes: int) -> None:
+        self._here()
         self.check(self.lib.cuMemcpyHtoD_v2(dst, host, nbytes), "copying to the device")
 
     def to_host(self, host: int, src: int, nbytes: int) -> None:
+        self._here()
         self.check(self.lib.cuMemcpyDtoH_v2(host, src, nbytes), "copying from the device")
 
     def device_copy(self, dst: int, src: int, nbytes: int) -> None:
+        self._here()
         self.check(self.lib.cuMemcpyDtoD_v2(dst, src, nbytes), "copying on the device")
 
     # -- kernels --------------------------------------------------------------
     def load(self, ptx: str) -> ctypes.c_void_p:
         """Load a PTX module (the driver compiles it for this device); a rejected
         one raises CudaError with what the driver's compiler said."""
+        self._here()
         mod = _c.c_void_p()
         log = _c.create_string_buffer(JIT_LOG_BYTES)
         keys = (_c.c_int * 2)(CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
@@ -170,6 +186,7 @@ class Driver:
         return mod
 
     def function(self, module: ctypes.c_void_p, name: str) -> ctypes.c_void_p:
+        self._here()
         fn = _c.c_void_p()
         self.check(
             self.lib.cuModuleGetFunction(_c.byref(fn), module, name.encode()),
@@ -179,6 +196,7 @@ class Driver:
 
     def launch(self, fn, name: str, grid: int, block: int, pointers) -> None:
         """Launch ``fn`` with one pointer argument per buffer (asynchronous)."""
+        self._here()
         n = len(pointers)
         args = (CUdeviceptr * n)(*pointers)
         at = _c.addressof(args)  # kernelParams: the address of each argument's value

@@ -2,12 +2,14 @@
  * driver API on machines without a GPU (tests/unit/test_cuda_driver.py).
  *
  * Memory is host memory (cuMemAlloc is a 256-byte aligned malloc; it fails with
- * CUDA_ERROR_OUT_OF_MEMORY past a limit on live allocations a test may set),
- * copies are memcpy, and a module "loads" when its PTX has an .entry; otherwise the
- * error log buffer passed through the JIT options receives a message, as the
- * real driver's does. Launches run nothing: they record what they were given
- * (the grid, the block, each kernel parameter read as a CUdeviceptr), which the
- * test reads back through standin_* functions. Signatures are the driver's. */
+ * CUDA_ERROR_OUT_OF_MEMORY past a limit on live allocations a test may set) and
+ * copies are memcpy; calls from a thread with no current context fail with
+ * CUDA_ERROR_INVALID_CONTEXT, as the driver's do. A module "loads" when its PTX
+ * has an .entry; otherwise the error log buffer passed through the JIT options
+ * receives a message, as the real driver's does. Launches run nothing: they
+ * record what they were given (the grid, the block, each kernel parameter read
+ * as a CUdeviceptr), which the test reads back through standin_* functions.
+ * Signatures are the driver's. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +19,13 @@ typedef int CUresult;
 typedef uint64_t CUdeviceptr;
 
 enum {
-    SUCCESS = 0, INVALID_VALUE = 1, OUT_OF_MEMORY = 2, NOT_INITIALIZED = 3, INVALID_PTX = 218,
+    SUCCESS = 0, INVALID_VALUE = 1, OUT_OF_MEMORY = 2, NOT_INITIALIZED = 3, INVALID_CONTEXT = 201, INVALID_PTX = 218,
     NOT_FOUND = 500, LAUNCH_FAILED = 719,
 };
 
 static int initialized;
+static __thread void *current; /* the calling thread's current context, as the driver keeps it */
+#define NEEDS_CONTEXT if (!current) return INVALID_CONTEXT
 static CUresult sticky; /* returned by the next synchronize */
 static unsigned last_grid, last_block, last_shared;
 static int last_nparams;
@@ -44,10 +48,11 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
     }
 }
 CUresult cuDevicePrimaryCtxRetain(void **ctx, int d) { static int c; *ctx = &c; return SUCCESS; }
-CUresult cuCtxSetCurrent(void *ctx) { return ctx ? SUCCESS : INVALID_VALUE; }
-CUresult cuCtxSynchronize(void) { CUresult r = sticky; sticky = SUCCESS; return r; }
+CUresult cuCtxSetCurrent(void *ctx) { current = ctx; return ctx ? SUCCESS : INVALID_VALUE; }
+CUresult cuCtxSynchronize(void) { NEEDS_CONTEXT; CUresult r = sticky; sticky = SUCCESS; return r; }
 
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+    NEEDS_CONTEXT;
     if (live_allocations >= allocation_limit) return OUT_OF_MEMORY;
     void *m = aligned_alloc(256, (n + 255) / 256 * 256);
     if (!m) return OUT_OF_MEMORY;
@@ -55,15 +60,17 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
     *p = (CUdeviceptr)(uintptr_t)m;
     return SUCCESS;
 }
-CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); live_allocations--; return SUCCESS; }
-CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t n) { memcpy((void *)(uintptr_t)d, h, n); return SUCCESS; }
-CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr s, size_t n) { memcpy(h, (void *)(uintptr_t)s, n); return SUCCESS; }
+CUresult cuMemFree_v2(CUdeviceptr p) { NEEDS_CONTEXT; free((void *)(uintptr_t)p); live_allocations--; return SUCCESS; }
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t n) { NEEDS_CONTEXT; memcpy((void *)(uintptr_t)d, h, n); return SUCCESS; }
+CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr s, size_t n) { NEEDS_CONTEXT; memcpy(h, (void *)(uintptr_t)s, n); return SUCCESS; }
 CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
+    NEEDS_CONTEXT;
     memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
     return SUCCESS;
 }
 
 CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *options, void **values) {
+    NEEDS_CONTEXT;
     char *log = NULL;
     size_t size = 0;
     for (unsigned i = 0; i < n; i++) {
@@ -82,6 +89,7 @@ CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opti
 }
 
 CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
+    NEEDS_CONTEXT;
     struct module *m = mod;
     char entry[300];
     snprintf(entry, sizeof entry, ".entry %s(", name);
@@ -97,6 +105,7 @@ CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
 
 CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
+    NEEDS_CONTEXT;
     struct function *f = fn;
     if (gy != 1 || gz != 1 || by != 1 || bz != 1 || extra) return INVALID_VALUE;
     last_grid = gx, last_block = bx, last_shared = shared, last_nparams = f->nparams;
@@ -108,6 +117,7 @@ CUresult cuGetErrorName(CUresult rc, const char **name) {
     switch (rc) {
     case INVALID_VALUE: *name = "CUDA_ERROR_INVALID_VALUE"; return SUCCESS;
     case OUT_OF_MEMORY: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return SUCCESS;
+    case INVALID_CONTEXT: *name = "CUDA_ERROR_INVALID_CONTEXT"; return SUCCESS;
     case INVALID_PTX: *name = "CUDA_ERROR_INVALID_PTX"; return SUCCESS;
     case NOT_FOUND: *name = "CUDA_ERROR_NOT_FOUND"; return SUCCESS;
     case LAUNCH_FAILED: *name = "CUDA_ERROR_LAUNCH_FAILED"; return SUCCESS;
