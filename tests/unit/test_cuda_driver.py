@@ -254,3 +254,17 @@ def test_each_thread_that_calls_the_driver_gets_the_context(target):
     t.join()
     assert not errors, errors
     np.testing.assert_array_equal(got[0], x)
+
+
+def test_the_driver_is_found_where_drivers_install_it(standin, tmp_path, monkeypatch):
+    """A libcuda.so.1 the loader's search path misses (a container's
+    /usr/local/nvidia/lib64) is looked for in the places drivers install it."""
+    name = "libmlfuse_test_cuda.so.1"
+    shutil.copy(standin, tmp_path / name)
+    monkeypatch.setattr(cuda_driver, "LIBRARY", name)
+    monkeypatch.setattr(cuda_driver, "PLACES", ("/no/such/place", str(tmp_path)))
+    monkeypatch.delenv("MLFUSE_CUDA_DRIVER", raising=False)
+    assert Driver().name == "Stand-in GPU 0"
+    monkeypatch.setattr(cuda_driver, "PLACES", ())
+    with pytest.raises(cuda_driver.CudaUnavailable, match=f"no CUDA driver \\({name}\\)"):
+        Driver()

@@ -30,6 +30,29 @@ CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
 JIT_LOG_BYTES = 16384
 """Room for what the driver's PTX compiler says when it rejects a module."""
 LIBRARY = "libcuda.so.1"
+PLACES = (
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib64",
+    "/usr/local/nvidia/lib64",
+    "/usr/lib/wsl/lib",
+)
+"""Where drivers install libcuda.so.1 when the loader's search path misses it
+(containers mount it under /usr/local/nvidia; WSL under /usr/lib/wsl)."""
+
+
+def _load(library: str | None) -> ctypes.CDLL:
+    """The driver library: ``library`` if named, else ``libcuda.so.1`` through the
+    loader's search path, then in the places drivers install it."""
+    if library is not None:
+        return _c.CDLL(library)
+    try:
+        return _c.CDLL(LIBRARY)
+    except OSError as first:
+        for place in PLACES:
+            path = os.path.join(place, LIBRARY)
+            if os.path.exists(path):
+                return _c.CDLL(path)
+        raise first
 
 
 class CudaUnavailable(RuntimeError):
@@ -46,11 +69,11 @@ class Driver:
     ``libcuda.so.1``)."""
 
     def __init__(self, ordinal: int = 0, library: str | None = None):
-        library = library or os.environ.get("MLFUSE_CUDA_DRIVER") or LIBRARY
+        library = library or os.environ.get("MLFUSE_CUDA_DRIVER")
         try:
-            self.lib = _c.CDLL(library)
+            self.lib = _load(library)
         except OSError as e:
-            raise CudaUnavailable(f"no CUDA driver ({library}): {e}") from None
+            raise CudaUnavailable(f"no CUDA driver ({library or LIBRARY}): {e}") from None
         self._lock = threading.Lock()
         self._threads = threading.local()  # a context is current per thread
         self._declare()
