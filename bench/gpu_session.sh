@@ -27,6 +27,10 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 { nvidia-smi; python3 -c "import llvmlite, numpy, xdsl, torch; print('llvmlite', llvmlite.__version__,
   'numpy', numpy.__version__, 'xdsl', xdsl.__version__, 'torch', torch.__version__)"; } \
   2>&1 | tee "$OUT/machine.txt"
+# mlfuse's own driver bindings must find the device, or every GPU test would skip
+python3 -c "from mlfuse.targets.cuda.driver import driver; d = driver(); print('mlfuse sees', d.name,
+  d.arch, d.multiprocessors, 'multiprocessors')" 2>&1 | tee -a "$OUT/machine.txt" \
+  || { echo "mlfuse does not see the GPU: stopping"; exit 3; }
 steps="${MLFUSE_GPU_STEPS:-tests ops bench}"
 pytest=(python3 -m pytest -q -p no:cacheprovider -o addopts= -rfE)
 
