@@ -99,6 +99,30 @@ def test_softmax_and_layernorm_in_one_kernel_each(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_large_elementwise_kernels_give_threads_two_vectors(device, monkeypatch):
+    """Past a million vectors (lowered here to any size) each thread of an
+    elementwise kernel takes two 16-byte vectors a warp-row apart."""
+    from mlfuse.targets.cuda import map_plan
+
+    monkeypatch.setattr(map_plan, "MIN_GRID_THREADS", 1)
+    rng = _rng(21)
+    x = rng.standard_normal((24, 6144)).astype(np.float32)
+    y = rng.standard_normal(6144).astype(np.float32)
+    t = Tensor(x, device=device) * Tensor(y, device=device).sigmoid() + 0.25 * Tensor(
+        x, device=device
+    )
+    if device == "cuda_sim":
+        (k,) = _kernels(t)
+        assert str(k.loop_plan) == "[block 0, block 1:3, unroll 1:2, thread 1:256, unroll 1:4]"
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    _close(t.numpy(), x64 / (1 + np.exp(-y64)) + 0.25 * x64)
+    xi = rng.integers(-1000, 1000, (6, 8192)).astype(np.int32)
+    np.testing.assert_array_equal((Tensor(xi, device=device) * 3 - 7).numpy(), xi * 3 - 7)
+    xd = rng.standard_normal((5, 4096))
+    _close((Tensor(xd, device=device).T.T * 2).exp().numpy(), np.exp(xd * 2), rtol=1e-12)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_jitted_programs_replay_on_the_device(device):
     """mlfuse.jit captures the launches of a GPU program and replays them on new
     inputs (the benchmark's way past the per-call Python of a lazy realize)."""

@@ -41,7 +41,10 @@ point of them, see :mod:`mlfuse.loop_nest`); what runs inside a thread stays
    the parallel dims, the most contiguous dim of the stores innermost (a warp
    writes consecutive elements), 4 consecutive elements of it per thread
    (``thread 0:256, unroll 0:4``: LLVM merges aligned ones into 16-byte loads
-   and stores), up to 256 threads a block, the rest blocks; a column
+   and stores), up to 256 threads a block, the rest blocks; a large
+   elementwise kernel (a million vectors or more) gives each thread two such
+   vectors, a warp-row apart (``unroll 0:2, thread 0:256, unroll 0:4``), so two
+   16-byte loads are in flight per thread before either is used; a column
    reduction's loop runs inside each thread, reading rows coalesced.
 
 A kernel with a scan takes the last shape: its scanned dim is never
@@ -57,6 +60,7 @@ a grid are left alone.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -106,6 +110,12 @@ ROW_REGISTER_BYTES = 64
 """Bytes of a row each thread may hold in registers (16 floats): a kernel that
 reads its rows more than once (softmax, layernorm) keeps them there when they
 fit, so each element leaves memory once."""
+VECTORS_PER_THREAD = 2
+"""16-byte vectors each thread of a large elementwise kernel loads: more bytes in
+flight per thread than one (what a copy at HBM3's bandwidth needs)."""
+MIN_GRID_THREADS = 1 << 20
+"""Threads an elementwise kernel keeps when its threads take several vectors
+(several waves of a GPU's resident threads: 132 x 2048 on an H100)."""
 SHARED_BYTES = 32 * 1024
 """Shared memory a block's tiles may take (of the 48 KiB every GPU gives a
 block statically; more blocks fit on a multiprocessor with less)."""
@@ -381,6 +391,18 @@ class _Kernel:
             if budget < 2:
                 break
         per_block = {d: threads.get(d, 1) * lanes.get(d, 1) for d in self.par}
+        # a large elementwise kernel: two vectors a thread, both loads in flight
+        # before either is used (a warp's vectors still consecutive, T*4 apart)
+        group = []
+        d = order[0] if order else None
+        if d in lanes and d in threads and not self.serial:
+            vectors = math.prod(self.space[e] for e in self.par) // lanes[d]
+            if (
+                self.space[d] % (per_block[d] * VECTORS_PER_THREAD) == 0
+                and vectors // VECTORS_PER_THREAD >= MIN_GRID_THREADS
+            ):
+                per_block[d] *= VECTORS_PER_THREAD
+                group = [Loop(d, UNROLL, VECTORS_PER_THREAD)]
         blocks = [
             Loop(d, BLOCK, -(-self.space[d] // per_block[d]))
             for d in self.par
@@ -393,6 +415,7 @@ class _Kernel:
             (
                 *blocks,
                 *self.serial,
+                *group,
                 *(Loop(d, THREAD, threads[d]) for d in inner),
                 *(Loop(d, UNROLL, n) for d, n in lanes.items()),
             )
