@@ -28,7 +28,8 @@ point of them, see :mod:`mlfuse.loop_nest`); what runs inside a thread stays
    memory). A kernel that reads its rows more than once (softmax: a max, a
    sum, then the row again for the output) holds each thread's part of the
    row in registers where it fits (an ``unroll`` loop instead of the serial
-   one: up to 16 floats a thread, rows of up to 8192), so every element
+   one: up to 16 floats a thread, with 1024 threads for rows longer than
+   8192: rows of up to 16384), so every element
    leaves memory once and the exponentials are computed once; longer rows
    read it again per reduce.
    Blocks are whole warps (up to 512 threads); rows of a warp or less take a
@@ -116,6 +117,8 @@ flight per thread than one (what a copy at HBM3's bandwidth needs)."""
 MIN_GRID_THREADS = 1 << 20
 """Threads an elementwise kernel keeps when its threads take several vectors
 (several waves of a GPU's resident threads: 132 x 2048 on an H100)."""
+MAX_RESIDENT_THREADS = 1024
+"""Threads of a block whose row stays in registers (rows up to 16384 floats)."""
 SHARED_BYTES = 32 * 1024
 """Shared memory a block's tiles may take (of the 48 KiB every GPU gives a
 block statically; more blocks fit on a multiprocessor with less)."""
@@ -141,6 +144,14 @@ def row_threads(n: int) -> int:
     if n > WARP // 2 and 2 * t < min(n, MAX_ROW_THREADS):
         return min(MAX_ROW_THREADS, -(-n // WARP) * WARP)
     return t
+
+
+def row_fits(n: int, threads: int, lanes: int, width: int) -> bool:
+    """Whether ``threads`` threads of ``lanes``-element vectors hold a row of ``n``
+    elements of ``width`` bytes in registers (no overhang, at most
+    ROW_REGISTER_BYTES a thread)."""
+    steps = -(-n // (threads * lanes))
+    return n % (threads * lanes) == 0 and steps * lanes * width <= ROW_REGISTER_BYTES
 
 
 def grid_threads(n: int, limit: int) -> int:
@@ -303,12 +314,13 @@ class _Kernel:
                 continue
             steps = -(-n // (t * lanes))
             width = max(_bytes(x.result.type) for x in self.loads if x.view.stack.depends_on(d))
-            resident = (
-                steps > 1
-                and n % (t * lanes) == 0
-                and steps * lanes * width <= ROW_REGISTER_BYTES
-                and self.rereads(d)
-            )
+            resident = steps > 1 and self.rereads(d) and row_fits(n, t, lanes, width)
+            if steps > 1 and self.rereads(d) and not resident and t % WARP == 0:
+                # a longer row: up to 1024 threads, if that makes it fit
+                wide = largest_divisor(n // lanes, MAX_RESIDENT_THREADS, lambda x: x % WARP == 0)
+                if wide > t and row_fits(n, wide, lanes, width):
+                    t, steps = wide, -(-n // (wide * lanes))
+                    resident = steps > 1
             serial = []
             for lp in self.serial:
                 if lp.dim != d:

@@ -58,10 +58,15 @@ kernel.func @rowsum outs(%out: memref<64xf32>) ins(%x: memref<262144xf32>) space
   kernel.store %out <[64, 4096] strides [1, 0] offset 0>, %1 : memref<64xf32>
 }
 
-// Rows longer than 16 floats a thread (16384 = 8 x 512 x 4), and rows of
-// float64 past 8 a thread, are read again per reduce: a serial loop.
+// A row of 16384 floats is 4 steps of 1024 threads (not 8 of 512): 16 floats
+// a thread, still in registers; the block reduction combines 32 warps' slots.
 // PLAN:       kernel.func @long
-// PLAN-SAME:    plan [block 0, serial 1:8, thread 1:512, unroll 1:4]
+// PLAN-SAME:    plan [block 0, unroll 1:4, thread 1:1024, unroll 1:4]
+// PTX:        .visible .entry long(
+// PTX:        .maxntid 1024
+// PTX-COUNT-4: ld.global.nc.v4.b32
+// PTX-NOT:    ld.global
+// PTX-COUNT-4: st.global.v4.b32
 kernel.func @long outs(%out: memref<262144xf32>) ins(%x: memref<262144xf32>) space [16, 16384]
     plan [parallel 0, serial 1] {
   %0 = kernel.load %x <[16, 16384] strides [16384, 1] offset 0> : memref<262144xf32>
@@ -69,9 +74,32 @@ kernel.func @long outs(%out: memref<262144xf32>) ins(%x: memref<262144xf32>) spa
   %2 = arith.subf %0, %1 : f32
   kernel.store %out <[16, 16384] strides [16384, 1] offset 0>, %2 : memref<262144xf32>
 }
+
+// Rows past 16 floats a thread at 1024 threads (32768 = 16 x 512 x 4), and
+// rows of float64 past 8 a thread, are read again per reduce: a serial loop.
+// PLAN:       kernel.func @longer
+// PLAN-SAME:    plan [block 0, serial 1:16, thread 1:512, unroll 1:4]
+kernel.func @longer outs(%out: memref<262144xf32>) ins(%x: memref<262144xf32>) space [8, 32768]
+    plan [parallel 0, serial 1] {
+  %0 = kernel.load %x <[8, 32768] strides [32768, 1] offset 0> : memref<262144xf32>
+  %1 = kernel.reduce max %0 [1] : f32
+  %2 = arith.subf %0, %1 : f32
+  kernel.store %out <[8, 32768] strides [32768, 1] offset 0>, %2 : memref<262144xf32>
+}
 // PLAN:       kernel.func @wide
-// PLAN-SAME:    plan [block 0, serial 1:4, thread 1:512, unroll 1:4]
-kernel.func @wide outs(%out: memref<262144xf64>) ins(%x: memref<262144xf64>) space [32, 8192]
+// PLAN-SAME:    plan [block 0, serial 1:8, thread 1:512, unroll 1:4]
+kernel.func @wide outs(%out: memref<262144xf64>) ins(%x: memref<262144xf64>) space [16, 16384]
+    plan [parallel 0, serial 1] {
+  %0 = kernel.load %x <[16, 16384] strides [16384, 1] offset 0> : memref<262144xf64>
+  %1 = kernel.reduce max %0 [1] : f64
+  %2 = arith.subf %0, %1 : f64
+  kernel.store %out <[16, 16384] strides [16384, 1] offset 0>, %2 : memref<262144xf64>
+}
+
+// float64 rows of 8192 fit at 1024 threads: 8 doubles a thread.
+// PLAN:       kernel.func @wide8k
+// PLAN-SAME:    plan [block 0, unroll 1:2, thread 1:1024, unroll 1:4]
+kernel.func @wide8k outs(%out: memref<262144xf64>) ins(%x: memref<262144xf64>) space [32, 8192]
     plan [parallel 0, serial 1] {
   %0 = kernel.load %x <[32, 8192] strides [8192, 1] offset 0> : memref<262144xf64>
   %1 = kernel.reduce max %0 [1] : f64
