@@ -141,6 +141,12 @@ def main(argv: list[str] | None = None) -> int:
         f"sgemm (cuBLAS, no TF32) {peak / 1e12:.1f} TFLOP/s",
         file=sys.stderr,
     )
+    info = {
+        "device": torch.cuda.get_device_name(),
+        "copy_gb_per_s": bw / 1e9,
+        "sgemm_gflop_per_s": peak / 1e9,
+        "median_note": "min and median of synchronized calls",
+    }
     chosen = [
         w
         for w in cpu.WORKLOADS
@@ -166,15 +172,18 @@ def main(argv: list[str] | None = None) -> int:
                 row["backends"][ops.name] = {"error": f"{type(e).__name__}: {cpu.first_line(e)}"}
         cpu.rates(row, w, shapes, bw, peak)
         results.append(row)
+        # each workload's figures as soon as it is done: a run cut short keeps them
+        for name, r in row["backends"].items():
+            if "min_s" in r:
+                rate = (
+                    f"{r['copy_fraction']:.0%} of copy"
+                    if "copy_fraction" in r
+                    else f"{r['sgemm_fraction']:.0%} of sgemm"
+                )
+                print(f"  {name}: {r['min_s'] * 1e3:.3f} ms, {rate}", file=sys.stderr)
+        if args.json:
+            Path(args.json).write_text(json.dumps({"machine": info, "results": results}, indent=1))
     cpu.print_text(cpu.table_rows(results, skipped))
-    if args.json:
-        info = {
-            "device": torch.cuda.get_device_name(),
-            "copy_gb_per_s": bw / 1e9,
-            "sgemm_gflop_per_s": peak / 1e9,
-            "median_note": "min and median of synchronized calls",
-        }
-        Path(args.json).write_text(json.dumps({"machine": info, "results": results}, indent=1))
     return 0
 
 
