@@ -62,6 +62,31 @@ def _traced(fn):
     return wrapper
 
 
+def _const_node(value, dt: DType, device: str, shape: Shape = ()) -> Node:
+    """``value`` as a constant of ``dt`` on ``device``, broadcast to ``shape``: the
+    nodes ``Tensor.full`` makes (a scalar const, reshaped to ones, expanded),
+    built directly (scalar operands of ops take this path on every call)."""
+    if dt.is_bool:
+        value = bool(value)
+    elif dt.is_int:
+        if isinstance(value, float) and value != int(value):
+            raise ArgumentError(f"{value} is not an integer for dtype {dt.name}")
+        value = int(value)
+        info = np.iinfo(dt.np)
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"{value} does not fit in {dt.name} (range {info.min}..{info.max})")
+    else:
+        value = float(value)
+        if dt.is_half:  # a value of its dtype, rounded through float32 as in PyTorch
+            value = float(dtypes.from_storage(dtypes.to_storage(np.float32(value), dt), dt))
+    n = graph.make("const", (), value, (), dt, device)
+    if not shape:
+        return n
+    ones = (1,) * len(shape)
+    n = graph.make("reshape", (n,), ones, ones, dt)
+    return n if shape == ones else graph.make("expand", (n,), shape, shape, dt)
+
+
 def _tinygrad_pads(padding, nd: int, what: str):
     """tinygrad's conv padding as (before, after) per spatial dim: an int, one
     per dim, or two per dim given last dim first (left, right, top, bottom)."""
@@ -349,23 +374,7 @@ class Tensor:
             )
         else:
             dt = dtypes.as_dtype(dtype)
-        if dt.is_bool:
-            value = bool(value)
-        elif dt.is_int:
-            if isinstance(value, float) and value != int(value):
-                raise ArgumentError(f"{value} is not an integer for dtype {dt.name}")
-            value = int(value)
-            info = np.iinfo(dt.np)
-            if not info.min <= value <= info.max:
-                raise OverflowError(
-                    f"{value} does not fit in {dt.name} (range {info.min}..{info.max})"
-                )
-        else:
-            value = float(value)
-            if dt.is_half:  # a value of its dtype, rounded through float32 as in PyTorch
-                value = float(dtypes.from_storage(dtypes.to_storage(np.float32(value), dt), dt))
-        c = graph.make("const", (), value, (), dt, targets.device_name(device))
-        out = Tensor(c) if not shape else Tensor(c).reshape((1,) * len(shape)).expand(shape)._new()
+        out = Tensor(_const_node(value, dt, targets.device_name(device), shape))
         return out.requires_grad_() if requires_grad else out
 
     @staticmethod
@@ -870,9 +879,6 @@ class Tensor:
         return Tensor(graph.adopted(arr, targets.device_name(device)))
 
     # -- elementwise ------------------------------------------------------------
-    def _const_like(self, value, dt: DType) -> Tensor:
-        return Tensor.full((), value, dt, self.device)
-
     def _operands(self, other, reverse: bool = False) -> tuple[Tensor, Tensor]:
         """Both operands as tensors of one dtype and one broadcast shape."""
         if isinstance(other, Tensor):
@@ -881,7 +887,9 @@ class Tensor:
         elif isinstance(other, (bool, int, float, np.number)):
             v = other.item() if isinstance(other, np.number) else other
             dt = dtypes.scalar_dtype(v, self.dtype)
-            o = self._const_like(v, dt)
+            a = self.cast(dt)
+            b = Tensor(_const_node(v, dt, self.device, a.shape))
+            return (b, a) if reverse else (a, b)
         elif isinstance(other, (np.ndarray, list, tuple)):
             o = Tensor(other, device=self.device)
             dt = dtypes.promote(self.dtype, o.dtype)
