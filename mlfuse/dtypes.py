@@ -27,6 +27,24 @@ class DType:
     priority: int  # rank among the dtypes of its kind, for promotion
     unsigned: bool = False
 
+    # every graph node's key holds its dtype: hash the name (dtypes are told apart
+    # by it) rather than all five fields, and compare the same object first
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __eq__(self, other) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, DType):
+            return NotImplemented
+        return (self.name, self.itemsize, self.kind, self.priority, self.unsigned) == (
+            other.name,
+            other.itemsize,
+            other.kind,
+            other.priority,
+            other.unsigned,
+        )
+
     @property
     def np(self) -> np.dtype:
         """The numpy dtype of the host storage (bfloat16: :data:`BF16_STORAGE`, its bits)."""

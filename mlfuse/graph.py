@@ -253,7 +253,7 @@ def make(
     """
     srcs = tuple(srcs)
     dev = _device(op, srcs, device)
-    key = (op, tuple(id(s) for s in srcs), exact_key(arg), shape, dtype, dev)
+    key = (op, tuple(map(id, srcs)), exact_key(arg), shape, dtype, dev)
     n = _nodes.get(key)
     if n is None:
         n = Node(op, srcs, arg, shape, dtype, dev)
