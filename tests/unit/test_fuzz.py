@@ -37,3 +37,25 @@ def test_sums_of_broadcast_values_count_every_lane():
     for n in (4, 8, 13, 64):
         got = Tensor(a).reshape(3, 1).expand(3, n).sum(1).numpy()
         np.testing.assert_allclose(got, a.astype(np.float64) * n, rtol=1e-6)
+
+
+def _gpu_devices() -> list[str]:
+    from mlfuse.targets import get_target
+
+    return ["cuda_sim"] + (["cuda_emu"] if get_target("cuda_emu").available() else [])
+
+
+@pytest.mark.parametrize("device", _gpu_devices())
+@pytest.mark.parametrize("seed", range(73000, 73006))
+def test_random_programs_through_the_gpu_mapping(seed, device):
+    """The same programs on the GPU devices that run anywhere: cuda_sim checks
+    the grid plans against numpy, cuda_emu the kernels as lowered for NVVM
+    (shuffles, shared memory, barriers) with its bounds, alignment and race
+    checks."""
+    from mlfuse.targets import set_default_device
+
+    set_default_device(device)
+    try:
+        check(seed, steps=10)
+    finally:
+        set_default_device(None)
