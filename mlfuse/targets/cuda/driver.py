@@ -225,7 +225,8 @@ class Driver:
         at = _c.addressof(args)  # kernelParams: the address of each argument's value
         params = (_c.c_void_p * n)(*range(at, at + 8 * n, 8))
         rc = self.lib.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, None, params, None)
-        self.check(rc, f"launch of {name} ({grid} blocks of {block} threads)")
+        if rc != 0:  # (the message is made only then: launches are the hot path)
+            self.check(rc, f"launch of {name} ({grid} blocks of {block} threads)")
 
 
 _lock = threading.Lock()

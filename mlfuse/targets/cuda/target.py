@@ -133,6 +133,7 @@ class CudaTarget(Target):
         self._pool: dict[int, list[int]] = {}
         self._pooled = 0
         self._last: str | None = None
+        self._driver = None
 
     def passes(self):
         return _PASSES
@@ -142,9 +143,12 @@ class CudaTarget(Target):
 
     @property
     def driver(self):
-        from mlfuse.targets.cuda.driver import driver
+        d = self._driver
+        if d is None:  # opened on first use, then kept (a launch asks for it each time)
+            from mlfuse.targets.cuda.driver import driver
 
-        return driver()
+            d = self._driver = driver()
+        return d
 
     def available(self) -> bool:
         from mlfuse.targets.cuda.driver import available
@@ -308,7 +312,11 @@ class CudaTarget(Target):
     # -- kernels ------------------------------------------------------------------
     def launch(self, kernel: CompiledKernel, buffers: Sequence[Buffer]) -> None:
         self._check_launch(kernel, CudaKernel, buffers, "the GPU")
-        ptrs = [self._mine(b, f"launch of {kernel.name}").ptr for b in buffers]
+        ptrs = []
+        for b in buffers:
+            if not isinstance(b, CudaBuffer) or b.device != self.name or b.ptr is None:
+                self._mine(b, f"launch of {kernel.name}")  # says what is wrong with it
+            ptrs.append(b.ptr)
         self.driver.launch(kernel.function, kernel.name, kernel.grid, kernel.block, ptrs)
         self._last = kernel.name
 
