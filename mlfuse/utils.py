@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -18,17 +18,21 @@ def postorder(roots: Iterable[T], children: Callable[[T], Iterable[T]]) -> list[
     order: list[T] = []
     seen: set[int] = set()
     for root in roots:
-        stack: list[tuple[T, bool]] = [(root, False)]
+        if id(root) in seen:
+            continue
+        seen.add(id(root))
+        # a stack of (node, its children not yet looked at): depth first, in order
+        stack: list[tuple[T, Iterator[T]]] = [(root, iter(children(root)))]
         while stack:
-            n, done = stack.pop()
-            if done:
-                order.append(n)
-                continue
-            if id(n) in seen:
-                continue
-            seen.add(id(n))
-            stack.append((n, True))
-            stack.extend((c, False) for c in reversed(list(children(n))))
+            node, rest = stack[-1]
+            for c in rest:
+                if id(c) not in seen:
+                    seen.add(id(c))
+                    stack.append((c, iter(children(c))))
+                    break
+            else:  # every child done: the node follows them
+                stack.pop()
+                order.append(node)
     return order
 
 

@@ -125,3 +125,24 @@ def test_stencil_gradient_through_shifted_views():
         gp[1:-1, 2:] += gs
         g = gp[1:-1, 1:-1]
     np.testing.assert_allclose(x.grad.numpy(), g, rtol=1e-10, atol=1e-12)
+
+
+def test_postorder_walks_deep_shared_graphs_children_first_once_each():
+    from mlfuse.utils import postorder
+
+    class N:
+        __slots__ = ("kids", "i")
+
+        def __init__(self, kids, i):
+            self.kids, self.i = kids, i
+
+    n = N((), 0)
+    for i in range(1, 200_000):  # each node reads the one before twice
+        n = N((n, n), i)
+    order = postorder([n], lambda x: x.kids)
+    assert [x.i for x in order] == list(range(200_000))
+    # a diamond with two roots: shared nodes once, children before parents, in child order
+    a = N((), "a")
+    b, c = N((a,), "b"), N((a,), "c")
+    d = N((c, b), "d")
+    assert [x.i for x in postorder([d, b, N((d,), "e")], lambda x: x.kids)] == list("acbde")
