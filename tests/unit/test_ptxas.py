@@ -63,6 +63,14 @@ def _programs():
         "uint8_bool": lambda: ((_t((256, 256)) > 0).cast(dtypes.uint8) + 3).max(0),
         "int64": lambda: Tensor(np.arange(4096, dtype=np.int64), device="cuda_sim").prod(),
         "where": lambda: (x > 0).where(x, y).cumsum(0),
+        # rows held in registers: 512 threads x 16 floats, 1024 x 16, 1024 x 8 doubles
+        "softmax_8192": lambda: _t((8, 8192)).softmax(-1),
+        "layernorm_16384": lambda: F.layer_norm(_t((4, 16384)), (16384,), _t(16384), _t(16384)),
+        "float64_softmax_8192": lambda: _t((4, 8192), np.float64).softmax(-1),
+        # two 16-byte vectors a thread (a million vectors or more)
+        "elementwise_8m": lambda: (lambda z: z * (z * 1.702).sigmoid() + 0.1 * z * z)(
+            Tensor(np.zeros((2048, 4096), np.float32), device="cuda_sim")
+        ),
     }
 
 
