@@ -321,14 +321,15 @@ class _Kernel:
                 if wide > t and row_fits(n, wide, lanes, width):
                     t, steps = wide, -(-n // (wide * lanes))
                     resident = steps > 1
-            serial = []
+            serial, row = [], []
             for lp in self.serial:
                 if lp.dim != d:
                     serial.append(lp)
                 elif resident:  # the thread's part of the row: a register block
-                    serial.append(Loop(d, UNROLL, steps))
+                    row.append(Loop(d, UNROLL, steps))  # (inside every serial loop)
                 elif steps > 1 or n % (t * lanes):  # (an overhanging row keeps its loop)
                     serial.append(Loop(d, SERIAL, steps))
+            serial += row  # (outside the thread loops: a warp's vectors stay consecutive)
             vector = [Loop(d, UNROLL, lanes)] if lanes > 1 else []
             if t <= WARP and self.par:
                 # short rows: several per block, each a group of t threads in a warp

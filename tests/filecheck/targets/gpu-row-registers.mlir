@@ -117,3 +117,22 @@ kernel.func @overhang outs(%out: memref<8000xf32>) ins(%x: memref<8000xf32>) spa
   %2 = arith.subf %0, %1 : f32
   kernel.store %out <[8, 1000] strides [1000, 1] offset 0>, %2 : memref<8000xf32>
 }
+
+// A reduce over two dims, the row's dim held in registers: its unroll loop goes
+// inside the other dim's serial loop (plans order serial before register loops),
+// and rows of 6 take groups of 2 threads, several rows to a block.
+// PLAN:       kernel.func @two_dims
+// PLAN-SAME:    plan [block 0:1, serial 2, unroll 1:3, thread 0:8, thread 1:2]
+// LOOPS:      func.func @two_dims(
+// LOOPS:        scf.for
+// LOOPS:        "gpu.all_reduce"(%{{.*}}) <{op = #gpu<all_reduce_op max>, uniform}>
+kernel.func @two_dims outs(%out: memref<240xf32>) ins(%x: memref<240xf32>) space [8, 6, 5]
+    plan [parallel 0, serial 1, serial 2] {
+  %0 = kernel.load %x <[8, 6, 5] strides [30, 1, 6] offset 0> : memref<240xf32>
+  %1 = kernel.reduce max %0 [1, 2] : f32
+  %2 = arith.subf %0, %1 : f32
+  %3 = math.exp %2 : f32
+  %4 = kernel.reduce add %3 [1, 2] : f32
+  %5 = arith.divf %3, %4 : f32
+  kernel.store %out <[8, 6, 5] strides [30, 1, 6] offset 0>, %5 : memref<240xf32>
+}
