@@ -143,8 +143,9 @@ def test_jitted_programs_replay_on_the_device(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_rows_read_more_than_once_stay_in_registers(device):
     """Softmax, layernorm and ``x - max(x)`` over rows of 2 and 4 steps of 512
-    threads: each thread holds its part of the row in registers (one load per
-    element); the results match float64 numpy."""
+    threads (and 4 of 1024 for 16384): each thread holds its part of the row in
+    registers (one load per element); also a row in registers inside another
+    reduce dim's loop, and short rows. The results match float64 numpy."""
     rng = _rng(5)
     for shape in ((6, 4096), (3, 8192), (2, 3, 4096), (2, 16384)):
         x = rng.standard_normal(shape).astype(np.float32) * 4
