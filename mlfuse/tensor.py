@@ -420,6 +420,13 @@ class Tensor:
             if dtype
             else (dtypes.default_int if is_int else dtypes.default_float)
         )
+        n = max(0, math.ceil((stop - start) / step))
+        if n and dt.is_int and not dt.is_bool:
+            last = start + (n - 1) * step
+            lo, hi = dtypes.min(dt), dtypes.max(dt)
+            for v in (start, last):
+                if not lo <= v <= hi:
+                    raise OverflowError(f"arange: {v} does not fit in {dt.name} (range {lo}..{hi})")
         return Tensor(np.arange(start, stop, step).astype(dt.host), dt, device)
 
     @staticmethod
@@ -1077,6 +1084,15 @@ class Tensor:
         return self.__abs__()
 
     def _bitwise(self, kind: str, other, reverse=False) -> Tensor:
+        dt = self.dtype
+        if isinstance(other, (int, np.integer)) and not isinstance(other, bool) and dt.is_int:
+            # a mask is its bits: ``x | 0xFFFFFFFF`` on int32 is ``x | -1`` (as in
+            # PyTorch); values wider than the dtype stay an error
+            bits = 8 * dt.itemsize
+            if dt.is_signed and dtypes.max(dt) < other < 1 << bits:
+                other = int(other) - (1 << bits)
+            elif not dt.is_signed and -(1 << (bits - 1)) <= other < 0:
+                other = int(other) + (1 << bits)
         a, b = self._operands(other, reverse)
         if a.dtype.is_float:
             raise DTypeError(f"{kind} is not defined for {a.dtype.name} tensors")

@@ -1379,6 +1379,51 @@ def _source_scale(i: int, o: int, scale, align_corners: bool, ft):
     return ft(1.0 / scale) if scale is not None and scale > 0 else ft(i) / ft(o)
 
 
+def _fixed_point_taps(i: int, o: int, scale, align_corners: bool):
+    """The two taps of each of ``o`` outputs along a dim of ``i`` inputs and their
+    weights as integers of ``bits`` fraction bits, PyTorch's resampling of uint8
+    images (Pillow's): float weights of the tent filter, normalized, scaled by
+    the most bits that keep the largest one within int16, rounded."""
+    step = float(_source_scale(i, o, scale, align_corners, np.float64))
+    half = 0.5 if align_corners else 0.0
+    first = np.zeros(o, np.int64)
+    weights = np.zeros((o, 2), np.float64)
+    for k in range(o):
+        center = step * (k + 0.5 - half) + half
+        lo = max(int(center - 0.5), 0)
+        hi = min(int(center + 1.5), i)
+        w = [max(0.0, 1.0 - abs(j - center + 0.5)) for j in range(lo, hi)]
+        total = sum(w)
+        first[k] = lo
+        weights[k, : len(w)] = [v / total for v in w] if total else w
+    bits = 0
+    while bits < 22 and int(0.5 + weights.max() * (1 << (bits + 1))) < (1 << 15):
+        bits += 1
+    scaled = weights * (1 << bits)
+    fixed = np.where(scaled < 0, np.trunc(scaled - 0.5), np.trunc(scaled + 0.5)).astype(np.int32)
+    return first, fixed, bits
+
+
+def _bilinear_uint8(x: Tensor, out: tuple, scales: tuple, align_corners: bool) -> Tensor:
+    """Bilinear resizing of a uint8 image as PyTorch does it: one pass along the
+    width, then one along the height, each a sum of two taps with fixed-point
+    weights, rounded and clamped back to uint8 between the passes (so the
+    result matches PyTorch's exactly, not a float resize rounded once)."""
+    for axis in (3, 2):
+        i, o = x.shape[axis], out[axis - 2]
+        if i == o and scales[axis - 2] is None:
+            continue
+        first, fixed, bits = _fixed_point_taps(i, o, scales[axis - 2], align_corners)
+        shape = (o,) + (1,) * (3 - axis)
+        acc = Tensor.full((), 1 << (bits - 1), dtype=dtypes.int32, device=x.device)
+        for t in range(2):
+            at = Tensor(np.minimum(first + t, i - 1), device=x.device)
+            w = Tensor(fixed[:, t].reshape(shape), dtype=dtypes.int32, device=x.device)
+            acc = acc + x.index_select(axis, at).cast(dtypes.int32) * w
+        x = (acc >> bits).clip(0, 255).cast(dtypes.uint8)
+    return x
+
+
 def interpolate(
     input: Tensor,  # noqa: A002 - PyTorch's names
     size=None,
@@ -1438,6 +1483,8 @@ def interpolate(
         if nd == 2:
             return adaptive_avg_pool2d(x, out)
         raise ArgumentError(f"interpolate: mode 'area' needs a 3-d or 4-d input, got {x.shape}")
+    if mode == "bilinear" and x.dtype == dtypes.uint8:
+        return _bilinear_uint8(x, out, scales, bool(align_corners))
     if mode not in ("nearest", "nearest-exact"):
         x = x._float()
     # PyTorch computes the source positions in float (double for double inputs)
@@ -1491,7 +1538,7 @@ def interpolate(
         x = a * l0 + b * l1
     if x.dtype != input.dtype and input.dtype.is_int:
         # integer images stay integers: rounded to nearest, clamped to the dtype
-        # (PyTorch's uint8 path uses fixed-point weights and can differ by 1)
+        # (uint8 bilinear took PyTorch's fixed-point path above)
         lo, hi = dtypes.min(input.dtype), dtypes.max(input.dtype)
         x = x.round().clip(lo, hi).cast(input.dtype)
     return x

@@ -369,6 +369,61 @@ def test_interpolate_recompute_scale_factor_and_aliases():
     close(F.interpolate(Tensor(x4), size=(2, 3), mode="area"), adaptive_ref(x4, (2, 3), "avg"))
 
 
+def test_interpolate_bilinear_uint8_is_pytorchs_fixed_point():
+    """uint8 images resize as PyTorch's (Pillow's) integer kernels do: a pass
+    along the width, then along the height, fixed-point weights, rounded to
+    uint8 in between; a float resize rounded once differs in 2-3 of these."""
+    u = np.array(
+        [[[[12, 200, 37, 255, 0], [90, 3, 141, 66, 250], [7, 180, 99, 18, 222]]]], np.uint8
+    )
+    cases = [
+        ((2, 4), False, [[47, 118, 153, 81], [42, 126, 60, 205]]),
+        (
+            (5, 7),
+            False,
+            [
+                [12, 119, 153, 37, 193, 146, 0],
+                [43, 87, 109, 79, 151, 146, 100],
+                [90, 40, 42, 141, 87, 145, 250],
+                [40, 80, 111, 116, 59, 121, 233],
+                [7, 106, 157, 99, 41, 105, 222],
+            ],
+        ),
+        (
+            (5, 7),
+            True,
+            [
+                [12, 137, 146, 37, 182, 170, 0],
+                [51, 85, 98, 89, 137, 149, 125],
+                [90, 32, 49, 141, 91, 127, 250],
+                [49, 77, 101, 120, 68, 107, 236],
+                [7, 122, 153, 99, 45, 86, 222],
+            ],
+        ),
+    ]
+    for size, align, want in cases:
+        got = F.interpolate(Tensor(u), size=size, mode="bilinear", align_corners=align)
+        assert got.dtype == mlfuse.uint8
+        np.testing.assert_array_equal(got.numpy()[0, 0], np.array(want, np.uint8))
+
+
+def test_interpolate_bilinear_uint8_against_torch():
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator().manual_seed(0)
+    u = torch.randint(0, 256, (2, 3, 20, 13), dtype=torch.uint8, generator=gen)
+    for size in [(5, 4), (41, 29), (7, 30), (20, 13), (20, 5)]:
+        for align in (False, True):
+            want = torch.nn.functional.interpolate(
+                u, size=size, mode="bilinear", align_corners=align
+            ).numpy()
+            got = F.interpolate(Tensor(u.numpy()), size=size, mode="bilinear", align_corners=align)
+            np.testing.assert_array_equal(got.numpy(), want, err_msg=f"{size} {align}")
+    for sf in (0.5, 1.7, (2.0, 0.6)):
+        want = torch.nn.functional.interpolate(u, scale_factor=sf, mode="bilinear").numpy()
+        got = F.interpolate(Tensor(u.numpy()), scale_factor=sf, mode="bilinear")
+        np.testing.assert_array_equal(got.numpy(), want, err_msg=f"scale {sf}")
+
+
 def test_interpolate_errors():
     x = Tensor(r(1, 2, 4, 4))
     with pytest.raises(ValueError, match="exactly one of size and scale_factor"):

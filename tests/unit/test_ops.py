@@ -387,6 +387,22 @@ def test_bitwise_scalar(name):
     check(op(Tensor(xb), True), ref(xb, True), B)
 
 
+@pytest.mark.parametrize("name", list(BITWISE))
+def test_bitwise_mask_scalars_are_their_bits(name):
+    """A Python int mask of the dtype's width is read as its bit pattern (PyTorch):
+    ``x | 0xFFFFFFFF`` on int32 is ``x | -1``; ``x & -2`` on uint8 is ``x & 0xFE``."""
+    op, ref = BITWISE[name]
+    x = rand_i32((13,), -(2**31), 2**31 - 1, key=8)
+    for mask in (0xFFFFFFFF, 0x80000000, 0xDEADBEEF):
+        bits = np.array(mask, np.uint32).view(np.int32)
+        check(op(Tensor(x), mask), ref(x, bits), I32)
+        check(op(mask, Tensor(x)), ref(bits, x), I32)
+    u = np.arange(0, 256, 17, dtype=np.uint8)
+    check(op(Tensor(u), -2), ref(u, np.uint8(0xFE)), np.uint8)
+    with pytest.raises(OverflowError, match="does not fit in int32"):
+        op(Tensor(x), 1 << 32)
+
+
 @pytest.mark.parametrize("shape", [(), (13,), (BIG,)], ids=str)
 @pytest.mark.parametrize("kind", ["bool", "int32", "int64"])
 def test_invert(kind, shape):
@@ -948,6 +964,14 @@ def test_arange(args, kw, ref):
 
 def test_arange_in_expression():
     check(Tensor.arange(13) * 2 - 3, np.arange(13) * 2 - 3, I64)
+
+
+def test_arange_values_outside_the_dtype_are_an_error_before_any_allocation():
+    with pytest.raises(OverflowError, match="8589934591 does not fit in int32"):
+        Tensor.arange(2**33, dtype="int32")  # (64 GiB as int64: never allocated)
+    with pytest.raises(OverflowError, match="299 does not fit in uint8"):
+        Tensor.arange(0, 300, dtype="uint8")
+    check(Tensor.arange(255, -1, -1, dtype="uint8"), np.arange(255, -1, -1), np.uint8)
 
 
 def test_eye():
