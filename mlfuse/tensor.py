@@ -245,7 +245,7 @@ def _unpickle(values: np.ndarray, dtype: str, device: str, requires_grad: bool) 
 class Tensor:
     """A lazy n-dimensional array on a device."""
 
-    __slots__ = ("_node", "_base", "_grad", "__weakref__")
+    __slots__ = ("_node", "_base", "_views", "_grad", "__weakref__")
     __hash__ = object.__hash__
     __array_ufunc__ = None  # ndarray <op> Tensor defers to Tensor's reflected ops
 
@@ -1970,6 +1970,7 @@ class Tensor:
     def _movement(self, op: str, arg, shape: Shape) -> Tensor:
         out = Tensor(graph.make(op, (self.node,), arg, shape, self.dtype))
         out._base = (self, op, arg)  # a view: assigning it writes through to self
+        _add_view(self, out)
         return out
 
     @_traced
@@ -2552,9 +2553,7 @@ class Tensor:
             path.append(t)
             t = parent
         t._assign_whole(val)
-        for view in reversed(path):  # every view on the way sees the new value
-            parent, op, arg = view._base
-            view.node = graph.make(op, (parent.node,), arg, view.shape, view.dtype)
+        _refresh_views(t)  # every live view of it (this one too) sees the new value
         return self
 
     def _assign_whole(self, v: Tensor) -> None:
@@ -5662,6 +5661,7 @@ class Tensor:
         gradient; ``p.data = t`` replaces the values (the shape may change)."""
         d = self.detach()
         d._base = (self, "detach", None)
+        _add_view(self, d)
         return d
 
     @data.setter
@@ -6055,6 +6055,48 @@ def _same_dtype(what: str, t: Tensor, src: Tensor) -> None:
             f"{what}: src has dtype {src.dtype.name}, the input {t.dtype.name}; they must be "
             f"the same (cast src with .to({t.dtype.name}))"
         )
+
+
+def _add_view(parent: Tensor, view: Tensor) -> None:
+    """Remember that ``view`` views ``parent`` (weakly: a view keeps its parent
+    alive, not the other way), so a write to ``parent`` reaches it."""
+    refs = getattr(parent, "_views", None)
+    if refs is None:
+        parent._views = [weakref.ref(view)]
+        return
+    refs.append(weakref.ref(view))
+    if len(refs) >= 64 and len(refs) & (len(refs) - 1) == 0:  # at powers of two: drop dead ones
+        refs[:] = [r for r in refs if r() is not None]
+
+
+def _refresh_views(root: Tensor) -> None:
+    """After ``root`` was assigned, re-derive every live view taken from it (and
+    from those views) from its new value, parents first, as PyTorch's views
+    share their base's storage: ``row = x[0]; x[0] = v`` leaves ``row`` equal to
+    ``v``. Iterative: a chain of views of any length."""
+    todo = [root]
+    while todo:
+        parent = todo.pop()
+        refs = getattr(parent, "_views", None)
+        if not refs:
+            continue
+        live = []
+        for r in refs:
+            view = r()
+            if view is None or getattr(view, "_base", None) is None:
+                continue
+            live.append(r)
+            base, op, arg = view._base
+            if base is not parent:
+                continue  # (it became another tensor's view since)
+            if op == "detach":
+                node = parent.detach().node
+            else:
+                node = graph.make(op, (parent.node,), arg, view.shape, view.dtype)
+            if node is not view.node:
+                view.node = node
+            todo.append(view)
+        refs[:] = live
 
 
 def _write_through(parent: Tensor, op: str, arg, shape: Shape, val: Tensor) -> Tensor:
@@ -6621,9 +6663,12 @@ def _view_inplace(name: str):
         before = Tensor(self.node)
         if getattr(self, "_base", None) is not None:
             before._base = self._base
+            _add_view(self._base[0], before)
         view = getattr(before, name)(*args, **kw)
         self._set_node(view.node)
         self._base = getattr(view, "_base", None)
+        if self._base is not None:
+            _add_view(self._base[0], self)
         return self
 
     method.__name__ = method.__qualname__ = name + "_"

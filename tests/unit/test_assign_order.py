@@ -72,13 +72,18 @@ def test_successive_assigns_keep_the_last_value():
     np.testing.assert_array_equal(mid.numpy(), A0 + 1)
 
 
-def test_views_of_a_buffer_keep_their_values_across_an_assign():
+def test_views_follow_an_assign_and_copies_keep_their_values():
+    """``a.T`` is a view (PyTorch's: it shares a's storage), so it sees a's new
+    value; ``a.T.contiguous()`` is a copy, realized as a view of a's buffer
+    without a kernel, and must keep the old values when a is written in place."""
     a = Tensor(A0.reshape(2, 2)).realize()
     t = a.T.realize()  # a view of a's buffer, no copy
+    c = a.T.contiguous().realize()
     assert mlfuse.schedule(a.T) == []
     a.assign(a + 100)
     a.realize()
-    np.testing.assert_array_equal(t.numpy(), A0.reshape(2, 2).T)
+    np.testing.assert_array_equal(t.numpy(), A0.reshape(2, 2).T + 100)
+    np.testing.assert_array_equal(c.numpy(), A0.reshape(2, 2).T)
     np.testing.assert_array_equal(a.numpy(), A0.reshape(2, 2) + 100)
 
 

@@ -67,13 +67,16 @@ def test_a_slice_of_a_realized_tensor_is_a_view_of_its_buffer():
     np.testing.assert_array_equal(s.numpy(), np.arange(12.0).reshape(3, 4)[1:3, 1:])
 
 
-def test_assigning_a_tensor_keeps_the_old_value_of_its_slices():
+def test_an_assign_reaches_the_slices_of_its_target_but_not_their_copies():
     X = Tensor(np.arange(8.0)).realize()
     s = X[2:5]
     (s + 0).numpy()  # s is now a view of X's buffer
+    k = X[2:5].contiguous().realize()  # a copy, realized as a window of X's buffer
+    assert k.node.buffer is X.node.buffer
     X.assign(Tensor(np.zeros(8))).realize()
     np.testing.assert_array_equal(X.numpy(), np.zeros(8))
-    np.testing.assert_array_equal(s.numpy(), [2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(s.numpy(), [0.0, 0.0, 0.0])  # a view, as PyTorch's
+    np.testing.assert_array_equal(k.numpy(), [2.0, 3.0, 4.0])
 
 
 def test_gradients_through_slices_of_a_realized_leaf():
@@ -131,15 +134,17 @@ def test_an_assign_in_place_reads_views_of_its_target_first():
     np.testing.assert_array_equal(x.numpy(), a + a.T * 10)
 
 
-def test_an_assign_keeps_a_held_view_of_its_target():
+def test_an_assign_keeps_a_held_copy_of_its_target():
     a = np.arange(16.0).reshape(4, 4)
     x = Tensor(a).realize()
     t = x.T
-    t.realize()
-    assert t.node.buffer is x.node.buffer
+    c = x[1:3].clone()
+    mlfuse.realize(t, c)
+    assert t.node.buffer is x.node.buffer and c.node.buffer is x.node.buffer
     x.assign(x + 1).realize()
     np.testing.assert_array_equal(x.numpy(), a + 1)
-    np.testing.assert_array_equal(t.numpy(), a.T)
+    np.testing.assert_array_equal(t.numpy(), a.T + 1)  # the view follows
+    np.testing.assert_array_equal(c.numpy(), a[1:3])  # the copy does not
 
 
 def test_batches_on_the_simulated_gpu_share_one_program():

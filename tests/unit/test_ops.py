@@ -1291,16 +1291,18 @@ def test_assign_self_plus_one_repeatedly():
     check(t, x + 3, I32)
 
 
-def test_assign_old_lazy_readers_keep_old_values():
+def test_assign_old_lazy_readers_keep_old_values_and_views_follow():
     x = rand_f32((13,), key=56)
     t = _realized(x)
     reader = t * 10
-    view_reader = t[::-1]
+    copy = t.flip(0)
+    view = t[::-1]
     t.assign(t + 1)
     t.realize()
     check(t, x.astype(F64) + 1, F32)
     check(reader, x.astype(F64) * 10, F32)
-    check(view_reader, x[::-1], F32)
+    check(copy, x[::-1], F32)
+    check(view, x[::-1].astype(F64) + 1, F32)  # a view shares t's values
     check(t * 10, (x.astype(F64) + 1) * 10, F32)  # new readers see the new values
 
 
