@@ -6085,10 +6085,10 @@ def _refresh_views(root: Tensor) -> None:
             view = r()
             if view is None or getattr(view, "_base", None) is None:
                 continue
-            live.append(r)
             base, op, arg = view._base
             if base is not parent:
                 continue  # (it became another tensor's view since)
+            live.append(r)
             if op == "detach":
                 node = parent.detach().node
             else:

@@ -224,3 +224,23 @@ def test_random_assign_programs_follow_program_order(program):
     mlfuse.realize(*ts)  # what is still pending, in one schedule
     for t, x in zip(ts, xs):
         np.testing.assert_allclose(t.numpy(), x, rtol=1e-4, atol=1e-4, err_msg=str(program))
+
+
+def test_views_of_views_follow_writes_through_any_of_them():
+    """PyTorch's (and tinygrad's) rows swap: ``tmp = t[0]`` is a view, so after
+    ``t[0] = t[1]`` it holds row 1, and ``t[2] = tmp`` copies row 1 again."""
+    t = Tensor(np.arange(6.0, dtype=np.float32).reshape(3, 2)).realize()
+    tmp = t[0]
+    t[0] = t[1]
+    t[2] = tmp
+    np.testing.assert_array_equal(t.numpy(), [[2, 3], [2, 3], [2, 3]])
+    x = Tensor(np.zeros((3, 4), np.float32)).realize()
+    flat = x.reshape(12)
+    part = flat[3:6]  # a view of a view
+    col = x[:, 2]
+    x[1] = Tensor(np.full(4, 9.0, np.float32))
+    np.testing.assert_array_equal(part.numpy(), [0, 9, 9])
+    part[0] = -1.0  # writes reach x, and x's other views
+    np.testing.assert_array_equal(x.numpy()[0], [0, 0, 0, -1])
+    np.testing.assert_array_equal(col.numpy(), [0, 9, 0])
+    np.testing.assert_array_equal(flat.numpy()[:4], [0, 0, 0, -1])
