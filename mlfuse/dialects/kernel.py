@@ -29,10 +29,14 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     AnyFloat,
+    Float64Type,
+    UnitAttr,
+    VectorType,
     DenseArrayBase,
     FunctionType,
     IntAttr,
@@ -46,6 +50,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Data, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    VarConstraint,
+    base,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -245,14 +251,14 @@ class FuncOp(IRDLOperation):
                     )
             defined.update(op.results)
             if not isinstance(
-                op, (LoadOp, GatherOp, ValidOp, ReduceOp, ScanOp, StoreOp)
+                op, (LoadOp, GatherOp, ValidOp, ReduceOp, ScanOp, StoreOp, SinCosLargeOp)
             ) and op.dialect_name() not in (
                 "arith",
                 "math",
             ):
                 raise VerifyException(
                     f"kernel.func: '{op.name}' is not allowed in a kernel body (only kernel "
-                    "loads, stores, reduces, scans and arith/math scalar ops)"
+                    "loads, stores, reduces, scans, sincos_large and arith/math scalar ops)"
                 )
             for r in op.results:
                 if isinstance(r.type, (MemRefType,)):
@@ -507,6 +513,58 @@ class ValidOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         self.view.print_parameter(printer)
+
+
+@irdl_op_definition
+class SinCosLargeOp(IRDLOperation):
+    r"""sin (or cos) of an f64 ``x`` where \|x\| >= 2^50, by Payne-Hanek reduction.
+
+    ``expand-math`` reduces smaller arguments inline and selects this op's
+    value where \|x\| >= 2^50 (or x is not finite); its value elsewhere is
+    unspecified. ``expand-large-sincos`` expands it after the loops exist, behind
+    a branch taken only when some lane needs it, so the common case pays a
+    compare, not the long reduction. ``narrow`` says x is the value of an f32
+    (\|x\| < 2^128), which needs a shorter reduction. Elementwise: scalars or
+    vectors of f64 (after vectorization)."""
+
+    name = "kernel.sincos_large"
+    T: ClassVar = VarConstraint("T", base(Float64Type) | VectorType.constr(base(Float64Type)))
+    x = operand_def(T)
+    result = result_def(T)
+    kind = prop_def(StringAttr)
+    narrow = opt_prop_def(UnitAttr)
+    traits = traits_def(Pure())
+
+    def __init__(self, x: SSAValue, kind: str, narrow: bool = False):
+        super().__init__(
+            operands=[x],
+            result_types=[x.type],
+            properties={"kind": StringAttr(kind), **({"narrow": UnitAttr()} if narrow else {})},
+        )
+
+    def verify_(self) -> None:
+        if self.kind.data not in ("sin", "cos"):
+            raise VerifyException(
+                f'kernel.sincos_large: kind must be "sin" or "cos", not {self.kind.data!r}'
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SinCosLargeOp:
+        """``kernel.sincos_large sin|cos [narrow] %x : type``"""
+        kind = parser.parse_identifier()
+        if kind not in ("sin", "cos"):
+            parser.raise_error(f"kernel.sincos_large: expected sin or cos, got {kind!r}")
+        narrow = parser.parse_optional_keyword("narrow") is not None
+        x = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        return cls(parser.resolve_operand(x, t), kind, narrow)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data}{' narrow' if self.narrow else ''} ")
+        printer.print_operand(self.x)
+        printer.print_string(" : ")
+        printer.print_attribute(self.x.type)
 
 
 @irdl_op_definition
@@ -1077,6 +1135,7 @@ Kernel = Dialect(
         LoadOp,
         GatherOp,
         ValidOp,
+        SinCosLargeOp,
         ReduceOp,
         ScanOp,
         StoreOp,

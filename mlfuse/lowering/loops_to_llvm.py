@@ -284,6 +284,13 @@ class _Converter:
     def _arith_constant(self, op: arith.ConstantOp) -> SSAValue:
         t = convert_type(op.result.type)
         val = op.value
+        if isinstance(val, DenseIntOrFPElementsAttr) and isinstance(t, VectorType):
+            values = set(val.get_values())
+            if len(values) != 1:
+                raise DiagnosticException(
+                    f"convert-loops-to-llvm: only splat vector constants are lowered, got {val}"
+                )
+            return self.const(values.pop(), t)  # a scalar, broadcast
         assert isinstance(val, (IntegerAttr, FloatAttr))
         if isinstance(op.result.type, BFloat16Type):  # its bits
             from mlfuse.dtypes import bf16_bits

@@ -61,6 +61,12 @@ def _expand_math():
     return ExpandMath
 
 
+def _expand_large_sincos():
+    from mlfuse.passes.expand_large_sincos import ExpandLargeSinCos
+
+    return ExpandLargeSinCos
+
+
 def _legalize_float_types():
     from mlfuse.passes.legalize_float_types import LegalizeFloatTypes
 
@@ -127,6 +133,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "window-kernel-inputs": _window_kernel_inputs,
     "legalize-float-types": _legalize_float_types,
     "expand-math": _expand_math,
+    "expand-large-sincos": _expand_large_sincos,
     "merge-sums": _merge_sums,
     "plan-vectorize": _plan_vectorize,
     "plan-unroll": _plan_unroll,

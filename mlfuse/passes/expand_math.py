@@ -38,9 +38,11 @@ code):
    +inf -> +inf.
 4. sin(x), cos(x) (in f64): j = round(x·2/π), r = x − j·π/2 with π/2 in three
    doubles (fma: the first step is exact); the quadrant j mod 4 (+1 for cos)
-   picks ±sin(r) or ±cos(r) (fdlibm kernels, |r| <= π/4). Accurate while
-   |x·2/π| < 2⁵¹ (|x| < 3.5e15); beyond, r is clamped to the polynomials'
-   domain, so results stay in [−1, 1] but are not the sine. ±inf, NaN -> NaN.
+   picks ±sin(r) or ±cos(r) (fdlibm kernels, |r| <= π/4), on integer bits.
+   Exact while |x| < 2^50; from there (and for inf/NaN) the result is that of
+   a ``kernel.sincos_large`` (Payne-Hanek's reduction, :func:`sincos_large`),
+   which ``expand-large-sincos`` expands behind a branch once loops exist.
+   ±inf, NaN -> NaN.
 5. powf(x, y) (f32, in f64): 2^(y·log2|x|) with steps 2 and 3 in f64, which
    is exact enough for a correctly rounded f32 result; then C99's special
    cases, as libm's ``powf`` (the previous lowering) and numpy give them:
@@ -49,7 +51,7 @@ code):
 
 Accuracy (max ulp against float64/long double references; the table is in
 ``docs/design.md``): under 1 ulp for exp/exp2/log/log2 in both precisions
-(every float32 checked), 0.5 for f32 sin/cos/pow, 1.5 for f64 sin/cos.
+(every float32 checked), 0.5 for f32 sin/cos/pow, 1.5 for f64 sin/cos (2.8 past 2^50).
 """
 
 from __future__ import annotations
@@ -80,6 +82,8 @@ from xdsl.pattern_rewriter import (
     PatternRewriteWalker,
     RewritePattern,
 )
+
+from mlfuse.dialects import kernel
 
 _INF = float("inf")
 _h = float.fromhex
@@ -234,6 +238,23 @@ class _Emitter:
     def ashr(self, a, n: int):
         return self._op(arith.ShRSIOp(a, self.ci(n)))
 
+    def shrui(self, a, n: int):
+        return self._op(arith.ShRUIOp(a, self.ci(n)))
+
+    def xor(self, a, b):
+        return self._op(arith.XOrIOp(a, b))
+
+    def mask(self, a, n: int):
+        """All ones where bit ``n`` of integer ``a`` is set, else 0: the condition
+        of :meth:`pick`. No i1 on the way: xDSL 0.74 has no vector form of
+        compares or ``trunci``, so selects on bits vectorize where these do not."""
+        return self.isub(self.ci(0), self.iand(self.shrui(a, n), self.ci(1)))
+
+    def pick(self, mask, a, b):
+        """``a`` where ``mask`` (an integer of all ones or zeros) is set, else ``b``."""
+        ib = self.to_int(self._v(b))
+        return self.to_float(self.xor(ib, self.iand(self.xor(ib, self.to_int(self._v(a))), mask)))
+
     def inz(self, a):
         """a != 0 (integer)."""
         return self._op(arith.CmpiOp(a, self.ci(0), "ne"))
@@ -326,7 +347,45 @@ _COS = [
 ]  # fmt: skip
 _PIO2 = (_h("0x1.921FB54442D18p0"), _h("0x1.1A62633145C07p-54"), -_h("0x1.F1976B7ED8FBCp-110"))
 _TWO_OVER_PI = _h("0x1.45F306DC9C883p-1")
-_SINCOS_R_MAX = 0.9  # |r| bound: pi/4 plus the rounding of j near |x| = 2^51
+
+
+def _pi_fixed(bits: int) -> int:
+    """⌊π·2^bits⌋ (Machin's formula in integers, with guard bits)."""
+    guard = bits + 32
+    one = 1 << guard
+
+    def arctan_inv(n: int) -> int:  # arctan(1/n)·2^guard
+        total, term, k, n2 = 0, one // n, 1, n * n
+        while term:
+            total += term // k if (k // 2) % 2 == 0 else -(term // k)
+            term //= n2
+            k += 2
+        return total
+
+    return (16 * arctan_inv(5) - 4 * arctan_inv(239)) >> 32
+
+
+def _payne_hanek_table() -> list[list[float]]:
+    """G_b = 2^(128b)·2/π mod 4 for b = 0..7, each as 5 doubles summing to it
+    within 2^-265 (the slow path of :func:`_rem_pio2_large`)."""
+    from fractions import Fraction
+
+    frac_bits = 128 * 7 + 300
+    pi = _pi_fixed(frac_bits + 8)
+    two_over_pi = (1 << (2 * frac_bits + 9)) // pi  # 2/π·2^frac_bits
+    table = []
+    for b in range(8):
+        g = Fraction((two_over_pi << (128 * b)) % (4 << frac_bits), 1 << frac_bits)
+        parts = []
+        for _ in range(5):
+            parts.append(float(g))
+            g -= Fraction(parts[-1])
+        table.append(parts)
+    return table
+
+
+_PAYNE_HANEK = _payne_hanek_table()
+_SINCOS_R_MAX = 0.9  # |r| bound: pi/4 plus the rounding of j near |x| = 2^50
 
 
 # -- the expansions (numbered as in the module docstring) ---------------------------
@@ -407,21 +466,99 @@ def _log2(e: _Emitter, x: SSAValue) -> SSAValue:
     return _log_specials(e, x, e.add(val_lo, w))
 
 
-def _sincos(e: _Emitter, x: SSAValue, cos: bool) -> SSAValue:
-    j, ji = e.round_magic(x, _TWO_OVER_PI)
-    r = e.fma(j, -_PIO2[0], x)  # exact
-    r = e.fma(j, -_PIO2[1], r)
-    r = e.fma(j, -_PIO2[2], r)
+def _mod4(e: _Emitter, p: SSAValue) -> SSAValue:
+    """p − 4·⌊p/4 + 1/2⌋, in [−2, 2] (up to [−4, 4] where p/4 + 1/2 rounds): exact
+    for any double, and p itself when |p| < 2, however small."""
+    return e.fma(e.floor(e.fma(p, 0.25, 0.5)), -4.0, p)
+
+
+def _rem_pio2_large(e: _Emitter, x: SSAValue, narrow: bool):
+    r"""x = (4n + j + f)·π/2 for finite \|x\| >= 2^50: (r = f·π/2 as one double,
+    j as an integer), by Payne-Hanek's method, without compares.
+
+    x = m·2^k with m a 53-bit integer; with b = ⌊k/128⌋ (0 when k < 0),
+    x = x'·2^(128b) for an integer x' < 2^181 (x' = x when b = 0) and
+    x·2/π = x'·(4N_b + G_b), so x·2/π ≡ x'·G_b (mod 4). G_b = 2^(128b)·2/π mod 4
+    is a constant per b, in doubles g_0 + g_1 + ... (53 bits each, 2^-265 left
+    out); each x'·g_i is an exact double pair (fma), each part reduced mod 4
+    exactly (to [−2, 2]); their sum, carried as a double-double, gives
+    j = round(sum) and the fraction f to about 2^-100. ``narrow`` inputs (the
+    value of an f32, below 2^128) have b = 0 and need four parts."""
+    nparts, top = (4, 128) if narrow else (5, 181)
+    if narrow:
+        xs = x
+        parts = [e.c(g) for g in _PAYNE_HANEK[0][:nparts]]
+    else:
+        k = e.isub(e.iand(e.shrui(e.to_int(x), 52), e.ci(0x7FF)), e.ci(1023 + 52))
+        b = e._op(arith.MaxSIOp(e.ashr(k, 7), e.ci(0)))
+        xs = e.mul(x, e.to_float(e.shl(e.isub(e.ci(1023), e.shl(b, 7)), 52)))  # x·2^(-128b)
+        # G_b by a tree of picks on b's three bits
+        level = [[e.c(_PAYNE_HANEK[bi][i]) for bi in range(8)] for i in range(nparts)]
+        for bit in range(3):
+            take = e.mask(b, bit)
+            level = [[e.pick(take, v[n + 1], v[n]) for n in range(0, len(v), 2)] for v in level]
+        parts = [v[0] for v in level]
+    terms = []
+    for i, g in enumerate(parts):  # x'·g_i < 2^(top + 2 − 53i): no reduction below 2^-20
+        hi, lo = _two_prod(e, xs, g)
+        terms += [
+            _mod4(e, hi) if top + 2 - 53 * i > -20 else hi,
+            _mod4(e, lo) if top + 2 - 53 * (i + 1) > -20 else lo,
+        ]
+    s_hi, s_lo = terms[0], e.c(0.0)
+    for t in terms[1:]:
+        s_hi, err = _two_sum(e, s_hi, t)
+        s_lo = e.add(s_lo, err)
+    j, ji = e.round_magic(s_hi, 1.0)
+    f_hi, f_lo = _two_sum(e, e.sub(s_hi, j), s_lo)  # s_hi − j is exact
+    r_hi, r_lo = _two_prod(e, f_hi, _PIO2[0])
+    r_lo = e.fma(f_lo, _PIO2[0], e.fma(f_hi, _PIO2[1], r_lo))
+    return e.add(r_hi, r_lo), ji
+
+
+def _sincos_of_reduced(e: _Emitter, r: SSAValue, q: SSAValue) -> SSAValue:
+    r"""sin(r + q·π/2) for \|r\| <= π/4 (fdlibm's kernels): q's low bits pick ±sin(r)
+    or ±cos(r), on bits (no compares)."""
     r = e.clamp(r, -_SINCOS_R_MAX, _SINCOS_R_MAX)
     z = e.mul(r, r)
     sin_r = e.fma(e.mul(z, r), e.horner(z, _SIN), r)
     hz = e.mul(z, 0.5)
     w = e.sub(1.0, hz)
     cos_r = e.add(w, e.fma(e.mul(z, z), e.horner(z, _COS), e.sub(e.sub(1.0, w), hz)))
+    y = e.pick(e.mask(q, 0), cos_r, sin_r)
+    sign = e.shl(e.iand(q, e.ci(2)), e.fmt.bits - 2)  # bit 1 of q -> the sign bit
+    return e.to_float(e.xor(e.to_int(y), sign))
+
+
+def _sincos(e: _Emitter, x: SSAValue, cos: bool, narrow: bool = False) -> SSAValue:
+    j, ji = e.round_magic(x, _TWO_OVER_PI)
+    r = e.fma(j, -_PIO2[0], x)  # exact
+    r = e.fma(j, -_PIO2[1], r)
+    r = e.fma(j, -_PIO2[2], r)
     q = e.iadd(ji, e.ci(1)) if cos else ji
-    y = e.sel(e.inz(e.iand(q, e.ci(1))), cos_r, sin_r)
-    y = e.sel(e.inz(e.iand(q, e.ci(2))), e.neg(y), y)
-    return y if cos else e.sel(e.cmp(x, 0.0, "oeq"), x, y)  # sin(-0) = -0
+    y = _sincos_of_reduced(e, r, q)
+    if not cos:
+        # sin(±0) = ±0: where |x|'s bits are 0, their value less 1 is negative
+        abs_bits = e.iand(e.to_int(x), e.ci(2 ** (e.fmt.bits - 1) - 1))
+        y = e.pick(e.ashr(e.isub(abs_bits, e.ci(1)), e.fmt.bits - 1), x, y)
+    # |x| >= 2^50 (or not finite): j is no longer exact; Payne-Hanek's reduction,
+    # expanded later behind a branch (expand-large-sincos). The test is on bits:
+    # (2^50 − 1) − |x| is negative exactly then.
+    big = e._op(kernel.SinCosLargeOp(x, "cos" if cos else "sin", narrow))
+    return e.pick(large_mask(e, x), big, y)
+
+
+def large_mask(e: _Emitter, x: SSAValue) -> SSAValue:
+    r"""All ones where \|x\| >= 2^50 or x is not finite (on bits: (2^50 − 1) − \|x\|
+    is then negative), else 0."""
+    abs_bits = e.iand(e.to_int(x), e.ci(2**63 - 1))
+    return e.ashr(e.isub(e.ci(e.fmt.f2i(2.0**50) - 1), abs_bits), 63)
+
+
+def sincos_large(e: _Emitter, x: SSAValue, cos: bool, narrow: bool) -> SSAValue:
+    r"""The value of ``kernel.sincos_large``: sin or cos of x, \|x\| >= 2^50."""
+    r, j = _rem_pio2_large(e, x, narrow)
+    return _sincos_of_reduced(e, r, e.iadd(j, e.ci(1)) if cos else j)
 
 
 def _pow(e: _Emitter, x: SSAValue, y: SSAValue) -> SSAValue:
@@ -522,6 +659,10 @@ _IN_F64 = {
     math.CosOp: lambda e, a: _sincos(e, a[0], cos=True),
     math.PowFOp: lambda e, a: _pow(e, a[0], a[1]),
 }
+_SINCOS_FROM_F32 = {
+    math.SinOp: lambda e, a: _sincos(e, a[0], cos=False, narrow=True),
+    math.CosOp: lambda e, a: _sincos(e, a[0], cos=True, narrow=True),
+}
 _NATIVE_F64 = {math.SinOp, math.CosOp}  # powf on f64 keeps llvm.pow unless told otherwise
 
 
@@ -548,7 +689,10 @@ class ExpandMathOp(RewritePattern):
         if isinstance(el, (Float16Type, BFloat16Type)):
             self._via(op, rewriter, _like(t, Float32Type()))  # the f32 op is expanded next
         elif isinstance(el, Float32Type) and kind in _IN_F64:
-            self._via(op, rewriter, _like(t, Float64Type()), expand=_IN_F64[kind])
+            expand = _IN_F64[kind]
+            if kind in (math.SinOp, math.CosOp):  # the f64 value of an f32: below 2^128
+                expand = _SINCOS_FROM_F32[kind]
+            self._via(op, rewriter, _like(t, Float64Type()), expand=expand)
         elif isinstance(el, Float32Type) or (isinstance(el, Float64Type) and kind in _NATIVE):
             e = _Emitter(t)
             res = {**_NATIVE, **_IN_F64}[kind](e, list(op.operands))

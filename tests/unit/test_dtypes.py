@@ -534,7 +534,7 @@ def test_shift_spellings_and_errors():
 CPU_PIPELINE = (
     "lazy-canonicalize,push-views,mark-realize,group-reduces,outline-kernels,plan-memory,"
     "legalize-float-types,expand-math,merge-sums,cpu-optimize-plan,convert-kernel-to-loops,"
-    "convert-parallel-to-cpu,convert-scf-to-cf,convert-loops-to-llvm,cpu-entry-points"
+    "expand-large-sincos,convert-parallel-to-cpu,convert-scf-to-cf,convert-loops-to-llvm,cpu-entry-points"
 )
 
 

@@ -66,6 +66,7 @@ class CpuTarget(Target):
         "merge-sums",
         "cpu-optimize-plan",
         "convert-kernel-to-loops",
+        "expand-large-sincos",
         "convert-parallel-to-cpu",
         "convert-scf-to-cf",
         "convert-loops-to-llvm",

@@ -328,17 +328,18 @@ class _Run:
                 carried = self.block_ops(body, mask)
             for r, c in zip(op.results, carried):
                 self.env[r] = c
-        elif isinstance(op, scf.IfOp):
-            if op.results:
-                raise NotImplementedError("cuda_sim: scf.if with results")
+        elif isinstance(op, scf.IfOp):  # both sides, each under its threads' mask
             cond = self.v(op.cond)
             inner = cond if mask is None else np.logical_and(mask, cond)
-            self.block_ops(op.true_region.block, inner)
+            taken = self.block_ops(op.true_region.block, inner)
+            other = []
             if op.false_region.blocks:
-                self.block_ops(
+                other = self.block_ops(
                     op.false_region.block,
                     np.logical_and(mask if mask is not None else True, np.logical_not(cond)),
                 )
+            for r, a, b in zip(op.results, taken, other):
+                self.env[r] = np.where(cond, a, b).astype(np.asarray(a).dtype)
         else:
             raise NotImplementedError(f"cuda_sim: cannot run '{op.name}'")
 
@@ -418,6 +419,7 @@ class CudaSimTarget(HostMemoryTarget):
         "merge-sums",
         "gpu-map-plan",
         "convert-kernel-to-loops{grid=true}",
+        "expand-large-sincos",
     )
 
     def compile(self, module: ModuleOp) -> dict[str, CompiledKernel]:

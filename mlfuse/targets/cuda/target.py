@@ -97,6 +97,7 @@ class CudaTarget(Target):
         "merge-sums",
         "gpu-map-plan",
         "convert-kernel-to-loops{grid=true}",
+        "expand-large-sincos",
         "convert-gpu-to-nvvm",
         "convert-scf-to-cf",
         "convert-loops-to-llvm",

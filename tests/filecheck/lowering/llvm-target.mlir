@@ -123,7 +123,7 @@ kernel.func @casts outs(%o1: memref<32xf32>, %o2: memref<32xi32>, %o3: memref<32
 
 // Nothing lowered to llvm.func: a diagnostic (via --verify-diagnostics).
 
-// CHECK: no llvm.func to translate; lower the kernels first (e.g. -p 'legalize-float-types,expand-math,merge-sums,cpu-optimize-plan,convert-kernel-to-loops,convert-parallel-to-cpu,convert-scf-to-cf,convert-loops-to-llvm,cpu-entry-points')
+// CHECK: no llvm.func to translate; lower the kernels first (e.g. -p 'legalize-float-types,expand-math,merge-sums,cpu-optimize-plan,convert-kernel-to-loops,expand-large-sincos,convert-parallel-to-cpu,convert-scf-to-cf,convert-loops-to-llvm,cpu-entry-points')
 
 func.func @nothing_lowered(%in0: memref<4xf32>) -> memref<4xf32> {
   func.return %in0 : memref<4xf32>

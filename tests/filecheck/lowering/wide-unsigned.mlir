@@ -1,5 +1,5 @@
 // RUN: mlfuse-opt %s -p 'lazy-canonicalize,push-views,mark-realize,group-reduces,outline-kernels' | filecheck %s
-// RUN: mlfuse-opt %s -p 'lazy-canonicalize,push-views,mark-realize,group-reduces,outline-kernels,plan-memory,legalize-float-types,expand-math,merge-sums,cpu-optimize-plan,convert-kernel-to-loops,convert-parallel-to-cpu,convert-scf-to-cf,convert-loops-to-llvm,cpu-entry-points' -t llvm | filecheck %s --check-prefix=LLVM
+// RUN: mlfuse-opt %s -p 'lazy-canonicalize,push-views,mark-realize,group-reduces,outline-kernels,plan-memory,legalize-float-types,expand-math,merge-sums,cpu-optimize-plan,convert-kernel-to-loops,expand-large-sincos,convert-parallel-to-cpu,convert-scf-to-cf,convert-loops-to-llvm,cpu-entry-points' -t llvm | filecheck %s --check-prefix=LLVM
 
 // uint16/uint32/uint64 conversions without uitofp/fptoui (xDSL's llvm dialect
 // has neither): ui32 widens before sitofp; ui64 converts half the value with

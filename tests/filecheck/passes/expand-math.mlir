@@ -90,18 +90,24 @@ func.func @log_f32(%x: f32) -> f32 {
 
 // -----
 
-// sin/cos of f32 are computed in f64 and rounded back; the quadrant bits
-// select and negate.
+// sin/cos of f32 are computed in f64 and rounded back: j = round(x·2/π),
+// r = x − j·π/2 in three parts, the quadrant bits pick and negate on the
+// integer bits (no compares: they vectorize). Arguments of 2^50 and more
+// take kernel.sincos_large's value (narrow: an f32's, below 2^128), picked
+// by a mask built from |x|'s bits.
 
 // CHECK-LABEL: func.func @sincos_f32(%x: f32) -> (f32, f32) {
 // CHECK-NOT:     math.sin
 // CHECK:         [[XD:%.*]] = arith.extf %x : f32 to f64
-// CHECK:         arith.bitcast {{%.*}} : f64 to i64
-// CHECK:         arith.andi {{%.*}}, {{%.*}} : i64
-// CHECK:         [[S:%.*]] = arith.select
+// CHECK-NOT:     arith.cmpf
+// CHECK:         [[BIG:%.*]] = kernel.sincos_large sin narrow [[XD]] : f64
+// CHECK:         [[LIM:%.*]] = arith.constant 4832362400168542207 : i64
+// CHECK-NEXT:    [[D:%.*]] = arith.subi [[LIM]], {{%.*}} : i64
+// CHECK-NEXT:    [[LARGE:%.*]] = arith.shrsi [[D]], {{%.*}} : i64
 // CHECK:         arith.truncf {{%.*}} : f64 to f32
 // CHECK-NOT:     math.cos
 // CHECK:         arith.extf %x : f32 to f64
+// CHECK:         kernel.sincos_large cos narrow {{%.*}} : f64
 // CHECK:         arith.truncf {{%.*}} : f64 to f32
 // CHECK-NOT:     math.
 // CHECK:         func.return

@@ -150,7 +150,7 @@ func.func @reduce_outside_kernel(%a: f32) -> f32 {
 
 // a kernel body holds kernel loads/stores/reduces and arith/math scalar ops only
 
-// CHECK: Operation does not verify: kernel.func: 'lazy.const' is not allowed in a kernel body (only kernel loads, stores, reduces, scans and arith/math scalar ops)
+// CHECK: Operation does not verify: kernel.func: 'lazy.const' is not allowed in a kernel body (only kernel loads, stores, reduces, scans, sincos_large and arith/math scalar ops)
 kernel.func @lazy_in_body outs(%o: memref<4xf32>) ins() space [4] {
   %0 = lazy.const 1.0 : tensor<4xf32>
 }
@@ -393,5 +393,23 @@ func.func @window_past_end(%x: memref<128xf32>) {
 // CHECK: Operation does not verify: kernel.window: element type i32 differs from the source's f32
 func.func @window_type(%x: memref<128xf32>) {
   %0 = "kernel.window"(%x) <{offset = 0 : i64}> : (memref<128xf32>) -> memref<32xi32>
+  func.return
+}
+
+// -----
+
+// sincos_large: sin or cos of f64 (or vectors of it)
+
+// CHECK: Operation does not verify: kernel.sincos_large: kind must be "sin" or "cos", not 'tan'
+func.func @sincos_large_kind(%x: f64) {
+  %0 = "kernel.sincos_large"(%x) <{kind = "tan"}> : (f64) -> f64
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: operand 'x' at position 0 does not verify:
+func.func @sincos_large_f32(%x: f32) {
+  %0 = "kernel.sincos_large"(%x) <{kind = "sin"}> : (f32) -> f32
   func.return
 }
