@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import operator
 import os
 import weakref
 from typing import Any, NamedTuple
@@ -112,6 +113,45 @@ def _pool_dims(kernel_size, x) -> int:
     if x.ndim < nd + 1:
         raise ArgumentError(f"pool: a {nd}-d kernel needs at least {nd + 1} dims, got {x.shape}")
     return nd
+
+
+class _WeakIdentitySet:
+    """Objects by identity, held weakly (a WeakSet compares Tensors with ``==``,
+    which is elementwise)."""
+
+    def __init__(self) -> None:
+        self._refs: dict[int, weakref.ref] = {}
+
+    def add(self, obj) -> None:
+        key = id(obj)
+        self._refs[key] = weakref.ref(obj, lambda _, key=key: self._refs.pop(key, None))
+
+    def discard(self, obj) -> None:
+        ref = self._refs.get(id(obj))
+        if ref is not None and ref() is obj:
+            del self._refs[id(obj)]
+
+    def __contains__(self, obj) -> bool:
+        ref = self._refs.get(id(obj))
+        return ref is not None and ref() is obj
+
+
+FROZEN = _WeakIdentitySet()
+"""Tensors set not to require gradients (``requires_grad_(False)``, ``requires_grad =
+False``, ``nn.Parameter(t, requires_grad=False)``) and modules' buffers: optimizers
+leave them alone."""
+
+
+def _newton_schulz_steps(g: Tensor, steps: int, params) -> Tensor:
+    """``steps`` times ``g <- sum_i params[i] * (g g^T)^i g`` (g already scaled)."""
+    for _ in range(steps):
+        gram = g @ g.mT
+        term, out = g, g * params[0]
+        for p in params[1:]:
+            term = gram @ term
+            out = out + term * p
+        g = out
+    return g
 
 
 def _norm_axis(axis: int, ndim: int, what: str = "axis") -> int:
@@ -690,8 +730,12 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Make this tensor a leaf whose gradient ``backward()`` adds to ``.grad``
-        (float tensors only): ``w = Tensor.randn(3, 4).requires_grad_()``."""
+        (float tensors only): ``w = Tensor.randn(3, 4).requires_grad_()``.
+        ``requires_grad_(False)`` also marks it frozen: an optimizer given it
+        leaves it alone (PyTorch's), where a tensor never asked about gradients
+        is made to require them (tinygrad's)."""
         if not requires_grad:
+            FROZEN.add(self)
             if self.node.tape is not None and self.node.tape is not graph.LEAF:
                 raise RuntimeError(
                     "requires_grad_(False) on a tensor computed from others that need "
@@ -705,6 +749,7 @@ class Tensor:
             raise RuntimeError(
                 f"only float tensors can require gradients, this one is {self.dtype.name}"
             )
+        FROZEN.discard(self)
         if self.node.tape is graph.LEAF:
             return self
         if self.node.tape is not None:
@@ -1954,6 +1999,24 @@ class Tensor:
     def dot(self, other):
         """Matrix/vector product, as :meth:`matmul`: ``a.dot(b)``."""
         return self.matmul(other)
+
+    def newton_schulz(self, steps: int, params: tuple[float, ...], eps: float = 1.0e-7) -> Tensor:
+        """The Newton-Schulz iteration of the odd polynomial ``params`` (tinygrad's):
+        the last two dims (batched over the others) are scaled by their Frobenius
+        norm (``+ eps``), then ``steps`` times ``G <- sum_i params[i] * (G G^T)^i G``;
+        a tall matrix is iterated transposed. Muon's orthogonalization:
+        ``g.newton_schulz(5, (3.4445, -4.775, 2.0315))``."""
+        if self.ndim < 2:
+            raise ValueError(f"newton_schulz needs two or more dims, got shape {self.shape}")
+        steps = operator.index(steps)
+        if steps < 0:
+            raise ValueError(f"newton_schulz: steps must be >= 0, got {steps}")
+        if not params:
+            raise ValueError("newton_schulz: params must name at least one coefficient")
+        if self.shape[-2] > self.shape[-1]:
+            return self.mT.newton_schulz(steps, params, eps).mT
+        g = self / (self.square().sum(axis=(-2, -1), keepdim=True).sqrt() + eps)
+        return _newton_schulz_steps(g, steps, params)
 
     @_traced
     def linear(self, weight: Tensor, bias: Tensor | None = None):

@@ -19,7 +19,7 @@ import numpy as np
 
 from mlfuse.nn import functional as F
 from mlfuse.errors import ArgumentError
-from mlfuse.tensor import Tensor
+from mlfuse.tensor import FROZEN, Tensor
 
 
 def _positive_int(v, what: str) -> int:
@@ -51,6 +51,8 @@ class Module:
         if isinstance(value, _BufferTensor):  # nn.Buffer: registered, stored as a plain Tensor
             self._register_buffer_name(name, value.persistent)
             value = Tensor(value.node)
+        if isinstance(value, Tensor) and name in getattr(self, "_buffers", ()):
+            FROZEN.add(value)  # state, not trained: an optimizer given it leaves it alone
         object.__setattr__(self, name, value)
 
     def _register_buffer_name(self, name: str, persistent: bool) -> None:
@@ -73,6 +75,8 @@ class Module:
                 f"register_buffer: {name!r} must be a Tensor or None, got {type(tensor).__name__}"
             )
         self._register_buffer_name(name, persistent)
+        if tensor is not None:
+            FROZEN.add(tensor)
         object.__setattr__(self, name, tensor)
 
     def children(self) -> list[Module]:
@@ -816,7 +820,8 @@ class Parameter(metaclass=_ParameterMeta):
             data = Tensor.zeros(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter: data must be a Tensor, got {type(data).__name__}")
-        return Tensor(data.numpy(), data.dtype, data.device, requires_grad=requires_grad)
+        t = Tensor(data.numpy(), data.dtype, data.device, requires_grad=requires_grad)
+        return t if requires_grad else t.requires_grad_(False)  # frozen for optimizers
 
 
 class _BufferTensor(Tensor):

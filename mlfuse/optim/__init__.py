@@ -43,6 +43,7 @@ and change nothing (the update is one fused, device-side computation anyway).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -52,7 +53,7 @@ from mlfuse import dtypes, graph
 from mlfuse.autograd import enable_grad, no_grad
 from mlfuse.errors import ArgumentTypeError, UnsupportedModeError
 from mlfuse.targets import get_target
-from mlfuse.tensor import Tensor
+from mlfuse.tensor import FROZEN, Tensor, _newton_schulz_steps
 
 __all__ = [
     "Optimizer",
@@ -72,6 +73,7 @@ __all__ = [
     "LBFGS",
     "LAMB",
     "LARS",
+    "Muon",
     "lr_scheduler",
 ]
 
@@ -410,14 +412,31 @@ class Optimizer:
         for i, p in enumerate(ps, first):
             if not isinstance(p, Tensor):
                 raise TypeError(f"{name}: parameter {i} is not a Tensor")
-            if not (p.requires_grad and p.is_leaf):
+            if not p.is_leaf:
                 raise ValueError(
-                    f"{name}: parameter {i} {p.shape} is not a leaf that "
-                    "requires grad (make it with requires_grad=True)"
+                    f"{name}: parameter {i} {p.shape} is not a leaf (it is computed from "
+                    "tensors that require grad); optimize those, or a detach()ed copy"
                 )
+            if not p.requires_grad and p not in FROZEN and p.dtype.is_float:
+                # tinygrad's: a float tensor given to an optimizer learns, unless it was
+                # set not to (requires_grad_(False)) or is a module's buffer (running
+                # statistics), which PyTorch's optimizers skip (their .grad stays None)
+                p.requires_grad_()
         seen = {id(p) for p in self.params}
-        if len({id(p) for p in ps}) != len(ps) or any(id(p) in seen for p in ps):
-            raise ValueError(f"{name}: a parameter appears twice (in one group or two)")
+        if any(id(p) in seen for p in ps):
+            raise ValueError(f"{name}: some parameters appear in more than one parameter group")
+        if len({id(p) for p in ps}) != len(ps):  # stepped once (tinygrad's), as PyTorch warns
+            warnings.warn(
+                f"{name}: a parameter group lists a parameter more than once; it is stepped once",
+                UserWarning,
+                stacklevel=2,
+            )
+            first: dict[int, int] = {}
+            for k, p in enumerate(ps):
+                first.setdefault(id(p), k)
+            keep = sorted(first.values())
+            ps = [ps[k] for k in keep]
+            names = [names[k] for k in keep] if names is not None else None
         known = set(self.defaults) | {"params", "param_names"} | _SCHEDULER_KEYS
         unknown = sorted(set(param_group) - known)
         if unknown:
@@ -1385,6 +1404,108 @@ class LARS(Optimizer):
             g = g * r * lr
         p.assign(base - g)
         return out
+
+
+def _ns_coefficients(v, what: str) -> tuple[float, float, float]:
+    if not isinstance(v, (tuple, list)) or len(v) != 3:
+        raise ValueError(f"{what} must be 3 numbers (a, b, c), got {v!r}")
+    return tuple(_real(x, what) for x in v)  # type: ignore[return-value]
+
+
+def _ns_steps(v, what: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{what} must be an integer, got {type(v).__name__}")
+    if not 0 <= v < 100:
+        raise ValueError(f"{what} must be in [0, 100), got {v}")
+    return int(v)
+
+
+def _adjust_lr_fn(v, what: str) -> str | None:
+    if v not in (None, "original", "match_rms_adamw"):
+        raise ValueError(f"{what} must be None, 'original' or 'match_rms_adamw', got {v!r}")
+    return v
+
+
+class Muon(Optimizer):
+    """Muon (PyTorch's ``torch.optim.Muon``): SGD momentum (``b = lerp(b, g,
+    1 - momentum)``, Nesterov by default) whose update is orthogonalized by the
+    Newton-Schulz quintic ``ns_coefficients`` (``ns_steps`` times, after scaling
+    by the Frobenius norm, at least ``eps``), applied with decoupled weight decay
+    and the learning rate scaled for the matrix's shape (``adjust_lr_fn``:
+    ``sqrt(max(1, rows / cols))``, the default, or ``0.2 * sqrt(max(rows,
+    cols))`` for ``"match_rms_adamw"``). For 2-D parameters (hidden layers'
+    weights); the iteration runs in the parameter's dtype (PyTorch's in
+    bfloat16): ``Muon(model.hidden.parameters(), lr=0.02)``."""
+
+    _CHECKS = {
+        **Optimizer._CHECKS,
+        "momentum": _nonneg,
+        "weight_decay": _nonneg,
+        "nesterov": _flag,
+        "ns_coefficients": _ns_coefficients,
+        "eps": _nonneg,
+        "ns_steps": _ns_steps,
+        "adjust_lr_fn": _adjust_lr_fn,
+    }
+    _STATE = ("momentum_buffer",)
+
+    def __init__(
+        self,
+        params: Iterable,
+        lr: float = 1e-3,
+        weight_decay: float = 0.1,
+        momentum: float = 0.95,
+        nesterov: bool = True,
+        ns_coefficients: tuple[float, float, float] = (3.4445, -4.775, 2.0315),
+        eps: float = 1e-7,
+        ns_steps: int = 5,
+        adjust_lr_fn: str | None = None,
+    ) -> None:
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                weight_decay=weight_decay,
+                momentum=momentum,
+                nesterov=nesterov,
+                ns_coefficients=ns_coefficients,
+                eps=eps,
+                ns_steps=ns_steps,
+                adjust_lr_fn=adjust_lr_fn,
+            ),
+        )
+
+    def _check_group(self, group: ParamGroup) -> None:
+        for p in group["params"]:
+            if p.ndim != 2:
+                raise ValueError(
+                    "Muon only supports 2-D parameters (hidden layers' weights), got one of "
+                    f"shape {p.shape}; optimize the others with AdamW"
+                )
+            if not dtypes.is_float(p.dtype):
+                raise TypeError(f"Muon: parameters must be floating point, got {p.dtype}")
+
+    def _update(self, p, g, group, state):
+        s, c = self._scalars(group, p), p.dtype
+        mu = s("momentum").cast(c)
+        b = self._buffer(state, "momentum_buffer", p)
+        b.assign(b + (g - b) * (1 - mu))
+        update = g + (b - g) * mu if group["nesterov"] else b
+        rows, cols = p.shape
+        if rows > cols:
+            update = update.mT
+        norm = update.square().sum().sqrt().maximum(s("eps").cast(c))
+        update = _newton_schulz_steps(update / norm, group["ns_steps"], group["ns_coefficients"])
+        if rows > cols:
+            update = update.mT
+        if group["adjust_lr_fn"] == "match_rms_adamw":
+            ratio = 0.2 * math.sqrt(max(rows, cols))
+        else:
+            ratio = math.sqrt(max(1.0, rows / cols))
+        lr = s("lr").cast(c)
+        base = p * (1 - lr * s("weight_decay").cast(c)) if group["weight_decay"] else p
+        p.assign(base - update * (lr * ratio))
+        return [p, b]
 
 
 class Rprop(Optimizer):

@@ -488,7 +488,7 @@ def test_optimizer_errors():
     with pytest.raises(ValueError, match="empty parameter list"):
         optim.SGD([], lr=0.1)
     w = Tensor([1.0], requires_grad=True)
-    with pytest.raises(ValueError, match="parameter 0 \\(1,\\) is not a leaf that requires grad"):
+    with pytest.raises(ValueError, match="parameter 0 \\(1,\\) is not a leaf \\(it is computed"):
         optim.SGD([w * 2], lr=0.1)
     with pytest.raises(ValueError, match="lr must be >= 0"):
         optim.Adam([w], lr=-1)
@@ -525,8 +525,15 @@ def test_optimizer_errors():
         (lambda w: optim.SGD([{"params": [w], "momentun": 0.9}], lr=0.1), ValueError,
          "SGD: unknown hyperparameter 'momentun' in a parameter group \\(SGD's are"),
         (lambda w: optim.SGD([{"lr": 0.1}]), ValueError, "a parameter group needs its 'params'"),
-        (lambda w: optim.SGD([w, w]), ValueError, "a parameter appears twice"),
-        (lambda w: optim.SGD([{"params": [w]}, {"params": [w]}]), ValueError, "appears twice"),
+        (lambda w: optim.SGD([{"params": [w]}, {"params": [w]}]), ValueError,
+         "SGD: some parameters appear in more than one parameter group"),
+        (lambda w: optim.Muon([w]), ValueError, "Muon only supports 2-D parameters"),
+        (lambda w: optim.Muon([w.reshape(1, 1).detach()], ns_steps=100), ValueError,
+         "Muon: ns_steps must be in \\[0, 100\\), got 100"),
+        (lambda w: optim.Muon([w.reshape(1, 1).detach()], ns_coefficients=(1, 2)), ValueError,
+         "Muon: ns_coefficients must be 3 numbers"),
+        (lambda w: optim.Muon([w.reshape(1, 1).detach()], adjust_lr_fn="fast"), ValueError,
+         "adjust_lr_fn must be None, 'original' or 'match_rms_adamw'"),
         (lambda w: optim.SGD(w), TypeError, "params must be an iterable of Tensors or dicts"),
         (lambda w: optim.Adam([w], differentiable=True), NotImplementedError,
          "Adam: differentiable=True"),
@@ -734,3 +741,131 @@ def test_the_digits_example_trains():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert mod.main(["--epochs", "6"]) > 0.93
+
+
+# -- Muon ---------------------------------------------------------------------------
+def _ns_reference(x: np.ndarray, steps: int, coefs, eps: float, clamp: bool) -> np.ndarray:
+    """Newton-Schulz in float64: scale by the norm (clamped at eps, PyTorch's, or
+    plus eps, tinygrad's), then X <- aX + (bA + cA^2)X with A = X X^T."""
+    tall = x.shape[-2] > x.shape[-1]
+    x = np.swapaxes(x, -1, -2) if tall else x
+    norm = np.sqrt((x * x).sum(axis=(-2, -1), keepdims=True))
+    x = x / (np.maximum(norm, eps) if clamp else norm + eps)
+    for _ in range(steps):
+        gram = x @ np.swapaxes(x, -1, -2)
+        term, out = x, coefs[0] * x
+        for c in coefs[1:]:
+            term = gram @ term
+            out = out + c * term
+        x = out
+    return np.swapaxes(x, -1, -2) if tall else x
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 7), (7, 3), (2, 5, 3)])
+def test_newton_schulz_matches_the_iteration(shape):
+    g = np.random.default_rng(0).standard_normal(shape)
+    coefs = (3.4445, -4.775, 2.0315)
+    got = Tensor(g, mlfuse.float32).newton_schulz(5, coefs).numpy()
+    np.testing.assert_allclose(got, _ns_reference(g, 5, coefs, 1e-7, False), atol=2e-5)
+    # the cubic (1.5, -0.5) converges to the orthogonal factor U V^T
+    square = np.eye(3) + 0.3 * g.reshape(-1)[:9].reshape(3, 3)
+    u, _, vt = np.linalg.svd(square)
+    got = Tensor(square, mlfuse.float64).newton_schulz(40, (1.5, -0.5)).numpy()
+    np.testing.assert_allclose(got, u @ vt, atol=1e-6)
+    with pytest.raises(
+        ValueError, match="newton_schulz needs two or more dims, got shape \\(3,\\)"
+    ):
+        Tensor([1.0, 2.0, 3.0]).newton_schulz(5, coefs)
+
+
+def _muon_reference(x0, grads, lr, wd, mu, nesterov, coefs, eps, steps, adjust):
+    """PyTorch's Muon step in float64 (torch.optim._muon, the NS in full precision)."""
+    x, b = x0.astype(np.float64), np.zeros_like(x0, np.float64)
+    rows, cols = x.shape
+    ratio = (
+        0.2 * np.sqrt(max(rows, cols))
+        if adjust == "match_rms_adamw"
+        else np.sqrt(max(1.0, rows / cols))
+    )
+    for g in grads:
+        b = b + (g - b) * (1 - mu)
+        up = g + (b - g) * mu if nesterov else b
+        up = _ns_reference(up, steps, coefs, eps, True)
+        x = x * (1 - lr * wd) - lr * ratio * up
+    return x
+
+
+@pytest.mark.parametrize(
+    "shape,kw",
+    [
+        ((4, 4), {}),
+        ((6, 3), {"lr": 0.02, "weight_decay": 0.0}),
+        ((3, 6), {"momentum": 0.9, "nesterov": False, "ns_steps": 3}),
+        ((5, 2), {"ns_coefficients": (2.0, -1.5, 0.5), "adjust_lr_fn": "match_rms_adamw"}),
+    ],
+)
+def test_muon_matches_pytorchs_update(shape, kw):
+    rng = np.random.default_rng(1)
+    x0 = rng.standard_normal(shape).astype(np.float32)
+    grads = [rng.standard_normal(shape) for _ in range(4)]
+    w = Tensor(x0, requires_grad=True)
+    opt = optim.Muon([w], **kw)
+    for g in grads:
+        opt.zero_grad()
+        (w * Tensor(g.astype(np.float32))).sum().backward()  # gradient g
+        opt.step()
+    full = dict(lr=1e-3, weight_decay=0.1, momentum=0.95, nesterov=True,
+                ns_coefficients=(3.4445, -4.775, 2.0315), eps=1e-7, ns_steps=5,
+                adjust_lr_fn=None)  # fmt: skip
+    full.update(kw)
+    want = _muon_reference(x0, grads, *[full[k] for k in (
+        "lr", "weight_decay", "momentum", "nesterov", "ns_coefficients", "eps", "ns_steps",
+        "adjust_lr_fn")])  # fmt: skip
+    np.testing.assert_allclose(w.numpy(), want, atol=2e-5)
+    torch = pytest.importorskip("torch")
+    tw = torch.tensor(x0, requires_grad=True)
+    topt = torch.optim.Muon([tw], **kw)
+    for g in grads:
+        topt.zero_grad()
+        (tw * torch.tensor(g.astype(np.float32))).sum().backward()
+        topt.step()
+    # PyTorch iterates in bfloat16
+    np.testing.assert_allclose(w.numpy(), tw.detach().numpy(), atol=3e-3)
+
+
+def test_parameters_an_optimizer_adopts_and_leaves_alone():
+    # a float tensor never asked about gradients is made to require them (tinygrad's);
+    # one set not to (requires_grad_(False), a frozen nn.Parameter) stays as it is
+    w = Tensor([1.0, 2.0])
+    frozen = Tensor([5.0]).requires_grad_(False)
+    param = nn.Parameter(Tensor([7.0]), requires_grad=False)
+    opt = optim.SGD([w, frozen, param], lr=0.5)
+    assert w.requires_grad and not frozen.requires_grad and not param.requires_grad
+    opt.zero_grad()
+    (w.sum() * 2).backward()
+    opt.step()
+    np.testing.assert_array_equal(w.numpy(), [0.0, 1.0])
+    assert frozen.numpy()[0] == 5.0 and param.numpy()[0] == 7.0
+    # tinygrad's get_parameters(model) lists buffers too: running statistics (and the
+    # int64 batch count) are not trained, and still update in training mode
+    bn = nn.BatchNorm1d(3)
+    params = nn.state.get_parameters(bn)
+    assert len(params) == 5
+    opt = optim.SGD(params, lr=0.1)
+    assert bn.weight.requires_grad and not bn.running_mean.requires_grad
+    assert not bn.num_batches_tracked.requires_grad
+    x = Tensor(np.arange(12.0, dtype=np.float32).reshape(4, 3))
+    opt.zero_grad()
+    bn(x).sum().backward()
+    opt.step()
+    np.testing.assert_allclose(bn.running_mean.numpy(), [0.45, 0.55, 0.65], rtol=1e-6)
+    assert int(bn.num_batches_tracked.numpy()) == 1
+    # listed twice in one group: stepped once, with PyTorch's warning
+    v = Tensor([1.0], requires_grad=True)
+    with pytest.warns(UserWarning, match="lists a parameter more than once; it is stepped once"):
+        opt = optim.SGD([v, v], lr=0.5)
+    assert len(opt.param_groups[0]["params"]) == 1
+    opt.zero_grad()
+    v.sum().backward()
+    opt.step()
+    assert v.numpy()[0] == 0.5
