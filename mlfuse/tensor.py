@@ -259,6 +259,34 @@ def _rng(seed: int | None) -> np.random.Generator:
     return _GENERATOR[0] if seed is None else np.random.default_rng(seed)
 
 
+_DIGITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}
+
+
+def _round_to(v: np.ndarray, dt: DType) -> np.ndarray:
+    """Float64 values rounded to float dtype ``dt`` (as float64)."""
+    if dt.name == "bfloat16":
+        return dtypes.round_bf16(v.astype(np.float32)).astype(np.float64)
+    return v.astype(dt.host).astype(np.float64)
+
+
+def _largest_below(top: np.ndarray, dt: DType) -> np.ndarray:
+    """The largest value of ``dt`` below ``top`` (one of its values)."""
+    if dt.name == "bfloat16":  # step the bit pattern: magnitude down above 0, up below
+        bits = int(dtypes.bf16_bits(top.astype(np.float32)))
+        below = bits - 1 if top > 0 else (0x8001 if top == 0 else bits + 1)
+        return dtypes.bf16_values(np.uint16(below)).astype(np.float64)
+    return np.nextafter(top.astype(dt.host), np.array(-np.inf, dt.host)).astype(np.float64)
+
+
+def _unit_uniform(seed: int | None, shape: Shape, dt: DType) -> np.ndarray:
+    """Uniform float64 values in [0, 1) that are multiples of 2^-p, p the precision
+    of ``dt``: exact in ``dt``, so none rounds up to 1 (PyTorch's generators draw
+    p random bits the same way)."""
+    u = _rng(seed).random(shape)
+    p = _DIGITS.get(dt.name, 53)
+    return u if p >= 53 else np.floor(u * 2.0**p) * 2.0**-p
+
+
 def _alias(n: Node) -> Node:
     """A new node for the value of realized node ``n`` (same buffer and view)."""
     a = Node("buffer", (), None, n.shape, n.dtype, n.device)
@@ -560,9 +588,12 @@ class Tensor:
     def rand(
         *shape, seed: int | None = None, dtype=None, device=None, requires_grad=False
     ) -> Tensor:
-        """Uniform random values in [0, 1): ``Tensor.rand(2, 3, seed=0)``."""
-        dt = dtype or dtypes.default_float
-        return Tensor(_rng(seed).random(_shape_arg(shape)), dt, device, requires_grad)
+        """Uniform random values in [0, 1): ``Tensor.rand(2, 3, seed=0)``. Values are
+        multiples of 2^-p for the dtype's precision p, so that none rounds up to 1."""
+        dt = dtypes.as_dtype(dtype or dtypes.default_float)
+        if not dt.is_float:
+            raise ArgumentTypeError(f"rand: dtype must be floating point, got {dt.name}")
+        return Tensor(_unit_uniform(seed, _shape_arg(shape), dt), dt, device, requires_grad)
 
     @staticmethod
     def uniform(
@@ -575,9 +606,21 @@ class Tensor:
         requires_grad=False,
     ) -> Tensor:
         """Uniform random values in ``[low, high)``: ``Tensor.uniform(3, low=-1, high=1,
-        seed=0)``."""
-        dt = dtype or dtypes.default_float
-        return Tensor(_rng(seed).uniform(low, high, _shape_arg(shape)), dt, device, requires_grad)
+        seed=0)``; an integer dtype gives integers (``floor``), as ``randint``."""
+        dt = dtypes.as_dtype(dtype or dtypes.default_float)
+        low, high = float(low), float(high)
+        if not low <= high:
+            raise ArgumentError(f"uniform: low ({low}) must not be above high ({high})")
+        shape = _shape_arg(shape)
+        v = low + (high - low) * _unit_uniform(seed, shape, dtypes.float64)
+        if dt.is_int:
+            v = np.minimum(np.floor(v), math.ceil(high) - 1) if high > low else v
+        elif dt.is_float and high > low:  # rounded to the dtype, no value may reach high
+            v = _round_to(v, dt)
+            top = _round_to(np.array(high), dt)
+            if (v >= top).any():
+                v = np.where(v >= top, _largest_below(top, dt), v)
+        return Tensor(v, dt, device, requires_grad)
 
     @staticmethod
     def normal(

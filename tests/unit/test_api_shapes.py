@@ -375,6 +375,35 @@ def test_randint_and_like_functions():
         Tensor.randint(1.5, size=(2,))
 
 
+@pytest.mark.parametrize("dt", [mlfuse.float16, mlfuse.bfloat16, mlfuse.float32])
+def test_rand_and_uniform_stay_below_their_upper_bound(dt):
+    # a float64 draw within half an ulp of 1 rounds to 1 in a narrow dtype (one in
+    # 4096 for float16): draws are multiples of the dtype's precision instead
+    x = Tensor.rand(2, 128, 128, dtype=dt, seed=0).float().numpy()
+    assert x.max() < 1 and (x == 0).any() == (dt != mlfuse.float32)
+    spacing = {mlfuse.float16: 2.0**-11, mlfuse.bfloat16: 2.0**-8, mlfuse.float32: 2.0**-24}[dt]
+    assert np.all(np.mod(x.astype(np.float64), spacing) == 0)
+    assert abs(x.mean() - 0.5) < 0.01
+    u = Tensor.uniform(4, 8192, low=-1.0, high=1.0, dtype=dt, seed=1).float().numpy()
+    assert u.min() >= -1 and u.max() < 1 and abs(u.mean()) < 0.02
+    # a range narrower than the dtype's spacing at high: still below high
+    v = Tensor.uniform(1000, low=1000.0, high=1000.5, dtype=mlfuse.float16).numpy()
+    assert (v < 1000.5).all() and (v >= 1000.0).all()
+
+
+def test_uniform_of_integers_and_bad_ranges():
+    # an integer dtype floors (randint's distribution: no doubled 0 from truncation)
+    u = Tensor.uniform(200_000, low=-100, high=100, dtype=mlfuse.int32, seed=2).numpy()
+    assert u.min() == -100 and u.max() == 99
+    counts = np.bincount(u + 100)
+    assert counts.min() > 0.8 * 1000 and counts.max() < 1.2 * 1000
+    np.testing.assert_array_equal(Tensor.uniform(3, low=2.0, high=2.0).numpy(), [2.0] * 3)
+    with pytest.raises(ValueError, match=r"uniform: low \(3.0\) must not be above high \(2.0\)"):
+        Tensor.uniform(3, low=3.0, high=2.0)
+    with pytest.raises(TypeError, match="rand: dtype must be floating point, got int32"):
+        Tensor.rand(3, dtype=mlfuse.int32)
+
+
 # ---------------------------------------------------------------------------
 # Python conversions and repr
 # ---------------------------------------------------------------------------
