@@ -338,7 +338,18 @@ def _tracked(n: Node) -> list[Node]:
     t = n.tape
     if not t:  # None, or a leaf
         return []
+    for s in t[1]:
+        if s.tape is None and s in _freed:
+            raise _freed_error()
     return [s for s in t[1] if s.tape is not None]
+
+
+def _freed_error() -> RuntimeError:
+    return RuntimeError(
+        "backward: trying to backward through the graph a second time: an earlier "
+        "backward() freed the graph this tensor was computed from; pass "
+        "retain_graph=True to that backward() to differentiate it again"
+    )
 
 
 _hooks: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -480,6 +491,11 @@ def gradients(
 _holders: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
+_freed: weakref.WeakSet = weakref.WeakSet()
+"""Nodes whose recipe a backward() without retain_graph dropped (PyTorch's freed
+graph): a later backward through them says so."""
+
+
 def hold(t: Tensor) -> None:
     _holders[id(t)] = t
 
@@ -534,6 +550,7 @@ def backward(
         for n in postorder([t.node], _tracked):
             if n.tape:  # a leaf keeps needing its gradient
                 n.tape = None
+                _freed.add(n)
 
 
 def _backward_in_scope(t: Tensor, gradient: Tensor | None) -> None:
@@ -555,9 +572,11 @@ def _backward_in_scope(t: Tensor, gradient: Tensor | None) -> None:
     if not is_grad_enabled():
         raise error
     walk = postorder([t.node], _made_from)
+    if any(n in _freed for n in walk):
+        error = _freed_error()
     reach = {id(n) for n in walk}
     scope = [h for h in live_tensors() if id(h.node) in reach]
-    if any(h.requires_grad for h in scope):
+    if any(h.requires_grad for h in scope) or any(n in _freed for n in walk):
         raise error
     targets = [h for h in scope if h.dtype.is_float]
     if not targets:

@@ -259,6 +259,20 @@ def _rng(seed: int | None) -> np.random.Generator:
     return _GENERATOR[0] if seed is None else np.random.default_rng(seed)
 
 
+def _random(draw, dtype=None, device=None, requires_grad: bool = False, seed=None) -> Tensor:
+    """A tensor of ``draw(generator)`` (a numpy array), from the global generator
+    unless ``seed`` is given. While ``mlfuse.jit`` captures, the draw is recorded
+    so that every replay draws new values (dropout masks, noise), as tinygrad's
+    TinyJit does."""
+    t = Tensor(draw(_rng(seed)), dtype, device, requires_grad)
+    if seed is None and graph._recording_random is not None and t.node.buffer is not None:
+        graph._recording_random[id(t.node.buffer)] = (
+            t.node.buffer,
+            lambda: Tensor(draw(_rng(None)), t.dtype, t.device),
+        )
+    return t
+
+
 _DIGITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}
 
 
@@ -278,11 +292,25 @@ def _largest_below(top: np.ndarray, dt: DType) -> np.ndarray:
     return np.nextafter(top.astype(dt.host), np.array(-np.inf, dt.host)).astype(np.float64)
 
 
-def _unit_uniform(seed: int | None, shape: Shape, dt: DType) -> np.ndarray:
+def _uniform_values(g: np.random.Generator, shape: Shape, low: float, high: float, dt: DType):
+    """Uniform draws in [low, high) for ``dt``: integers floored; floats rounded to
+    ``dt`` with any value that reached ``high`` moved to the largest below it."""
+    v = low + (high - low) * _unit_uniform(g, shape, dtypes.float64)
+    if dt.is_int:
+        return np.minimum(np.floor(v), math.ceil(high) - 1) if high > low else v
+    if dt.is_float and high > low:
+        v = _round_to(v, dt)
+        top = _round_to(np.array(high), dt)
+        if (v >= top).any():
+            v = np.where(v >= top, _largest_below(top, dt), v)
+    return v
+
+
+def _unit_uniform(g: np.random.Generator, shape: Shape, dt: DType) -> np.ndarray:
     """Uniform float64 values in [0, 1) that are multiples of 2^-p, p the precision
     of ``dt``: exact in ``dt``, so none rounds up to 1 (PyTorch's generators draw
     p random bits the same way)."""
-    u = _rng(seed).random(shape)
+    u = g.random(shape)
     p = _DIGITS.get(dt.name, 53)
     return u if p >= 53 else np.floor(u * 2.0**p) * 2.0**-p
 
@@ -563,10 +591,10 @@ class Tensor:
             raise ArgumentError(f"randint: high ({high}) must be above low ({low})")
         dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.int64
         if not dt.is_int:
-            return Tensor(_rng(seed).integers(low, high, shape), dt, device)
+            return _random(lambda g: g.integers(low, high, shape), dt, device, seed=seed)
         if low < dtypes.min(dt) or high - 1 > dtypes.max(dt):
             raise ArgumentError(f"randint: [{low}, {high}) does not fit in {dt.name}")
-        return Tensor(_rng(seed).integers(low, high, shape, dtype=dt.np), dt, device)
+        return _random(lambda g: g.integers(low, high, shape, dtype=dt.np), dt, device, seed=seed)
 
     def randn_like(t: Tensor, dtype=None, device=None) -> Tensor:
         """Standard normal values with ``t``'s shape: ``Tensor.randn_like(x)``."""
@@ -582,7 +610,8 @@ class Tensor:
     ) -> Tensor:
         """Standard normal random values: ``Tensor.randn(2, 3, seed=0)``."""
         dt = dtype or dtypes.default_float
-        return Tensor(_rng(seed).standard_normal(_shape_arg(shape)), dt, device, requires_grad)
+        shape = _shape_arg(shape)
+        return _random(lambda g: g.standard_normal(shape), dt, device, requires_grad, seed)
 
     @staticmethod
     def rand(
@@ -593,7 +622,8 @@ class Tensor:
         dt = dtypes.as_dtype(dtype or dtypes.default_float)
         if not dt.is_float:
             raise ArgumentTypeError(f"rand: dtype must be floating point, got {dt.name}")
-        return Tensor(_unit_uniform(seed, _shape_arg(shape), dt), dt, device, requires_grad)
+        shape = _shape_arg(shape)
+        return _random(lambda g: _unit_uniform(g, shape, dt), dt, device, requires_grad, seed)
 
     @staticmethod
     def uniform(
@@ -612,15 +642,8 @@ class Tensor:
         if not low <= high:
             raise ArgumentError(f"uniform: low ({low}) must not be above high ({high})")
         shape = _shape_arg(shape)
-        v = low + (high - low) * _unit_uniform(seed, shape, dtypes.float64)
-        if dt.is_int:
-            v = np.minimum(np.floor(v), math.ceil(high) - 1) if high > low else v
-        elif dt.is_float and high > low:  # rounded to the dtype, no value may reach high
-            v = _round_to(v, dt)
-            top = _round_to(np.array(high), dt)
-            if (v >= top).any():
-                v = np.where(v >= top, _largest_below(top, dt), v)
-        return Tensor(v, dt, device, requires_grad)
+        return _random(lambda g: _uniform_values(g, shape, low, high, dt), dt, device,
+                       requires_grad, seed)  # fmt: skip
 
     @staticmethod
     def normal(
@@ -634,8 +657,8 @@ class Tensor:
     ) -> Tensor:
         """Normal random values: ``Tensor.normal(3, 4, mean=1, std=0.5)`` (tinygrad's)."""
         dt = dtype or dtypes.default_float
-        vals = _rng(seed).normal(mean, std, _shape_arg(shape))
-        return Tensor(vals, dt, device, requires_grad)
+        shape = _shape_arg(shape)
+        return _random(lambda g: g.normal(mean, std, shape), dt, device, requires_grad, seed)
 
     @staticmethod
     def _fan_in(shape) -> int:
@@ -5506,7 +5529,7 @@ class Tensor:
         """A random permutation of ``0..n-1`` (int64): ``Tensor.randperm(5)``."""
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ArgumentError(f"randperm: n must be a non-negative int, got {n!r}")
-        return Tensor(_rng(seed).permutation(int(n)), dtype or dtypes.int64, device)
+        return _random(lambda g: g.permutation(int(n)), dtype or dtypes.int64, device, seed=seed)
 
     @staticmethod
     def manual_seed(seed: int = 0) -> None:
@@ -5867,29 +5890,29 @@ class Tensor:
                 hi = int(np.iinfo(np.dtype(self.dtype.np)).max) + 1
         if hi <= lo:
             raise ArgumentError(f"random_: expects from < to, got from={lo}, to={hi}")
-        vals = _rng(None).integers(lo, hi, self.shape)
-        return self.assign(Tensor(vals, self.dtype, self.device))
+        return self.assign(
+            _random(lambda g: g.integers(lo, hi, self.shape), self.dtype, self.device)
+        )
 
     def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:
         """Fill in place with exponential samples of rate ``lambd``: ``x.exponential_()``."""
-        vals = _rng(None).exponential(1.0 / lambd, self.shape)
-        return self.assign(Tensor(vals, self.dtype, self.device))
+        draw = lambda g: g.exponential(1.0 / lambd, self.shape)  # noqa: E731
+        return self.assign(_random(draw, self.dtype, self.device))
 
     def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
         """Fill in place with log-normal samples: ``x.log_normal_()``."""
-        vals = _rng(None).lognormal(mean, std, self.shape)
-        return self.assign(Tensor(vals, self.dtype, self.device))
+        draw = lambda g: g.lognormal(mean, std, self.shape)  # noqa: E731
+        return self.assign(_random(draw, self.dtype, self.device))
 
     def geometric_(self, p: float, *, generator=None) -> Tensor:
         """Fill in place with geometric samples (trials to the first success):
         ``x.geometric_(0.3)``."""
-        vals = _rng(None).geometric(p, self.shape)
-        return self.assign(Tensor(vals, self.dtype, self.device))
+        return self.assign(_random(lambda g: g.geometric(p, self.shape), self.dtype, self.device))
 
     def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
         """Fill in place with Cauchy samples: ``x.cauchy_()``."""
-        vals = median + sigma * _rng(None).standard_cauchy(self.shape)
-        return self.assign(Tensor(vals, self.dtype, self.device))
+        draw = lambda g: median + sigma * g.standard_cauchy(self.shape)  # noqa: E731
+        return self.assign(_random(draw, self.dtype, self.device))
 
     def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
         """Fill in place with 0/1 samples, 1 with probability ``p``: ``m.bernoulli_(0.9)``."""

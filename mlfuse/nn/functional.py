@@ -19,7 +19,7 @@ import numpy as np
 from mlfuse import dtypes
 from mlfuse.autograd import no_grad
 from mlfuse.errors import ArgumentError, UnsupportedModeError
-from mlfuse.tensor import Tensor, _derivative, _rng
+from mlfuse.tensor import Tensor, _derivative, _random
 
 # ---------------------------------------------------------------------------
 # activations (the Tensor methods, as functions)
@@ -877,7 +877,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = Fa
         return x
     if p == 1:
         return _maybe_inplace(x, x * 0, inplace, "dropout")
-    keep = Tensor(_rng(None).random(x.shape) >= p, device=x.device)
+    keep = _random(lambda g: g.random(x.shape) >= p, device=x.device)
     return _maybe_inplace(x, keep.where(x * (1 / (1 - p)), 0), inplace, "dropout")
 
 
@@ -1845,7 +1845,7 @@ def _channel_dropout(
         return _maybe_inplace(x, x * 0, inplace, name)
     lead = x.ndim - nd  # the batch and channel dims: one draw per channel
     shape = x.shape[:lead] + (1,) * nd
-    keep = Tensor(_rng(None).random(shape) >= p, device=x.device)
+    keep = _random(lambda g: g.random(shape) >= p, device=x.device)
     return _maybe_inplace(x, keep.where(x * (1 / (1 - p)), 0), inplace, name)
 
 
@@ -1884,7 +1884,7 @@ def _alpha_dropout(x: Tensor, p: float, training: bool, inplace: bool, shape, na
         return _maybe_inplace(x, x * 0, inplace, name)
     alpha = 1.7580993408473766  # -selu's scale * alpha
     a = 1 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
-    keep = Tensor(_rng(None).random(shape) >= p, device=x.device)
+    keep = _random(lambda g: g.random(shape) >= p, device=x.device)
     return _maybe_inplace(x, keep.where(x * a, -alpha * a) + alpha * a * p, inplace, name)
 
 
@@ -2612,8 +2612,9 @@ def gumbel_softmax(
     d = dim % logits.ndim if logits.ndim and -logits.ndim <= dim < logits.ndim else None
     if d is None:
         raise ArgumentError(f"gumbel_softmax: dim {dim} is out of range for {logits.shape}")
-    gumbels = -np.log(_rng(None).exponential(size=logits.shape))
-    noise = Tensor(gumbels, dtype=logits.dtype, device=logits.device)
+    noise = _random(
+        lambda g: -np.log(g.exponential(size=logits.shape)), logits.dtype, logits.device
+    )
     soft = ((logits + noise) / tau).softmax(d)
     if not hard:
         return soft
@@ -2639,7 +2640,7 @@ def rrelu(
         raise ArgumentError(f"rrelu: lower {lower} must be at most upper {upper}")
     x = input
     if training:
-        slope = Tensor(_rng(None).uniform(lower, upper, x.shape), device=x.device)
+        slope = _random(lambda g: g.uniform(lower, upper, x.shape), device=x.device)
         xf = x._float()
         res = (xf > 0).where(xf, xf * slope.cast(xf.dtype))
     else:

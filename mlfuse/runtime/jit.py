@@ -19,8 +19,11 @@ function's Python, building graphs or looking up schedules::
 
 What a replay reproduces is the programs and their buffers; like tinygrad's
 TinyJit, anything else the function does in Python (reading values on the
-host, branching on them, setting ``.grad``, drawing new random numbers on the
-host) happened at capture and is not repeated. Writes into buffers that live
+host, branching on them, setting ``.grad``) happened at capture and is not
+repeated. Random tensors drawn from the global generator (``Tensor.rand``,
+``randn``, dropout's masks...) are the exception: the capture records each
+draw and every replay draws it again, so a jitted training step gets a new
+dropout mask each call, as under tinygrad's TinyJit. Writes into buffers that live
 on (in-place assigns, ``opt.lr = ...``) are seen by every replay. A function
 whose capture assigns a tensor by writing a new buffer (its old value was
 still observed) cannot be replayed and raises at capture, naming the reason.
@@ -49,35 +52,57 @@ def _flatten(out) -> tuple[list, Callable[[list], Any]]:
     if isinstance(out, (tuple, list)) and all(isinstance(t, Tensor) for t in out):
         kind = type(out)
         return list(out), lambda ts: kind(ts)
+    if isinstance(out, dict) and all(isinstance(t, Tensor) for t in out.values()):
+        keys = list(out)
+        return list(out.values()), lambda ts: dict(zip(keys, ts))
     raise TypeError(
-        "mlfuse.jit: a jitted function must return a Tensor, a tuple or list of Tensors, or "
-        f"None; got {type(out).__name__}"
+        "mlfuse.jit: a jitted function must return a Tensor, a tuple, list or dict of "
+        f"Tensors, or None; got {type(out).__name__}"
     )
 
 
-def _signature(args: tuple, kwargs: dict) -> tuple:
+def _leaves(args: tuple, kwargs: dict) -> list[tuple[tuple, Any]]:
+    """The arguments as (path, leaf), lists, tuples and dicts opened (depth
+    first, in order; a dict by its keys' order): tensors and plain values."""
+    out: list[tuple[tuple, Any]] = []
+    stack: list[tuple[tuple, Any]] = [((k,), a) for k, a in sorted(kwargs.items())][::-1]
+    stack += [((i,), a) for i, a in enumerate(args)][::-1]
+    while stack:  # iterative: deep nests do not exhaust the recursion limit
+        path, a = stack.pop()
+        if isinstance(a, (list, tuple)):
+            out.append((path, (type(a).__name__, len(a))))
+            stack += [((*path, i), x) for i, x in enumerate(a)][::-1]
+        elif isinstance(a, dict):
+            out.append((path, ("dict", tuple(a))))
+            stack += [((*path, k), x) for k, x in a.items()][::-1]
+        else:
+            out.append((path, a))
+    return out
+
+
+def _signature(leaves: list[tuple[tuple, Any]]) -> tuple:
     """What must match for a capture to serve a call: each tensor's shape,
-    dtype, device, view and constant, which tensors share a buffer, and every
-    other argument's value."""
+    dtype, device, view and constant, which tensors share a buffer, the shape of
+    the containers holding them, and every other argument's value."""
     from mlfuse.tensor import Tensor
 
     sig: list = []
     first: dict[int, int] = {}
-    items = list(enumerate(args)) + sorted(kwargs.items())
-    for i, (k, a) in enumerate(items):
+    for i, (path, a) in enumerate(leaves):
         if isinstance(a, Tensor):
             n = a.node
             same = first.setdefault(id(n.buffer), i) if n.realized else i
-            sig.append(("tensor", k, n.shape, n.dtype, n.device, n.view, n.arg, same))
+            sig.append(("tensor", path, n.shape, n.dtype, n.device, n.view, n.arg, same))
         else:
             try:
                 hash(a)
             except TypeError:
+                where = "".join(f"[{k!r}]" for k in path[1:])
                 raise TypeError(
-                    f"mlfuse.jit: argument {k!r} ({type(a).__name__}) is not hashable; pass "
-                    "tensors and plain values"
+                    f"mlfuse.jit: argument {path[0]!r}{where} ({type(a).__name__}) is not "
+                    "hashable; pass tensors, plain values, and lists, tuples or dicts of them"
                 ) from None
-            sig.append(("value", k, a))
+            sig.append(("value", path, a))
     return tuple(sig)
 
 
@@ -88,6 +113,7 @@ class _Capture:
     runs: list[tuple[Any, list[tuple]]]  # (program, input sources)
     returns: list[tuple]  # (source, view, constant, shape, dtype, device) per result
     rebuild: Callable[[list], Any]
+    draws: list[Callable[[], Any]]  # ("random", i): a new Tensor of draw i per replay
 
 
 class Jit:
@@ -99,6 +125,13 @@ class Jit:
         self.captures: dict[tuple, _Capture] = {}
         functools.update_wrapper(self, fn)
 
+    def __get__(self, obj, objtype=None):
+        """A jitted method: bound to its instance (whose identity is part of the
+        signature, so each instance keeps its own captures)."""
+        if obj is None:
+            return self
+        return functools.partial(self.__call__, obj)
+
     def reset(self) -> None:
         """Forget every capture (the next call runs the function again)."""
         self.calls.clear()
@@ -109,9 +142,10 @@ class Jit:
 
         if graph._recording is not None:  # inside another capture: just run
             return self.fn(*args, **kwargs)
-        tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+        leaves = _leaves(args, kwargs)
+        tensors = [a for _, a in leaves if isinstance(a, Tensor)]
         graph.realize([t.node for t in tensors])
-        sig = _signature(args, kwargs)
+        sig = _signature(leaves)
         cap = self.captures.get(sig)
         if cap is not None:
             return self._replay(cap, tensors)
@@ -128,20 +162,28 @@ class Jit:
                 arg_of.setdefault(id(t.node.buffer), i)
         graph.flush_writes()  # writes made before the call are not the function's to replay
         runs: list[graph.Run] = []
-        graph._recording = runs
+        randoms: dict[int, tuple] = {}
+        graph._recording, graph._recording_random = runs, randoms
         try:
             out = self.fn(*args, **kwargs)
             outs, rebuild = _flatten(out)
             graph.realize([t.node for t in outs])
         finally:
-            graph._recording = None
+            graph._recording = graph._recording_random = None
         made: dict[int, tuple] = {}
+        draws: list[Callable[[], Any]] = []
+        drawn: dict[int, tuple] = {}
 
         def source(buf) -> tuple:
             if id(buf) in arg_of:
                 return ("arg", arg_of[id(buf)])
             if id(buf) in made:
                 return made[id(buf)]
+            if id(buf) in randoms and randoms[id(buf)][0] is buf:
+                if id(buf) not in drawn:
+                    drawn[id(buf)] = ("random", len(draws))
+                    draws.append(randoms[id(buf)][1])
+                return drawn[id(buf)]
             return ("fixed", buf)
 
         recorded = []
@@ -160,7 +202,7 @@ class Jit:
         for t in outs:
             n = t.node
             returns.append((source(n.buffer), n.view, n.arg, n.shape, n.dtype, n.device))
-        cap = _Capture(recorded, returns, rebuild)
+        cap = _Capture(recorded, returns, rebuild, draws)
         self.captures[sig] = cap
         return out
 
@@ -169,6 +211,7 @@ class Jit:
 
         arg_bufs = [t.node.buffer for t in tensors]
         produced: list[list] = []
+        fresh = [draw() for draw in cap.draws]  # new random values, held for the replay
 
         def buffer(src: tuple):
             kind = src[0]
@@ -176,6 +219,8 @@ class Jit:
                 return arg_bufs[src[1]]
             if kind == "out":
                 return produced[src[1]][src[2]].buffer
+            if kind == "random":
+                return fresh[src[1]].node.buffer
             return src[1]
 
         for program, sources, windows in cap.runs:

@@ -634,8 +634,18 @@ def test_graph_is_freed_unless_retained():
     loss.backward(retain_graph=True)
     loss.backward()
     np.testing.assert_allclose(x.grad.numpy(), [4.0, 8.0])
-    with pytest.raises(RuntimeError, match="does not require grad"):
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         loss.backward()
+    # a tensor computed from the freed graph before or after it was freed (PyTorch's error;
+    # the gradient would silently miss the freed part)
+    w = Tensor([1.0, 2.0], requires_grad=True)
+    y = (w * w).sum()
+    before = y * 2
+    y.backward()
+    for t in (before, y * 0.5):
+        with pytest.raises(RuntimeError, match="pass retain_graph=True to that backward"):
+            t.backward()
+    np.testing.assert_allclose(w.grad.numpy(), [2.0, 4.0])
 
 
 def test_shared_constants_are_separate_leaves():

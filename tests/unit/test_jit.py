@@ -110,12 +110,45 @@ def test_capture_refuses_what_a_replay_could_not_repeat():
     jf(Tensor([1.0, 1.0]))
     with pytest.raises(RuntimeError, match="an assign in the jitted function wrote a new buffer"):
         jf(Tensor([1.0, 1.0]))
-    with pytest.raises(TypeError, match="must return a Tensor, a tuple or list of Tensors"):
+    with pytest.raises(TypeError, match="must return a Tensor, a tuple, list or dict of Tensors"):
         bad = mlfuse.jit(lambda x: x.sum().item())
         bad(Tensor([1.0]))
         bad(Tensor([1.0]))
-    with pytest.raises(TypeError, match="argument 1 \\(list\\) is not hashable"):
-        mlfuse.jit(lambda x, k: x)(Tensor([1.0]), [1, 2])
+    with pytest.raises(TypeError, match="argument 1\\[0\\] \\(set\\) is not hashable"):
+        mlfuse.jit(lambda x, k: x)(Tensor([1.0]), [{1, 2}])
+
+
+def test_containers_methods_and_random_draws():
+    # tensors inside lists and dicts, a dict returned, a jitted method (per instance)
+    @mlfuse.jit
+    def f(xs, d):
+        return {"sum": (xs[0] + xs[1] * d["scale"]).realize()}
+
+    for i in range(4):
+        a, b, s = (Tensor(np.full(3, v, np.float32)) for v in (i, 2 * i, 3.0))
+        np.testing.assert_allclose(f([a, b], {"scale": s})["sum"].numpy(), [7.0 * i] * 3)
+
+    class Model:
+        def __init__(self, k):
+            self.w = Tensor(np.full(2, k, np.float32))
+
+        @mlfuse.jit
+        def __call__(self, x):
+            return (x * self.w).realize()
+
+    m2, m3 = Model(2.0), Model(3.0)
+    for i in range(4):
+        x = Tensor(np.full(2, i, np.float32))
+        np.testing.assert_allclose(m2(x).numpy(), [2.0 * i] * 2)
+        np.testing.assert_allclose(m3(x).numpy(), [3.0 * i] * 2)
+
+    # every replay draws its random tensors again: a new dropout mask, new noise
+    @mlfuse.jit
+    def noisy(x):
+        return (F.dropout(x, 0.5, training=True) + Tensor.rand(64) * 0).realize()
+
+    masks = {tuple(noisy(Tensor.ones(64)).numpy().tolist()) for _ in range(5)}
+    assert len(masks) == 5
 
 
 def test_reset_and_nesting():
