@@ -832,10 +832,10 @@ class Run:
 
 
 _recording: list[Run] | None = None
-_recording_random: dict[int, tuple] | None = None
-"""While mlfuse.jit captures: the buffers of tensors drawn from the global random
-generator, by id, with how to draw them again (``runtime/jit.py``)."""
 """While ``mlfuse.jit`` captures a call: every program run, in order."""
+_recording_random: dict[int, tuple] | None = None
+"""While ``mlfuse.jit`` captures: the buffers of tensors drawn from the global random
+generator, by id, with how to draw them again (``runtime/jit.py``)."""
 
 
 def _transfer_copies(outputs: Sequence[Node]) -> None:

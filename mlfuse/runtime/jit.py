@@ -119,8 +119,12 @@ class _Capture:
 class Jit:
     """A jitted function (see the module docstring): ``mlfuse.jit(fn)``."""
 
-    def __init__(self, fn: Callable) -> None:
+    def __init__(self, fn: Callable, prune: bool = False) -> None:
         self.fn = fn
+        self.prune = bool(prune)
+        """tinygrad's ``prune``: programs whose inputs do not depend on the call
+        (no argument, no random draw, nothing computed from them) and that write
+        no buffer they read run once, at capture; replays reuse their results."""
         self.calls: dict[tuple, int] = {}
         self.captures: dict[tuple, _Capture] = {}
         functools.update_wrapper(self, fn)
@@ -187,7 +191,7 @@ class Jit:
             return ("fixed", buf)
 
         recorded = []
-        for j, run in enumerate(runs):
+        for run in runs:
             if run.copied_assigns:
                 raise RuntimeError(
                     "mlfuse.jit: an assign in the jitted function wrote a new buffer because "
@@ -195,7 +199,15 @@ class Jit:
                     "read later); a replay would not update that tensor. Let go of the old "
                     "value (or use the function without jit)"
                 )
-            recorded.append((run.program, [source(b) for b in run.inputs], run.windows))
+            sources = [source(b) for b in run.inputs]
+            if self.prune and all(src[0] == "fixed" for src in sources):
+                ins = {id(b) for b in run.inputs}
+                if not any(id(r.buffer) in ins for r in run.outputs):  # no in-place writes
+                    for r in run.outputs:
+                        made.setdefault(id(r.buffer), ("fixed", r.buffer))
+                    continue
+            j = len(recorded)
+            recorded.append((run.program, sources, run.windows))
             for k, r in enumerate(run.outputs):
                 made.setdefault(id(r.buffer), ("out", j, k))
         returns = []
@@ -237,7 +249,10 @@ class Jit:
         return cap.rebuild(out)
 
 
-def jit(fn: Callable) -> Jit:
+def jit(fn: Callable | None = None, *, prune: bool = False):
     """Capture the programs ``fn`` runs on its second call with a signature and
-    replay them on later calls (see :mod:`mlfuse.runtime.jit`): ``step = mlfuse.jit(step)``."""
-    return Jit(fn)
+    replay them on later calls (see :mod:`mlfuse.runtime.jit`): ``step = mlfuse.jit(step)``,
+    ``@mlfuse.jit(prune=True)`` (see :class:`Jit`)."""
+    if fn is None:
+        return functools.partial(Jit, prune=prune)
+    return Jit(fn, prune)

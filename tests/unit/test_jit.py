@@ -255,3 +255,23 @@ def test_writes_pending_before_a_capture_are_not_replayed():
     for _ in range(4):
         np.testing.assert_allclose(jf(Tensor([3.0])).numpy(), [6.0])
     np.testing.assert_allclose(w.numpy(), [2.0])
+
+
+def test_prune_runs_what_does_not_depend_on_the_call_once():
+    w = Tensor(np.arange(4, dtype=np.float32)).realize()
+    count = Tensor(np.zeros((), np.float32)).realize()
+
+    def f(x):
+        doubled = (w * 2).contiguous().realize()  # depends on no argument: pruned
+        count.assign(count + 1).realize()  # writes a buffer it reads: kept
+        return (doubled + x).realize()
+
+    plain, pruned = mlfuse.jit(f), mlfuse.jit(prune=True)(f)
+    for i in range(4):
+        x = Tensor(np.full(4, i, np.float32))
+        np.testing.assert_allclose(plain(x).numpy(), np.arange(4) * 2 + i)
+        np.testing.assert_allclose(pruned(x).numpy(), np.arange(4) * 2 + i)
+    (cap_plain,) = plain.captures.values()
+    (cap_pruned,) = pruned.captures.values()
+    assert len(cap_pruned.runs) == len(cap_plain.runs) - 1
+    assert float(count.numpy()) == 8  # every call of both counted
