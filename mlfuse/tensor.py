@@ -3037,7 +3037,8 @@ class Tensor:
         def f(x: Tensor) -> Tensor:
             t = x.minimum(1e150) - 1
             near = (t + (t * 2 + t * t).sqrt()).log1p()
-            return (x < 1e150).where(near, x.log() + math.log(2))
+            out = (x < 1e150).where(near, x.log() + math.log(2))
+            return (x < 1).where(math.nan, out)  # t(t + 2) >= 0 again at x <= -1
 
         return self._in_float64(f, "acosh", lambda x, out: ((x - 1) * (x + 1)).rsqrt())
 
@@ -5132,47 +5133,36 @@ class Tensor:
 
     @_traced
     def lgamma(self) -> Tensor:
-        """``log|Gamma(x)|``: Lanczos' approximation (g = 7, 9 terms; relative error
-        about 1e-15 in float64, below 1 ulp in float32 away from the zeros at 1 and 2),
-        with the reflection ``log(pi / |sin(pi x)|) - lgamma(1 - x)`` below 0.5; +inf
-        at 0 and the negative integers: ``x.lgamma()``."""
-        x = self._float()
-        refl = x < 0.5
-        z = refl.where(1 - x, x) - 1
-        s = Tensor.full((), _LANCZOS[0], x.dtype, x.device)
-        for k, c in enumerate(_LANCZOS[1:], start=1):
-            s = s + c / (z + k)
-        t = z + 7.5
-        log_g = 0.5 * math.log(2 * math.pi) + (z + 0.5) * t.log() - t + s.log()
-        # sin(pi x) with the argument reduced to [-1, 1): exact at the integers
-        r = x - (x * 0.5).round() * 2
-        sin_pix = (r * math.pi).sin()
-        refl_val = (math.pi / sin_pix.abs()).log() - log_g
-        out = refl.where(refl_val, log_g)
-        pole = (x <= 0) & (x == x.floor())
-        return pole.where(math.inf, x.isinf().where(math.inf, out))
+        """``log|Gamma(x)|``, in float64: the Taylor series of ``lgamma(2 + z)`` (the
+        coefficients from zeta) for x in [0.5, 2.5), with ``lgamma(x + 1) - log1p(x - 1)``
+        below 1.5, so the zeros at 1 and 2 keep their relative accuracy; Lanczos'
+        approximation (g = 7, 9 terms) from 2.5 up; the reflection
+        ``log(pi / |sin(pi x)|) - lgamma(1 - x)`` below 0.5, with ``sin`` of the distance
+        to the nearest integer; ``-log|x|`` for tiny x; +inf at 0 and the negative
+        integers: ``x.lgamma()``."""
+        return self._in_float64(_lgamma64)
 
     @_traced
     def digamma(self) -> Tensor:
         """The logarithmic derivative of Gamma: the recurrence ``psi(x) = psi(x + 6)
         - sum 1/(x + k)`` then the asymptotic series; the reflection
-        ``psi(1 - x) - pi / tan(pi x)`` below 0.5; -inf at 0 and NaN at the negative
-        integers, as PyTorch: ``x.digamma()``."""
+        ``psi(1 - x) - pi / tan(pi x)`` below 0.5; -inf at +0, +inf at -0 and NaN at the
+        negative integers, as PyTorch: ``x.digamma()``."""
         x = self._float()
         refl = x < 0.5
         y = refl.where(1 - x, x)
         shift = Tensor.zeros((), dtype=x.dtype, device=x.device)
-        for k in range(6):
+        for k in range(10):
             shift = shift + 1 / (y + k)
-        w = y + 6
+        w = y + 10
         inv2 = 1 / (w * w)
-        series = inv2 * (
-            1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132)))
-        )
-        psi = w.log() - 0.5 / w - series - shift
+        series = Tensor.full((), _DIGAMMA_SERIES[-1], x.dtype, x.device)
+        for c in reversed(_DIGAMMA_SERIES[:-1]):  # sum B_2k / (2k w^2k), to w^-14
+            series = series * inv2 + c
+        psi = w.log() - 0.5 / w - series * inv2 - shift
         r = x - x.round()  # tan(pi x) has period 1: reduce to [-0.5, 0.5]
         out = refl.where(psi - math.pi / (r * math.pi).tan(), psi)
-        out = (x == 0).where(-math.inf, out)
+        out = (x == 0).where(x.signbit().where(math.inf, -math.inf), out)  # PyTorch's signs
         return ((x < 0) & (x == x.floor())).where(math.nan, out)
 
     @_traced
@@ -5240,7 +5230,8 @@ class Tensor:
         for k in range(1, 12):
             c *= (2 * k - 1) ** 2 / (8 * k)
             corr = corr + c * inv**k
-        asym = big.exp() / (2 * math.pi * big).sqrt() * corr
+        half = (big * 0.5).exp()  # e^a as two factors: inf, not inf / inf, past the overflow
+        asym = half / (math.sqrt(2 * math.pi) * big.sqrt()) * half * corr
         return small.where(total, asym)
 
     def aminmax(self, *, dim=None, keepdim: bool = False):
@@ -6716,6 +6707,57 @@ _LANCZOS = (
 )  # fmt: skip
 # Bernoulli numbers B_2, B_4, ..., B_14 (polygamma's asymptotic series)
 _BERNOULLI_2K = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6)
+
+
+def _zeta_minus_one(k: int) -> float:
+    """zeta(k) - 1 for k >= 2: the terms 2..29 summed, the rest by Euler-Maclaurin
+    (the integral, half the first term, Bernoulli corrections to B_14); from k = 13
+    the terms fall fast enough to be summed directly."""
+    if k >= 13:
+        return math.fsum(m**-k for m in range(2, 80))
+    n = 30
+    total = math.fsum(m**-k for m in range(2, n))
+    tail = [n ** (1 - k) / (k - 1), 0.5 * n**-k]
+    rising = 1.0  # k (k+1) ... (k + 2j - 2)
+    for j, b in enumerate(_BERNOULLI_2K, start=1):
+        rising *= (k + 2 * j - 2) * ((k + 2 * j - 3) if j > 1 else 1)
+        tail.append(b / math.factorial(2 * j) * rising * n ** (-k - 2 * j + 1))
+    return total + math.fsum(tail)
+
+
+_EULER_GAMMA = 0.5772156649015329
+_DIGAMMA_SERIES = [b / (2 * k) for k, b in enumerate(_BERNOULLI_2K, start=1)]
+_LGAMMA2 = [1 - _EULER_GAMMA] + [(-1) ** k * _zeta_minus_one(k) / k for k in range(2, 40)]
+"""Taylor coefficients of lgamma(2 + z), z^1 up: |z| <= 0.5 leaves terms below 4^-k."""
+
+
+def _lgamma64(x: Tensor) -> Tensor:
+    """lgamma of float64 ``x`` (see :meth:`Tensor.lgamma`)."""
+
+    def positive(y: Tensor) -> Tensor:  # y >= 0.5
+        near1 = y < 1.5
+        z = near1.where(y - 1, y - 2).maximum(-0.5).minimum(0.5)
+        series = Tensor.full((), _LGAMMA2[-1], y.dtype, y.device)
+        for c in reversed(_LGAMMA2[:-1]):
+            series = series * z + c
+        series = series * z  # lgamma(2 + z)
+        taylor = near1.where(series - z.log1p(), series)  # lgamma(1 + z): less log(1 + z)
+        zl = y.maximum(2.5) - 1
+        acc = Tensor.full((), _LANCZOS[0], y.dtype, y.device)
+        for k, c in enumerate(_LANCZOS[1:], start=1):
+            acc = acc + c / (zl + k)
+        t = zl + 7.5
+        lanczos = 0.5 * math.log(2 * math.pi) + (zl + 0.5) * t.log() - t + acc.log()
+        return (y < 2.5).where(taylor, lanczos)
+
+    refl = x < 0.5
+    pos = positive(refl.where(1 - x, x))
+    r = x - x.round()  # |sin(pi x)| = |sin(pi r)|, r exact and small near the integers
+    refl_val = (math.pi / (r * math.pi).sin().abs()).log() - pos
+    out = refl.where(refl_val, pos)
+    out = (x.abs() < 2.0**-52).where(-x.abs().log(), out)  # -log|x| - gamma x: gamma x is lost
+    pole = (x <= 0) & (x == x.floor())
+    return pole.where(math.inf, x.isinf().where(math.inf, out))
 
 
 # PyTorch's other names for methods mlfuse has

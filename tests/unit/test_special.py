@@ -142,3 +142,46 @@ def test_against_torch():
     for name in ("log_ndtr", "i1", "i0e", "i1e", "entr", "erfcx", "expit"):
         src, tsrc = (t.abs(), tx.abs()) if name == "entr" else (t, tx)
         close(getattr(special, name)(src), getattr(torch.special, name)(tsrc).numpy(), 1e-7)
+
+
+def test_lgamma_keeps_its_relative_accuracy_at_the_zeros():
+    # lgamma(1 + z) ~ -gamma z and lgamma(2 + z) ~ (1 - gamma) z: Lanczos' sum cancels
+    # there (1% off at 0.99999 in float32 before); mpmath's values
+    x = np.array([0.99999, 1.00001, 1.99999, 2.00001, 1.0, 2.0, 0.5, 1.4616321449683622])
+    ref = np.array([5.772238896093089e-06, -5.7720744027504825e-06, -4.227811104241674e-06,
+                    4.22787559764836e-06, 0.0, 0.0, 0.5723649429247001,
+                    -0.12148629053584961])  # fmt: skip
+    got = mlfuse.Tensor(x).lgamma().numpy()
+    np.testing.assert_allclose(got, ref, rtol=1e-14, atol=0)
+    # float32: computed in float64, so as accurate at the float32 inputs (0.99999 is
+    # 0.99998998641968 there; its lgamma 5.7800779e-06, mpmath)
+    got32 = mlfuse.Tensor(np.array([0.99999], np.float32)).lgamma().numpy()
+    np.testing.assert_allclose(got32, [5.780077894406154e-06], rtol=1e-7, atol=0)
+    # tiny arguments (float32 denormals too): -log|x|; poles; -0.99999 near a pole
+    t = mlfuse.Tensor(np.array([1e-45, -1e-45, 1e-300, 0.0, -1.0, -0.99999], np.float64))
+    np.testing.assert_allclose(
+        t.lgamma().numpy(),
+        [103.61632918473205, 103.61632918473205, 690.7755278982137, np.inf, np.inf,
+         11.512929692950378],
+        rtol=1e-9,
+    )  # fmt: skip
+
+
+def test_digamma_lgamma_i0_acosh_edges_match_torch():
+    x = np.array([-0.0, 0.0, 0.5, -0.5, 0.99999, 3.7, -2.5])
+    d = mlfuse.Tensor(x).digamma().numpy()
+    assert d[0] == np.inf and d[1] == -np.inf  # PyTorch's signs at -0 and +0
+    np.testing.assert_allclose(
+        d[2:],
+        [-1.9635100260214235, 0.03648997397857652, -0.5772321143624081, 1.1671535393615113,
+         1.103156640645243],
+        rtol=1e-14,
+    )  # fmt: skip
+    # i0 past float32's overflow of e^|x| / sqrt(2 pi |x|): inf, not NaN; 89 still finite
+    i = mlfuse.Tensor(np.array([3e38, -3e38, 89.0], np.float32)).i0().numpy()
+    assert i[0] == np.inf and i[1] == np.inf
+    np.testing.assert_allclose(i[2], 1.9012419299064899e37, rtol=1e-6)
+    # acosh is NaN below 1, however far
+    a = mlfuse.Tensor(np.array([-1e20, -1e10, -1.0, 0.5, 1.0, 1e20])).acosh().numpy()
+    assert np.isnan(a[:4]).all() and a[4] == 0
+    np.testing.assert_allclose(a[5], 46.74484904044086, rtol=1e-15)
