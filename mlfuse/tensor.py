@@ -1091,8 +1091,15 @@ class Tensor:
     @_traced
     def __floordiv__(self, other):
         a, b = self._operands(other)
-        if a.dtype.is_float:
-            return (a / b).floor()
+        if a.dtype.is_float:  # PyTorch's (and Python's): consistent with % for any quotient
+            m = a.fmod(b)
+            div = (a - m) / b
+            div = ((m != 0) & ((b < 0) != (m < 0))).where(div - 1, div)
+            fl = div.floor()
+            fl = (div - fl > 0.5).where(fl + 1, fl)
+            q = a / b
+            out = (div != 0).where(fl, (q.signbit()).where(-0.0, 0.0).cast(a.dtype))
+            return (b == 0).where(q, out)
         return a._int_op("idiv", b)
 
     @_traced
@@ -1103,8 +1110,9 @@ class Tensor:
     @_traced
     def __mod__(self, other):
         a, b = self._operands(other)
-        if a.dtype.is_float:
-            return a - (a / b).floor() * b
+        if a.dtype.is_float:  # PyTorch's: fmod, moved to the divisor's sign (exact)
+            m = a.fmod(b)
+            return ((m != 0) & ((b < 0) != (m < 0))).where(m + b, m)
         return a._int_op("mod", b)
 
     @_traced
@@ -4074,16 +4082,16 @@ class Tensor:
     @_traced
     def fmod(self, other) -> Tensor:
         """C's remainder: the sign of the dividend (``Tensor([-7]).fmod(2)`` is -1):
-        ``x.fmod(3)``. 16- and 32-bit floats are computed in float64 (exact);
-        float64 loses the remainder once the quotient passes 2**53. Integer
-        division by zero is undefined."""
+        ``x.fmod(3)``. Exact for floats whatever the quotient (``_fmod_exact``; 16-
+        and 32-bit floats through float64); x for an infinite divisor, NaN for an
+        infinite dividend or a zero divisor. Integer division by zero is undefined."""
         a, b = self._operands(other)
         if a.dtype.is_bool:
             raise DTypeError("fmod is not defined for bool tensors")
         if a.dtype.is_float:
-            if a.dtype != dtypes.float64:  # the quotient in float64: exact for these
-                return a.double().fmod(b.double()).cast(a.dtype)
-            return a - (a / b).trunc() * b
+            if a.dtype != dtypes.float64:  # exact in float64, then exactly representable
+                return _fmod_exact(a.double(), b.double(), 24).cast(a.dtype)
+            return _fmod_exact(a, b, 53)
         m = a._int_op("mod", b)  # the sign of the divisor: move it to the dividend's
         fix = (m != 0) & ((m < 0) != (a < 0))
         return fix.where(m - b, m)
@@ -6707,6 +6715,49 @@ _LANCZOS = (
 )  # fmt: skip
 # Bernoulli numbers B_2, B_4, ..., B_14 (polygamma's asymptotic series)
 _BERNOULLI_2K = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6)
+
+
+def _fmod_exact(a: Tensor, b: Tensor, p: int) -> Tensor:
+    """C's fmod of float64 tensors holding values of ``p`` significant bits (24 for
+    float32's, 53 for float64's), exactly: long division in steps of up to 2^44.
+    Each step takes t = |b|·2^s (s: the exponent gap less 44, at least 0) and
+    q = r / t rounded half up (by the reciprocal of |b| scaled to [1, 2), r
+    scaled alike: q < 2^46 and its three roundings stay within 3/128, so q is the
+    true quotient's floor or one more). fma(-q, t, r) is then exact (r - q·t
+    lies in (-t, t), a multiple of t's last bit), and a negative result adds t
+    back, exactly. Enough steps close any exponent gap (8 for float32's values,
+    49 for float64's)."""
+    step, gap = 44, (128 + 149 if p == 24 else 1024 + 1074)
+    ax, ay = a.abs(), b.abs()
+
+    def exponent(v: Tensor) -> Tensor:  # biased, a denormal's below 1 (v*2^54 is normal)
+        field = (v.bitcast(dtypes.int64) >> 52) & 0x7FF
+        if p == 24:  # float32 values are normal doubles
+            return field
+        low = (((v * 2.0**54).bitcast(dtypes.int64) >> 52) & 0x7FF) - 54
+        return (field == 0).where(low, field)
+
+    def scale(v: Tensor, e: Tensor) -> Tensor:  # v * 2^e, |e| < 3000, in exact steps
+        if p == 24:  # |e| < 400 for float32 values: one factor
+            return v * ((e + 1023) << 52).bitcast(dtypes.float64)
+        third = e // 3
+        for part in (third, third, e - 2 * third):
+            v = v * ((part + 1023) << 52).bitcast(dtypes.float64)
+        return v
+
+    ey = exponent(ay)
+    inv = 1 / scale(ay, 1023 - ey)  # |b| scaled to [1, 2): its reciprocal is finite
+    r = ax
+    for _ in range(-(-gap // step) + 1):
+        sh = (exponent(r) - ey - step).maximum(0)
+        t = scale(ay, sh)
+        q = (scale(r, 1023 - ey - sh) * inv + 0.5).floor()  # r / t rounded: exact or 1 over
+        r = (-q).fma(t, r)
+        r = (r < 0).where(r + t, r)
+    r = (r >= ay).where(r - ay, r)
+    r = a.signbit().where(-r, r)  # the dividend's sign, -0 included
+    bad = ax.isinf() | (ay == 0) | a.isnan() | b.isnan()
+    return bad.where(math.nan, ay.isinf().where(a, r))
 
 
 def _zeta_minus_one(k: int) -> float:

@@ -522,3 +522,38 @@ def test_errors_name_the_argument():
         x.bitwise_and(1) if hasattr(x, "bitwise_and") else x & 1
     with pytest.raises(ValueError, match="do not broadcast"):
         x.lerp(Tensor(np.ones((4,), F32)), 0.5)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_float_remainders_are_exact_for_any_quotient(dt):
+    # x - trunc(x / y) * y loses the remainder once the quotient passes the
+    # mantissa (fmod(3e38, 7.5) came out 0); numpy's fmod/remainder/floor_divide are
+    # exact: every element must equal them
+    rng = np.random.default_rng(3)
+    n = 20_000
+    a = (rng.standard_normal(n) * 10.0 ** rng.integers(-40, 40, n)).astype(dt)
+    b = (rng.standard_normal(n) * 10.0 ** rng.integers(-40, 40, n)).astype(dt)
+    tiny, big = np.finfo(dt).smallest_subnormal, np.finfo(dt).max
+    a[:500], b[:500] = big * rng.uniform(0.5, 1, 500), tiny * rng.integers(1, 100, 500)
+    a[500:1000], b[500:1000] = tiny * rng.integers(1, 1000, 500), tiny * rng.integers(1, 99, 500)
+    a[1000:1500], b[1000:1500] = rng.integers(-(2**40), 2**40, 500), rng.integers(1, 999, 500)
+    with np.errstate(all="ignore"):
+        for op, ref in (("fmod", np.fmod), ("__mod__", np.remainder),
+                        ("__floordiv__", np.floor_divide)):  # fmt: skip
+            got = getattr(Tensor(a), op)(Tensor(b)).numpy()
+            want = ref(a, b)
+            same = (got == want) | (np.isnan(got) & np.isnan(want))
+            assert same.all(), (op, a[~same][:3], b[~same][:3], got[~same][:3], want[~same][:3])
+
+
+def test_float_remainder_edges_follow_pytorch():
+    inf, nan = np.inf, np.nan
+    a = np.array([0.5, -0.5, 0.5, -0.5, -0.0, -3.0, inf, 2.0, nan])
+    b = np.array([inf, inf, -inf, -inf, 2.0, 3.0, 2.0, 0.0, 1.0])
+    f = Tensor(a).fmod(Tensor(b)).numpy()  # C's: x for an infinite divisor, the dividend's sign
+    np.testing.assert_array_equal(f, [0.5, -0.5, 0.5, -0.5, -0.0, -0.0, nan, nan, nan])
+    assert np.signbit(f[4]) and np.signbit(f[5])
+    m = (Tensor(a) % Tensor(b)).numpy()  # the divisor's sign: past an infinity, that infinity
+    np.testing.assert_array_equal(m, [0.5, inf, -inf, -0.5, -0.0, -0.0, nan, nan, nan])
+    d = (Tensor(a) // Tensor(b)).numpy()  # Python's: 0.5 // -inf is -1
+    np.testing.assert_array_equal(d, [0.0, -1.0, -1.0, 0.0, -0.0, -1.0, nan, inf, nan])
