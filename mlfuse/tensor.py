@@ -1729,9 +1729,12 @@ class Tensor:
 
     @_traced
     def logsumexp(self, axis=None, keepdim=False):
-        """``log(sum(exp(x)))`` over ``axis``, computed stably: ``x.logsumexp(-1)``."""
+        """``log(sum(exp(x)))`` over ``axis``, computed stably (the max subtracted;
+        an infinite max is not: +inf where one is +inf, -inf where all are -inf, as
+        PyTorch): ``x.logsumexp(-1)``."""
         x = self._float()
         m = x.max(axis, keepdim=True)
+        m = m.isinf().where(0.0, m)  # inf - inf would be NaN
         out = (x - m).exp().sum(axis, keepdim=True).log() + m
         return (
             out

@@ -557,3 +557,13 @@ def test_float_remainder_edges_follow_pytorch():
     np.testing.assert_array_equal(m, [0.5, inf, -inf, -0.5, -0.0, -0.0, nan, nan, nan])
     d = (Tensor(a) // Tensor(b)).numpy()  # Python's: 0.5 // -inf is -1
     np.testing.assert_array_equal(d, [0.0, -1.0, -1.0, 0.0, -0.0, -1.0, nan, inf, nan])
+
+
+def test_logsumexp_with_infinities():
+    inf, nan = np.inf, np.nan
+    x = np.array([[1.0, inf, 2.0], [-inf, -inf, -inf], [nan, 1.0, 2.0], [3.0, 1e308, -1e308]])
+    got = Tensor(x).logsumexp(1).numpy()
+    np.testing.assert_array_equal(got[:3], [inf, -inf, nan])
+    np.testing.assert_allclose(got[3], 1e308 + 0.0)
+    np.testing.assert_array_equal(Tensor(x.astype(np.float32)).logsumexp(0).numpy()[0], nan)
+    assert Tensor(np.float32([-inf, -inf])).logsumexp(0).numpy() == -inf
