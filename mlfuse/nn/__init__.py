@@ -5,7 +5,8 @@ modules (``nn.Linear``, ``nn.Conv2d``, ``nn.Sequential``...) hold Tensor
 parameters and call them. ``nn.init`` fills tensors in place (PyTorch's
 initialisers), ``nn.utils`` clips gradients, pads sequences, parametrizes
 tensors (weight norm, spectral norm, orthogonal) and folds batch norms into
-layers, and ``nn.state`` is tinygrad's: state dicts of any object, safetensors files."""
+layers, and ``nn.state`` is tinygrad's: state dicts of any object, safetensors files.
+``nn.optim`` is ``mlfuse.optim`` (tinygrad's ``nn.optim.SGD`` spelling)."""
 
 from mlfuse.nn import functional, init, state, utils
 from mlfuse.nn.modules import *  # noqa: F403 - the modules are the package's names
@@ -16,3 +17,11 @@ from mlfuse.nn.attention import *  # noqa: F403 - attention and transformer laye
 from mlfuse.nn.attention import __all__ as _attention
 
 __all__ = ["functional", "init", "state", "utils", *_modules, *_recurrent, *_attention]
+
+
+def __getattr__(name: str):
+    if name == "optim":  # tinygrad's spelling; imported on first use (optim imports nn)
+        import mlfuse.optim
+
+        return mlfuse.optim
+    raise AttributeError(f"module 'mlfuse.nn' has no attribute {name!r}")

@@ -219,3 +219,11 @@ def test_integer_images_interpolate_to_integers():
     assert np.abs(got.numpy().astype(np.int32) - np.round(want)).max() <= 1
     near = F.interpolate(Tensor(x), size=(10, 14), mode="nearest")
     np.testing.assert_array_equal(near.numpy(), x.repeat(2, 2).repeat(2, 3))
+
+
+def test_nn_optim_is_tinygrads_spelling_of_mlfuse_optim():
+    from mlfuse import nn, optim
+
+    assert nn.optim is optim and nn.optim.SGD is optim.SGD
+    with pytest.raises(AttributeError, match="module 'mlfuse.nn' has no attribute 'optimm'"):
+        nn.optimm  # noqa: B018
