@@ -621,7 +621,7 @@ def grad(fn: Callable | None = None, argnums: int | Sequence[int] | None = None)
                     f"grad: argument {i} has dtype {args[i].dtype.name}; only float "
                     "tensors have gradients"
                 )
-            args[i] = args[i].detach()._as_leaf()
+            args[i] = args[i]._detached()._as_leaf()
         with enable_grad():
             out = fn(*args, **kwargs)
         if not isinstance(out, Tensor):

@@ -56,7 +56,7 @@ def _inputs(args: list, picks: list[int], what: str) -> None:
                 f"{what}: argument {i} has dtype {a.dtype.name}; only float tensors have gradients"
             )
         if a.node.tape is None:  # not part of an outer transform's graph: a fresh leaf
-            args[i] = a.detach()._as_leaf()
+            args[i] = a._detached()._as_leaf()
 
 
 def _grads(out: Tensor, seed: Tensor, targets: Sequence[Tensor]) -> tuple[Tensor, ...]:

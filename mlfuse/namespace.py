@@ -142,7 +142,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays, or a
     tensor, detached): ``mlfuse.tensor([[1, 2], [3, 4]])``."""
     if isinstance(data, Tensor):
-        t = data.detach()
+        t = data._detached()
         t = t.cast(dtype) if dtype is not None else t
         t = (t.to(device) if device is not None else t).clone()
         return _made(t.realize(), requires_grad)

@@ -456,11 +456,13 @@ class Tensor:
     # -- creation -------------------------------------------------------------
     @staticmethod
     @_traced
-    def full(shape, value, dtype=None, device=None, requires_grad=False) -> Tensor:
-        """A tensor of ``shape`` filled with ``value``: ``Tensor.full((2, 3), 7.0)``.
+    def full(shape, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """A tensor of ``shape`` filled with ``fill_value`` (PyTorch's and tinygrad's
+        name): ``Tensor.full((2, 3), 7.0)``.
 
         The dtype follows the value (bool, int64 or float32) unless given.
         """
+        value = fill_value
         shape = _shape_arg((shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))
         if dtype is None:
             dt = (
@@ -486,10 +488,10 @@ class Tensor:
         dt = dtype or dtypes.default_float
         return Tensor.full(_shape_arg(shape), 1, dt, device, requires_grad)
 
-    def full_like(t: Tensor, value, dtype=None, device=None) -> Tensor:
-        """Like ``t`` (shape, dtype and device unless given) and filled with ``value``:
-        ``Tensor.full_like(x, 2)``, ``x.full_like(2)``."""
-        return Tensor.full(t.shape, value, dtype or t.dtype, device or t.device)
+    def full_like(t: Tensor, fill_value, dtype=None, device=None) -> Tensor:
+        """Like ``t`` (shape, dtype and device unless given) and filled with
+        ``fill_value``: ``Tensor.full_like(x, 2)``, ``x.full_like(fill_value=2)``."""
+        return Tensor.full(t.shape, fill_value, dtype or t.dtype, device or t.device)
 
     def zeros_like(t: Tensor, dtype=None, device=None) -> Tensor:
         """Zeros with ``t``'s shape, dtype and device: ``Tensor.zeros_like(x)``."""
@@ -808,7 +810,7 @@ class Tensor:
                     "gradients; use .detach()"
                 )
             if self.node.tape is graph.LEAF:
-                self._set_node(self.detach().node)
+                self._set_node(self._detached().node)
                 autograd.release(self)
             return self
         if not (self.dtype.is_float):
@@ -903,8 +905,18 @@ class Tensor:
         return [got[id(t.node)] if id(t.node) in got else Tensor.zeros_like(t) for t in targets]
 
     def detach(self) -> Tensor:
-        """The same value, cut off from autograd (no gradient flows through it):
+        """The same values, cut off from autograd (no gradient flows through it),
+        sharing this tensor's storage as PyTorch's and tinygrad's do: a write
+        through it (``x.detach()[0] = 1``) changes this tensor, and an assign to
+        this tensor shows through it; ``x.detach().clone()`` is a copy:
         ``x.detach()``."""
+        d = self._detached()
+        d._base = (self, "detach", None)
+        _add_view(self, d)
+        return d
+
+    def _detached(self) -> Tensor:
+        """The value now, cut off from autograd, without sharing later writes."""
         n = self.node
         if n.tape is None:
             return Tensor(n)
@@ -914,7 +926,7 @@ class Tensor:
 
     def detach_(self) -> Tensor:
         """Cut this tensor off from autograd in place: ``h.detach_()``."""
-        self._set_node(self.detach().node)
+        self._set_node(self._detached().node)
         autograd.release(self)
         return self
 
@@ -3702,7 +3714,7 @@ class Tensor:
         """``data`` as a new tensor of this dtype and device unless given (a tensor
         is copied and detached): ``x.new_tensor([1, 2, 3])``."""
         if isinstance(data, Tensor):
-            data = data.detach()
+            data = data._detached()
             out = data.cast(dtype or self.dtype).to(device or self.device).clone()
             return out.requires_grad_() if requires_grad else out
         return Tensor(data, dtype or self.dtype, device or self.device, requires_grad)
@@ -5790,15 +5802,12 @@ class Tensor:
         """The values without autograd, sharing this tensor's storage: writes
         through it (``p.data.mul_(0.5)``) change this tensor and record no
         gradient; ``p.data = t`` replaces the values (the shape may change)."""
-        d = self.detach()
-        d._base = (self, "detach", None)
-        _add_view(self, d)
-        return d
+        return self.detach()
 
     @data.setter
     def data(self, value) -> None:
         v = value if isinstance(value, Tensor) else Tensor(value, self.dtype, self.device)
-        self.node = v.detach().node
+        self.node = v._detached().node
 
     def cpu(self) -> Tensor:
         """This tensor on the CPU (itself when it is there): ``x.cpu()``."""
@@ -6221,7 +6230,7 @@ def _refresh_views(root: Tensor) -> None:
                 continue  # (it became another tensor's view since)
             live.append(r)
             if op == "detach":
-                node = parent.detach().node
+                node = parent._detached().node
             else:
                 node = graph.make(op, (parent.node,), arg, view.shape, view.dtype)
             if node is not view.node:

@@ -1611,7 +1611,7 @@ class ASGD(Optimizer):
             t = group._counters.get((name, dt, p.device))
             if t is None:
                 t = group._counters[(name, dt, p.device)] = Tensor(np.array(init), dt, p.device)
-            old = self._before[key] = t.detach()  # the value now: assigns come after
+            old = self._before[key] = t._detached()  # the value now: assigns come after
             self._counter(group, name, p, init, update)
         return old
 

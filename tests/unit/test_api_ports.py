@@ -227,3 +227,25 @@ def test_nn_optim_is_tinygrads_spelling_of_mlfuse_optim():
     assert nn.optim is optim and nn.optim.SGD is optim.SGD
     with pytest.raises(AttributeError, match="module 'mlfuse.nn' has no attribute 'optimm'"):
         nn.optimm  # noqa: B018
+
+
+def test_full_takes_fill_value_by_keyword():
+    # PyTorch's and tinygrad's keyword: Tensor.full((2, 2), fill_value=3)
+    np.testing.assert_array_equal(Tensor.full((2, 2), fill_value=3.0).numpy(), np.full((2, 2), 3.0))
+    x = Tensor.zeros(3, dtype=mlfuse.int32)
+    np.testing.assert_array_equal(Tensor.full_like(x, fill_value=7).numpy(), [7, 7, 7])
+    assert Tensor.full_like(x, fill_value=7).dtype == mlfuse.int32
+
+
+def test_detach_shares_storage_as_pytorchs():
+    t = Tensor.zeros(3, 3).contiguous().realize()
+    t.detach()[1, 2] = 5  # a write through the detached tensor reaches t
+    assert t[1, 2].item() == 5.0
+    w = Tensor([1.0, 2.0], requires_grad=True)
+    d = w.detach()
+    snapshot = w.detach().clone()
+    with mlfuse.no_grad():
+        w.assign(w * 3)  # and an assign to w shows through d, not through a clone
+    np.testing.assert_array_equal(d.numpy(), [3.0, 6.0])
+    np.testing.assert_array_equal(snapshot.numpy(), [1.0, 2.0])
+    assert not d.requires_grad and w.requires_grad
