@@ -52,7 +52,9 @@ def free_output(
     that is an unmasked view of a buffer argument (not one the function
     overwrites) or of a value some kernel materializes anyway
     (``materialized(op)``) is that buffer; a ``contiguous`` of one is too when
-    the view is already row-major; a constant is a one-element buffer, broadcast.
+    the view is already row-major; a constant is a one-element buffer, broadcast,
+    unless ``contiguous`` asks for it (then it is filled: a buffer of its own that
+    later writes can update in place, PyTorch's and tinygrad's ``zeros(n).contiguous()``).
     """
     reason = op.attributes.get(REALIZE)
     if not isinstance(reason, StringAttr) or reason.data not in ("output", "contiguous"):
@@ -74,6 +76,8 @@ def free_output(
         return None
     view = stack.top
     if isinstance(v.owner, lazy.ConstOp):
+        if isinstance(op, lazy.ContiguousOp):
+            return None
         shape = lazy.shape_of(op.results[0])
         return FreeOutput(None, View.create(shape, (0,) * len(shape)), v.owner.scalar)
     if v is op.results[0]:

@@ -275,3 +275,20 @@ def test_prune_runs_what_does_not_depend_on_the_call_once():
     (cap_pruned,) = pruned.captures.values()
     assert len(cap_pruned.runs) == len(cap_plain.runs) - 1
     assert float(count.numpy()) == 8  # every call of both counted
+
+
+def test_setitem_into_an_argument_made_by_zeros_contiguous():
+    # tinygrad's idiom for a cache: Tensor.zeros(...).contiguous().realize() is a buffer
+    # of its own (not a broadcast constant), so a jitted write into it is in place
+    @mlfuse.jit
+    def f(t, a):
+        t[2:4, 3:5] = a
+        return t
+
+    for i in range(1, 6):
+        t = Tensor.zeros(6, 6).contiguous().realize()
+        assert t.node.arg is None and t.node.buffer.size == 36
+        f(t, Tensor.full((2, 2), fill_value=float(i)).contiguous())
+        want = np.zeros((6, 6), np.float32)
+        want[2:4, 3:5] = i
+        np.testing.assert_array_equal(t.numpy(), want)
