@@ -1685,8 +1685,9 @@ class Tensor:
         """Mean over ``axis`` (integers are averaged as floats): ``x.mean(0)``."""
         axes = _norm_axes(axis, self.ndim)
         n = math.prod(self.shape[a] for a in axes)
-        if self.dtype.is_half and n:  # PyTorch on CPUs: the 16-bit sum divided by n
-            return self.sum(axis, keepdim) / n
+        if self.dtype.is_half:  # PyTorch's: a float32 sum times float32(1/n), rounded once
+            m = self.float().sum(axis, keepdim) * (1.0 / n if n else float("nan"))
+            return m.cast(self.dtype)
         return self._float().sum(axis, keepdim) * (1.0 / n if n else float("nan"))
 
     @_traced

@@ -567,3 +567,15 @@ def test_logsumexp_with_infinities():
     np.testing.assert_allclose(got[3], 1e308 + 0.0)
     np.testing.assert_array_equal(Tensor(x.astype(np.float32)).logsumexp(0).numpy()[0], nan)
     assert Tensor(np.float32([-inf, -inf])).logsumexp(0).numpy() == -inf
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_half_mean_is_pytorchs(name):
+    # a float32 sum times float32(1/n), rounded once: no overflow of the 16-bit sum
+    # (the mean of 100000 ones was NaN), and PyTorch's bits (values from torch 2.13)
+    ones = Tensor.ones(100_000, dtype=name)
+    assert ones.mean().float().item() == 1.0
+    x = Tensor(np.array([[1.5, 2.25, 3.0], [0.1, 0.2, 0.7]], np.float32)).cast(name)
+    got = x.mean(1).float().numpy()
+    want = {"float16": [2.25, 0.33349609375], "bfloat16": [2.25, 0.333984375]}[name]
+    np.testing.assert_array_equal(got, want)
