@@ -63,6 +63,20 @@ def _traced(fn):
     return wrapper
 
 
+def _half_in_float32(fn):
+    """A float16/bfloat16 tensor's ``fn`` computed in float32 and rounded once, as
+    PyTorch's kernels do for composite functions (sigmoid, softmax...): more
+    accurate than rounding every step to 16 bits, and PyTorch's bits."""
+
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        if self.dtype.is_half:
+            return fn(self.float(), *args, **kwargs).cast(self.dtype)
+        return fn(self, *args, **kwargs)
+
+    return wrapper
+
+
 def _const_node(value, dt: DType, device: str, shape: Shape = ()) -> Node:
     """``value`` as a constant of ``dt`` on ``device``, broadcast to ``shape``: the
     nodes ``Tensor.full`` makes (a scalar const, reshaped to ones, expanded),
@@ -1374,6 +1388,7 @@ class Tensor:
         return self._float()._unary("sqrt", ("f",))
 
     @_traced
+    @_half_in_float32
     def rsqrt(self):
         """``1 / sqrt(x)``, elementwise: ``x.rsqrt()``."""
         return self.sqrt().reciprocal()
@@ -1428,6 +1443,7 @@ class Tensor:
         return _derivative("relu", out, (self,), lambda c, g: ((c.x > 0).where(g, 0.0),))
 
     @_traced
+    @_half_in_float32
     def sigmoid(self):
         """``1 / (1 + exp(-x))``, elementwise: ``x.sigmoid()``. Computed from
         ``exp(-|x|)``, which never overflows; the gradient is ``s (1 - s)``."""
@@ -1437,6 +1453,7 @@ class Tensor:
         return _derivative("sigmoid", out, (x,), lambda c, g: (g * c.out * (1 - c.out),))
 
     @_traced
+    @_half_in_float32
     def tanh(self):
         """Hyperbolic tangent: ``Tensor([0.5]).tanh()``. Near 0 an odd Taylor
         polynomial (exact to the last bit, signed zeros kept); elsewhere
@@ -1456,6 +1473,7 @@ class Tensor:
         return _derivative("tanh", out, (x,), lambda c, g: (g * (1 - c.out * c.out),))
 
     @_traced
+    @_half_in_float32
     def gelu(self, approximate: str = "none"):
         """Gaussian error linear unit ``x * Phi(x)``: ``x.gelu()`` (exact, through
         erf, PyTorch's default), ``x.gelu(approximate="tanh")`` (the tanh form)."""
@@ -1486,6 +1504,7 @@ class Tensor:
         return _derivative("gelu", out, (x,), rule)
 
     @_traced
+    @_half_in_float32
     def silu(self):
         """``x * sigmoid(x)``: ``x.silu()``."""
         return self * self.sigmoid()
@@ -1649,6 +1668,8 @@ class Tensor:
         """Product over ``axis`` (integers accumulate in int64): ``x.prod(1)``;
         ``dtype`` converts the input first."""
         x = self if dtype is None else self.cast(dtype)
+        if x.dtype.is_half:  # accumulated in float32, rounded once (PyTorch's)
+            return x.float()._reduce("mul", axis, keepdim).cast(x.dtype)
         return x._reduce("mul", axis, keepdim)
 
     @_traced
@@ -1711,6 +1732,7 @@ class Tensor:
         return self.var(axis, keepdim, correction).sqrt()
 
     @_traced
+    @_half_in_float32
     def softmax(self, axis=-1):
         """``exp(x) / sum(exp(x))`` along ``axis``, computed stably: ``x.softmax(-1)``."""
         if self.dtype.is_half:  # computed in float32, rounded once (as PyTorch)
@@ -1727,6 +1749,7 @@ class Tensor:
         )
 
     @_traced
+    @_half_in_float32
     def log_softmax(self, axis=-1):
         """``log(softmax(x))``, computed stably: ``x.log_softmax(-1)``."""
         if self.dtype.is_half:  # computed in float32, rounded once (as PyTorch)
@@ -2875,6 +2898,7 @@ class Tensor:
         return self.elu(1.6732632423543772) * 1.0507009873554805
 
     @_traced
+    @_half_in_float32
     def softplus(self, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
         """``log(1 + exp(beta x)) / beta`` (``x`` above ``threshold / beta``):
         ``x.softplus()``."""
@@ -2895,6 +2919,7 @@ class Tensor:
         return x.minimum(0) - (-(x.abs())).exp().log1p()
 
     @_traced
+    @_half_in_float32
     def mish(self) -> Tensor:
         """``x * tanh(softplus(x))``: ``x.mish()``."""
         x = self._float()
@@ -3197,6 +3222,7 @@ class Tensor:
         return (self != 0).sum(axis)
 
     @_traced
+    @_half_in_float32
     def norm(self, p="fro", dim=None, keepdim: bool = False) -> Tensor:
         """Vector norm over ``axis`` (None: all elements): ``p`` = 2 or ``"fro"``
         (default), 1, ``inf``, ``-inf``, 0 (count of non-zeros) or any other

@@ -784,15 +784,16 @@ def layer_norm(
             f"layer_norm: normalized_shape {ns} is not the end of the input {x.shape}"
         )
     axes = tuple(range(x.ndim - len(ns), x.ndim))
-    xf = x._float()
+    half = x.dtype.is_half  # 16-bit inputs: computed in float32, rounded once (PyTorch's)
+    xf = x.float() if half else x._float()
     mu = xf.mean(axes, keepdim=True)
     d = xf - mu
     out = d * ((d * d).mean(axes, keepdim=True) + eps).rsqrt()
     if weight is not None:
-        out = out * weight
+        out = out * (weight.float() if half and weight.dtype.is_half else weight)
     if bias is not None:
-        out = out + bias
-    return out
+        out = out + (bias.float() if half and bias.dtype.is_half else bias)
+    return out.cast(x.dtype) if half else out
 
 
 def group_norm(
