@@ -415,6 +415,8 @@ class Tensor:
         elif isinstance(data, (bytes, bytearray, memoryview)):  # the bytes as uint8
             data = np.frombuffer(bytes(data), np.uint8).copy()
             want = want or dtypes.uint8
+        elif isinstance(data, np.generic) and data.dtype.kind in "biuf":
+            data = np.asarray(data)  # a numpy scalar keeps its dtype (np.float16(2) is float16)
         if isinstance(data, np.ndarray):
             arr = data
             if want is None:

@@ -249,3 +249,13 @@ def test_detach_shares_storage_as_pytorchs():
     np.testing.assert_array_equal(d.numpy(), [3.0, 6.0])
     np.testing.assert_array_equal(snapshot.numpy(), [1.0, 2.0])
     assert not d.requires_grad and w.requires_grad
+
+
+def test_numpy_scalars_keep_their_dtype():
+    # as torch.tensor(np.float16(2)) is float16; as operands they stay weak scalars
+    assert Tensor(np.float16(2.0)).dtype == mlfuse.float16 and Tensor(np.float16(2.0)).shape == ()
+    assert (
+        Tensor(np.int32(3)).dtype == mlfuse.int32
+        and mlfuse.tensor(np.uint8(3)).dtype == mlfuse.uint8
+    )
+    assert (Tensor.ones(3) + np.float64(2.0)).dtype == mlfuse.float32
