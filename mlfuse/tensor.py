@@ -280,9 +280,10 @@ def _random(draw, dtype=None, device=None, requires_grad: bool = False, seed=Non
     TinyJit does."""
     t = Tensor(draw(_rng(seed)), dtype, device, requires_grad)
     if seed is None and graph._recording_random is not None and t.node.buffer is not None:
+        dt, dev = t.dtype, t.device  # (the redraw must not keep this tensor alive)
         graph._recording_random[id(t.node.buffer)] = (
             t.node.buffer,
-            lambda: Tensor(draw(_rng(None)), t.dtype, t.device),
+            lambda: Tensor(draw(_rng(None)), dt, dev),
         )
     return t
 
