@@ -34,3 +34,8 @@ class UnsupportedModeError(ArgumentError, NotImplementedError):
 class DTypeError(TypeError, RuntimeError):
     """An op on a dtype it is not defined for (PyTorch and tinygrad raise
     ``RuntimeError``, Python's convention is ``TypeError``): ``Tensor([1.0]) << 2``."""
+
+
+class PatternError(ArgumentError, AssertionError):
+    """A malformed or mismatched einops pattern (tinygrad raises ``AssertionError``,
+    einops a ``RuntimeError``): ``x.rearrange("a b -> a c")``."""

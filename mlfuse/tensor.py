@@ -3416,6 +3416,16 @@ class Tensor:
                 out = cat([out.narrow(d, n - k, k), out.narrow(d, 0, n - k)], d)
         return out if out is not self else self
 
+    def rearrange(self, pattern: str, **sizes: int) -> Tensor:
+        """einops' rearrange (tinygrad's method): name the dims, split and merge
+        them with parentheses, reorder them; all views:
+        ``x.rearrange("b c h w -> b (h w) c")``,
+        ``x.rearrange("b (c h1 w1) h w -> b c (h h1) (w w1)", h1=2, w1=2)``.
+        See :mod:`mlfuse.rearrange` for the pattern's rules."""
+        from mlfuse.rearrange import rearrange
+
+        return rearrange(self, pattern, sizes)
+
     def unflatten(self, dim: int, sizes) -> Tensor:
         """Split ``dim`` into ``sizes`` (one may be -1): ``x.unflatten(1, (2, 3))``."""
         d = _norm_axis(dim, self.ndim, "dim")
