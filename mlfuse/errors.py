@@ -39,3 +39,8 @@ class DTypeError(TypeError, RuntimeError):
 class PatternError(ArgumentError, AssertionError):
     """A malformed or mismatched einops pattern (tinygrad raises ``AssertionError``,
     einops a ``RuntimeError``): ``x.rearrange("a b -> a c")``."""
+
+
+class IndexTypeError(IndexError, TypeError):
+    """An index of a kind that cannot index (an ``IndexError`` in PyTorch and
+    numpy, a ``TypeError`` by Python's convention): ``x[1.5]``, ``x["a"]``."""

@@ -31,6 +31,7 @@ from mlfuse.errors import (
     ArgumentTypeError,
     DimError,
     DTypeError,
+    IndexTypeError,
     UnsupportedModeError,
 )
 from mlfuse.graph import Node
@@ -2408,6 +2409,7 @@ class Tensor:
         Negative indices wrap once. A realized index out of range raises
         IndexError here; a lazy (computed) one is clamped to the dim instead."""
         index = _index_items(index)
+        _check_bool_scalars(index)
         if any(_is_advanced(i) for i in index):
             return self._advanced_index(index)
         return self._basic_index(index)
@@ -2419,6 +2421,7 @@ class Tensor:
         v = value if isinstance(value, Tensor) else Tensor(value, device=self.device)
         v = v.cast(self.dtype)
         index = _index_items(index)
+        _check_bool_scalars(index)
         if not any(_is_advanced(i) for i in index):
             self._basic_index(index).assign(v)
             return
@@ -2649,15 +2652,16 @@ class Tensor:
     def _basic_index(self, index: tuple) -> Tensor:
         for i in index:
             if not (
-                i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer))
-            ) or isinstance(i, bool):
-                raise TypeError(
+                i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer, np.bool_))
+            ):
+                raise IndexTypeError(
                     f"unsupported index {i!r}: use ints, slices, None, ..., or integer or bool "
                     "tensors, lists and arrays"
                 )
         if sum(i is Ellipsis for i in index) > 1:
             raise IndexError("an index can only have a single ellipsis")
-        n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
+        # a bool scalar adds a dim as None does, of size 0 when False (numpy's rule)
+        n_real = sum(1 for i in index if not _new_dim_index(i) and i is not Ellipsis)
         if n_real > self.ndim:
             raise IndexError(f"too many indices for a tensor of {self.ndim} dims")
         if Ellipsis in index:
@@ -2668,8 +2672,11 @@ class Tensor:
         t = self
         bounds, steps, flips, out_shape = [], [], [], []
         dim = 0
+        empty = []  # the dims a False adds
         for i in index:
-            if i is None:
+            if _new_dim_index(i):
+                if i is not None and not i:
+                    empty.append(len(out_shape))
                 out_shape.append(1)
                 continue
             size = self.shape[dim]
@@ -2698,7 +2705,10 @@ class Tensor:
             t = t._flip_view(flips)
         t = t.shrink(bounds)
         t = t.stride(*steps)
-        return t.reshape(tuple(out_shape))
+        t = t.reshape(tuple(out_shape))
+        if empty:
+            t = t.shrink([(0, 0) if d in empty else None for d in range(t.ndim)])
+        return t
 
     # -- meta -------------------------------------------------------------------
     @_traced
@@ -6071,6 +6081,24 @@ class Tensor:
         return self
 
     resolve_conj = resolve_neg = conj_physical = conj
+
+
+def _new_dim_index(i) -> bool:
+    """Whether an index item adds a dim: None, or a bool scalar (numpy's rule)."""
+    return i is None or isinstance(i, (bool, np.bool_))
+
+
+def _check_bool_scalars(index: tuple) -> None:
+    """IndexTypeError for the bool scalar indices mlfuse does not take: more
+    than one, or one beside advanced indices (numpy and PyTorch merge those
+    into one advanced dim)."""
+    n = sum(isinstance(i, (bool, np.bool_)) for i in index)
+    if n > 1 or n and any(_is_advanced(i) for i in index):
+        raise IndexTypeError(
+            "a bool scalar index adds a dim of size 1 (True) or 0 (False) and is supported "
+            "alone, without other bool scalars or tensor, list or array indices; "
+            f"got {index!r}"
+        )
 
 
 def _is_advanced(i) -> bool:

@@ -291,11 +291,23 @@ def test_too_many_indices(x):
 
 @pytest.mark.parametrize(
     "index",
-    [True, 1.0, "a", (0, 1.5)],
-    ids=["bool", "float", "str", "tuple-with-float"],
+    [1.0, "a", (0, 1.5), 1j],
+    ids=["float", "str", "tuple-with-float", "complex"],
 )
 def test_unsupported_index(x, index):
-    with pytest.raises(TypeError, match="unsupported index .*integer or bool tensors"):
+    # an IndexError as PyTorch's and numpy's, a TypeError by Python's convention
+    for error in (IndexError, TypeError):
+        with pytest.raises(error, match="unsupported index .*integer or bool tensors"):
+            x[index]
+    with pytest.raises(IndexError, match="unsupported index"):
+        x[index] = 1.0
+
+
+@pytest.mark.parametrize(
+    "index", [(True, False), (True, [0, 1]), ([0], np.False_)], ids=["two", "list", "np-bool"]
+)
+def test_bool_scalar_beside_other_advanced_indices(x, index):
+    with pytest.raises(IndexError, match="a bool scalar index .* is supported alone"):
         x[index]
 
 

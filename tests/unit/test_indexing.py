@@ -241,6 +241,30 @@ def test_bad_indices_raise_at_the_call():
         x["a"]
 
 
+@pytest.mark.parametrize(
+    "index",
+    [True, False, (0, True), (Ellipsis, False), (None, True, ..., 0), (slice(1, None), False, 2)],
+    ids=["true", "false", "int-true", "ellipsis-false", "none-true-ellipsis", "slice-false-int"],
+)
+def test_bool_scalar_index_adds_a_dim_as_numpy(index):
+    a = r(4, 5)
+    out = Tensor(a)[index]
+    expected = a[index]
+    assert out.shape == expected.shape
+    np.testing.assert_array_equal(out.numpy(), expected)
+
+
+def test_bool_scalar_index_writes_through():
+    a = r(4, 5)
+    x = Tensor(a.copy())
+    x[True] = 5.0
+    x[False] = 7.0  # selects nothing
+    x[1, True, 2] = -1.0
+    expected = np.full_like(a, 5.0)
+    expected[1, 2] = -1.0
+    np.testing.assert_array_equal(x.numpy(), expected)
+
+
 def test_lazy_indices_wrap_once_then_clamp():
     a = r(6, 3)
     raw = np.array([1, -1, -6, 7, -9, 100])
