@@ -124,6 +124,39 @@ def _forward(name: str):
 for _name in _METHODS:
     globals()[_name] = _forward(_name)
 
+# the in-place forms PyTorch also has at the top level: ``mlfuse.relu_(x)`` is ``x.relu_()``
+_INPLACE = (
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
+    "arctan_", "arctanh_", "as_strided_", "asin_", "asinh_", "atan_", "atanh_", "ceil_",
+    "celu_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_",
+    "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_",
+    "gcd_", "i0_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_",
+    "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_",
+    "round_", "rsqrt_", "selu_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_",
+    "tan_", "tanh_", "trunc_", "xlogy_", "zero_",
+)  # fmt: skip
+
+
+def _forward_inplace(name: str):
+    method = getattr(Tensor, name)
+
+    def fn(input, *args, **kwargs):  # noqa: A002 - PyTorch's names
+        if not isinstance(input, Tensor):
+            raise TypeError(
+                f"mlfuse.{name} writes into its input, which must be a Tensor, "
+                f"got {type(input).__name__}"
+            )
+        return getattr(input, name)(*args, **kwargs)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = __name__
+    fn.__doc__ = f"``mlfuse.{name}(x, ...)`` is ``x.{name}(...)``.\n\n" + (method.__doc__ or "")
+    return fn
+
+
+for _name in _INPLACE:
+    globals()[_name] = _forward_inplace(_name)
+
 
 # -- creation ------------------------------------------------------------------------
 def _size(size) -> tuple[int, ...]:
@@ -1264,14 +1297,15 @@ _FUNCTIONAL = (
     "binary_cross_entropy_with_logits", "margin_ranking_loss", "hinge_embedding_loss",
     "poisson_nll_loss", "cosine_embedding_loss", "triplet_margin_loss", "rrelu", "bilinear",
     "conv_transpose3d", "pdist", "channel_shuffle", "native_channel_shuffle",
-    "feature_alpha_dropout",
+    "feature_alpha_dropout", "threshold_", "rrelu_",
 )  # fmt: skip
 for _name in _FUNCTIONAL:
     globals()[_name] = getattr(F, _name)
 
 
 __all__ = [
-    *_METHODS, *_FUNCTIONAL, "tensor", "as_tensor", "asarray", "from_numpy", "scalar_tensor",
+    *_METHODS, *_INPLACE, *_FUNCTIONAL, "tensor", "as_tensor", "asarray", "from_numpy",
+    "scalar_tensor",
     "zeros", "ones", "empty", "full", "arange", "range", "eye", "linspace", "logspace",
     "rand", "randn", "randint", "randperm", "normal", "zeros_like", "ones_like",
     "empty_like", "full_like", "rand_like", "randn_like", "randint_like", "tril_indices",

@@ -41,6 +41,23 @@ def test_forwarded_functions_are_the_methods():
     assert mlfuse.exp.__name__ == "exp" and "x.exp()" in mlfuse.exp.__doc__
 
 
+def test_inplace_functions_write_their_input():
+    x = RNG.standard_normal((3, 4))
+    t = mlfuse.tensor(x)
+    assert mlfuse.relu_(t) is t
+    close(t, np.maximum(x, 0))
+    mlfuse.clamp_(t, max=0.5)
+    mlfuse.exp_(t)
+    close(t, np.exp(np.minimum(np.maximum(x, 0), 0.5)))
+    u = mlfuse.tensor(x)
+    mlfuse.threshold_(u, 0.1, -9.0)
+    close(u, np.where(x > 0.1, x, -9.0))
+    mlfuse.zero_(u)
+    close(u, np.zeros_like(x))
+    with pytest.raises(TypeError, match="mlfuse.sigmoid_ writes into its input, which must be a"):
+        mlfuse.sigmoid_(np.ones(3))
+
+
 def test_out_argument_writes_in_place():
     x = RNG.standard_normal((2, 3))
     out = mlfuse.zeros(2, 3, dtype=mlfuse.float64)
