@@ -344,6 +344,11 @@ def _tracked(n: Node) -> list[Node]:
     return [s for s in t[1] if s.tape is not None]
 
 
+def freed(n: Node) -> bool:
+    """Whether a backward without retain_graph dropped ``n``'s recipe."""
+    return n in _freed
+
+
 def _freed_error() -> RuntimeError:
     return RuntimeError(
         "backward: trying to backward through the graph a second time: an earlier "
@@ -389,6 +394,69 @@ def _run_hook(hook: Callable, g: Tensor) -> Tensor:
             f"({g.shape} {g.dtype.name}), got {got}"
         )
     return r
+
+
+class GradFn:
+    """How a tensor that needs a gradient was computed, as autograd sees it
+    (PyTorch's ``grad_fn``): ``y.grad_fn.name()`` names the graph op
+    (``"MulBackward"``), ``next_functions`` pairs each source that needs a
+    gradient with its own ``GradFn`` (an :class:`AccumulateGrad` for a leaf) and
+    a source that does not with None, each with output index 0 (none once a
+    backward freed the graph). Equal when they describe the same graph node."""
+
+    __slots__ = ("_node",)
+
+    def __init__(self, node: Node):
+        self._node = node
+
+    def name(self) -> str:
+        op = self._node.tape[0] if self._node.tape else _freed.get(self._node, self._node.op)
+        return "".join(w.capitalize() for w in str(op).split("_")) + "Backward"
+
+    @property
+    def next_functions(self) -> tuple[tuple[GradFn | None, int], ...]:
+        tape = self._node.tape
+        return tuple((grad_fn_of(s, leaf=True), 0) for s in (tape[1] if tape else ()))
+
+    def register_hook(self, fn: Callable) -> HookHandle:
+        """Call ``fn(grad)`` with the gradient of this node's output (the
+        tensor-level :meth:`~mlfuse.Tensor.register_hook`)."""
+        return register_hook(self._node, fn)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other._node is self._node
+
+    def __hash__(self) -> int:
+        return hash((type(self), id(self._node)))
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object>"
+
+
+class AccumulateGrad(GradFn):
+    """The end of a ``next_functions`` chain: the leaf whose ``.grad`` the
+    gradient is added to (``variable``)."""
+
+    __slots__ = ()
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    @property
+    def variable(self) -> Tensor | None:
+        """The leaf tensor, while one holding this node is alive."""
+        return next((t for t in list(_holders.values()) if t.node is self._node), None)
+
+
+def grad_fn_of(node: Node, leaf: bool = False) -> GradFn | None:
+    """The :class:`GradFn` of ``node``: None when it needs no gradient; for a
+    leaf, an :class:`AccumulateGrad` where ``leaf`` (as in ``next_functions``)
+    else None (as a leaf tensor's ``grad_fn``)."""
+    if node.tape is None:
+        return GradFn(node) if node in _freed else None
+    if node.tape is graph.LEAF:
+        return AccumulateGrad(node) if leaf else None
+    return GradFn(node)
 
 
 _kept: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -491,9 +559,10 @@ def gradients(
 _holders: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
-_freed: weakref.WeakSet = weakref.WeakSet()
-"""Nodes whose recipe a backward() without retain_graph dropped (PyTorch's freed
-graph): a later backward through them says so."""
+_freed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Node -> its op, for nodes whose recipe a backward() without retain_graph
+dropped (PyTorch's freed graph): a later backward through them says so; they
+still need a gradient and are not leaves."""
 
 
 def hold(t: Tensor) -> None:
@@ -549,8 +618,8 @@ def backward(
     if not (retain_graph or create_graph):  # (PyTorch: retain_graph defaults to create_graph)
         for n in postorder([t.node], _tracked):
             if n.tape:  # a leaf keeps needing its gradient
+                _freed[n] = n.tape[0]  # the op, for grad_fn's name
                 n.tape = None
-                _freed.add(n)
 
 
 def _backward_in_scope(t: Tensor, gradient: Tensor | None) -> None:

@@ -808,7 +808,7 @@ class Tensor:
     def requires_grad(self) -> bool:
         """Whether gradients flow to this tensor (it was made with
         ``requires_grad=True``, or computed from such a tensor with recording on)."""
-        return self.node.tape is not None
+        return self.node.tape is not None or autograd.freed(self.node)
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
@@ -852,7 +852,14 @@ class Tensor:
         """Whether this tensor was not computed from tensors that need gradients:
         ``Tensor([1.0], requires_grad=True).is_leaf`` is True."""
         t = self.node.tape
-        return t is None or t is graph.LEAF
+        return t is graph.LEAF or t is None and not autograd.freed(self.node)
+
+    @property
+    def grad_fn(self) -> autograd.GradFn | None:
+        """How this tensor was computed from tensors that need gradients (None
+        for a leaf or a tensor that needs none), as PyTorch's:
+        ``(w * 2).grad_fn.name()`` is ``"MulBackward"``."""
+        return autograd.grad_fn_of(self.node)
 
     @property
     def grad(self) -> Tensor | None:

@@ -648,6 +648,25 @@ def test_graph_is_freed_unless_retained():
     np.testing.assert_allclose(w.grad.numpy(), [2.0, 4.0])
 
 
+def test_grad_fn_names_how_a_tensor_was_computed():
+    w = Tensor([1.0, 2.0], requires_grad=True)
+    x = Tensor([3.0, 4.0])
+    y = (w * x).exp()
+    assert w.grad_fn is None and x.grad_fn is None
+    assert y.grad_fn.name() == "ExpBackward" and repr(y.grad_fn) == "<ExpBackward object>"
+    ((mul, _),) = y.grad_fn.next_functions
+    assert mul.name() == "MulBackward" and mul == y.grad_fn.next_functions[0][0]
+    (acc, i), (none, j) = mul.next_functions
+    assert acc.name() == "AccumulateGrad" and acc.variable is w and none is None and i == j == 0
+    with mlfuse.no_grad():
+        assert (w * 2).grad_fn is None
+    # a freed graph keeps its outputs' grad_fn and requires_grad, as PyTorch's
+    loss = y.sum()
+    loss.backward()
+    assert loss.grad_fn is not None and loss.grad_fn.next_functions == ()
+    assert loss.requires_grad and not loss.is_leaf and w.is_leaf
+
+
 def test_shared_constants_are_separate_leaves():
     a = Tensor.zeros(3, requires_grad=True)
     b = Tensor.zeros(3)
