@@ -4162,8 +4162,11 @@ class Tensor:
             raise DTypeError("fmod is not defined for bool tensors")
         if a.dtype.is_float:
             if a.dtype != dtypes.float64:  # exact in float64, then exactly representable
-                return _fmod_exact(a.double(), b.double(), 24).cast(a.dtype)
-            return _fmod_exact(a, b, 53)
+                out = _fmod_exact(a.double(), b.double(), 24).cast(a.dtype)
+            else:
+                out = _fmod_exact(a, b, 53)
+            # PyTorch's gradient, not the long division's: 1 and -trunc(a / b)
+            return _derivative("fmod", out, (a, b), lambda c, g: (g, -g * (c.x / c.y).trunc()))
         m = a._int_op("mod", b)  # the sign of the divisor: move it to the dividend's
         fix = (m != 0) & ((m < 0) != (a < 0))
         return fix.where(m - b, m)

@@ -325,32 +325,44 @@ class _Groups:
         # from a leader through reads of outputs; through an assign's readers it can
         floor = -1 if self.assigns else min(min(self.pos[r] for r in groups[b]) for b in leaders)
         lead = set(leaders)
-        reach: dict[Operation, set[Operation]] = {}
         direct: dict[Operation, set[Operation]] = {}  # each group's reads, once per call
 
         def reads(h: Operation) -> set[Operation]:
+            """The groups ``h`` reads that can still reach a leader (none whose
+            last root precedes every leader)."""
             if h not in direct:
-                direct[h] = self.reads(h, groups)
+                direct[h] = {x for x in self.reads(h, groups) if last[x] >= floor}
             return direct[h]
 
-        def upstream_groups(h: Operation) -> set[Operation]:
-            """``h`` and the groups it reads from, transitively (those that can
-            still reach a leader: none whose last root precedes every leader)."""
-            if h not in reach:
-                seen, stack = {h}, [h]
-                while stack:
-                    for x in reads(stack.pop()):
-                        if x not in seen and last[x] >= floor:
-                            seen.add(x)
-                            stack.append(x)
-                reach[h] = seen
-            return reach[h]
-
+        # the leaders each group of the leaders' upstream region reads from,
+        # transitively: one postorder walk (no recursion), each group once
+        above: dict[Operation, frozenset[Operation]] = {}
+        for a in leaders:
+            if a in above:
+                continue
+            stack, on_stack = [(a, iter(reads(a)))], {a}
+            while stack:
+                h, it = stack[-1]
+                x = next(it, None)
+                if x is None:
+                    stack.pop()
+                    on_stack.discard(h)
+                    found = frozenset(y for r in reads(h) for y in above.get(r, ()))
+                    above[h] = found | {h} if h in lead else found
+                elif x not in above and x not in on_stack:
+                    stack.append((x, iter(reads(x))))
+                    on_stack.add(x)
+        # a group between: upstream of one leader and reading from another
         out: set[Operation] = set()
         for a in leaders:
-            for h in upstream_groups(a):
-                if h not in lead and upstream_groups(h) & (lead - {a}):
-                    out.add(h)
+            seen, todo = {a}, [a]
+            while todo:
+                for x in reads(todo.pop()):
+                    if x not in seen:
+                        seen.add(x)
+                        todo.append(x)
+                        if x not in lead and above[x] - {a}:
+                            out.add(x)
         return out
 
 

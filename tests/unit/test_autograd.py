@@ -667,6 +667,22 @@ def test_grad_fn_names_how_a_tensor_was_computed():
     assert loss.requires_grad and not loss.is_leaf and w.is_leaf
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_fmod_and_remainder_gradients_are_pytorchs(dt):
+    # d/da = 1; d/db = -trunc(a/b) for fmod, -floor(a/b) for %: closed forms, not
+    # derivatives of the exact long division that computes the value
+    a = np.array([5.5, -7.25, 3.0, 1e6 + 0.5], dt)
+    b = np.array([2.0, 2.0, -1.5, -3.0], dt)
+    for fn, ref in (
+        (lambda x, y: x.fmod(y), np.trunc),
+        (lambda x, y: x % y, np.floor),
+    ):
+        x, y = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+        fn(x, y).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), np.ones_like(a))
+        np.testing.assert_array_equal(y.grad.numpy(), -ref(a.astype(F64) / b))
+
+
 def test_shared_constants_are_separate_leaves():
     a = Tensor.zeros(3, requires_grad=True)
     b = Tensor.zeros(3)
