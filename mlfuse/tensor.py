@@ -177,6 +177,16 @@ def _norm_axis(axis: int, ndim: int, what: str = "axis") -> int:
     return int(axis) % ndim if ndim else 0
 
 
+def _kept(t: Tensor, axes: tuple[int, ...], keepdim: bool) -> Tensor:
+    """A reduction's result ``t`` with its reduced ``axes`` kept as size-1 dims."""
+    if keepdim or not axes:
+        return t
+    shape = list(t.shape)
+    for a in axes:  # sorted: each insert lands at its final place
+        shape.insert(a, 1)
+    return t.reshape(tuple(shape))
+
+
 def _norm_axes(axis, ndim: int) -> tuple[int, ...]:
     """Sorted, non-negative axes; a 0-d tensor has none to reduce (axis 0/-1 accepted)."""
     if axis is None:
@@ -1740,7 +1750,17 @@ class Tensor:
         """Standard deviation over ``axis`` (``correction=1``: Bessel's): ``x.std(0)``."""
         if self.dtype.is_half:  # computed in float32, rounded once (as PyTorch)
             return self.float().std(axis, keepdim, correction).cast(self.dtype)
-        return self.var(axis, keepdim, correction).sqrt()
+        x = self._float()
+        axes = _norm_axes(axis, x.ndim)
+
+        def rule(c, g):  # PyTorch's: (x - mean) / ((n - correction) std), 0 where std is 0
+            n = math.prod(x.shape[a] for a in axes)
+            d = c.x - c.x.mean(axes, keepdim=True)
+            out, g = _kept(c.out, axes, keepdim), _kept(g, axes, keepdim)
+            scale = (out == 0).where(0.0, g / (out * (n - correction)))
+            return (d * scale,)
+
+        return _derivative("std", x.var(axis, keepdim, correction).sqrt(), (x,), rule)
 
     @_traced
     @_half_in_float32
@@ -3248,8 +3268,8 @@ class Tensor:
         (default), 1, ``inf``, ``-inf``, 0 (count of non-zeros) or any other
         number: ``x.norm()``, ``x.norm(1, dim=-1)``."""
         x = self._float()
-        if p in ("fro", 2, 2.0):
-            return (x * x).sum(dim, keepdim).sqrt()
+        if p == "fro":
+            p = 2
         if not isinstance(p, (int, float)) or isinstance(p, bool):
             raise ArgumentError(f"norm: p must be a number or 'fro', got {p!r}")
         a = x.abs()
@@ -3261,7 +3281,17 @@ class Tensor:
             return (a != 0).cast(x.dtype).sum(dim, keepdim)
         if p == 1:
             return a.sum(dim, keepdim)
-        return (a**p).sum(dim, keepdim) ** (1.0 / p)
+        axes = _norm_axes(dim, x.ndim)
+
+        def rule(c, g):  # PyTorch's: sgn(x) |x|^(p-1) / norm^(p-1), 0 where the norm is 0
+            out, g = _kept(c.out, axes, keepdim), _kept(g, axes, keepdim)
+            if p == 2:
+                return (c.x * (out == 0).where(0.0, g / out),)
+            grad = c.x.sign() * c.x.abs() ** (p - 1) * (g / out ** (p - 1))
+            return ((out == 0).where(0.0, grad),)
+
+        out = (x * x).sum(dim, keepdim).sqrt() if p == 2 else (a**p).sum(dim, keepdim) ** (1.0 / p)
+        return _derivative("norm", out, (x,), rule)
 
     # -- more shapes ----------------------------------------------------------------
     @_traced

@@ -1094,8 +1094,9 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     ``F.cosine_similarity(a, b, dim=-1)``."""
     a, b = x1._float()._operands(x2)
     dot = (a * b).sum(dim)
-    n = ((a * a).sum(dim) * (b * b).sum(dim)).sqrt()
-    return dot / n.maximum(eps)
+    # clamped before the root (PyTorch's order): a zero vector gets a zero gradient
+    n = ((a * a).sum(dim) * (b * b).sum(dim)).maximum(eps * eps).sqrt()
+    return dot / n
 
 
 def _adaptive_bins(size: int, out: int, device: str) -> Tensor:

@@ -183,6 +183,10 @@ class _Groups:
                 self.member_of.setdefault(m, set()).add(r)
         self.assigns = any(isinstance(r, lazy.AssignOp) for r in self.roots)
         self.parent = {r: r for r in self.roots}
+        # derived from the groups, kept until they change (union, add_root)
+        self._groups: dict[Operation, list[Operation]] | None = None
+        self._last: dict[Operation, int] | None = None
+        self._reads: dict[Operation, set[Operation]] = {}
         self._plans = plans  # shared across rounds: keyed by roots and members
         self.limits = limits
 
@@ -198,12 +202,14 @@ class _Groups:
             if self.pos[b] < self.pos[a]:
                 a, b = b, a
             self.parent[b] = a
+            self._changed()
 
     def add_root(self, op: Operation, owners: set[Operation]) -> None:
         """``op`` is now realized: a group of its own, no longer in ``owners``'."""
         self.realized.add(op)
         bisect.insort(self.roots, op, key=self.pos.get)
         self.parent[op] = op
+        self._changed()
         for r in [op, *owners]:
             old = self.members.get(r, set())
             new = upstream(r, self.realized)
@@ -228,11 +234,25 @@ class _Groups:
             self._inputs[r] = found
         return found
 
+    def _changed(self) -> None:
+        self._groups = self._last = None
+        self._reads = {}
+
     def groups(self) -> dict[Operation, list[Operation]]:
-        out: dict[Operation, list[Operation]] = {}
-        for r in self.roots:
-            out.setdefault(self.find(r), []).append(r)
-        return out
+        """Leader -> the roots of its group, in block order (built once per
+        change of the groups; callers read it, never change it)."""
+        if self._groups is None:
+            out: dict[Operation, list[Operation]] = {}
+            for r in self.roots:
+                out.setdefault(self.find(r), []).append(r)
+            self._groups = out
+        return self._groups
+
+    def last(self) -> dict[Operation, int]:
+        """Leader -> the block position of its group's last root."""
+        if self._last is None:
+            self._last = {h: max(self.pos[r] for r in rs) for h, rs in self.groups().items()}
+        return self._last
 
     def group_members(self, roots: list[Operation]) -> set[Operation]:
         return set().union(*(self.members[r] for r in roots))
@@ -258,10 +278,13 @@ class _Groups:
     def reads(self, leader: Operation, groups: dict[Operation, list[Operation]]) -> set[Operation]:
         """Leaders of the groups that must run before ``leader``'s: those whose
         outputs it reads, and those that read the old contents of a buffer it
-        assigns."""
-        out = {self.find(p) for r in groups[leader] for p in self.inputs(r)}
-        out |= self.old_readers(leader, groups).keys()
-        out.discard(leader)
+        assigns (cached until the groups change)."""
+        out = self._reads.get(leader)
+        if out is None:
+            out = {self.find(p) for r in groups[leader] for p in self.inputs(r)}
+            out |= self.old_readers(leader, groups).keys()
+            out.discard(leader)
+            self._reads[leader] = out
         return out
 
     def old_readers(
@@ -319,8 +342,7 @@ class _Groups:
         reads the output of a group that reads the other's, ...). Merging the
         leaders alone would make a cycle; merging these too would not. A direct
         read needs nothing between: in one kernel, the reader uses the value."""
-        groups = self.groups()
-        last = {h: max(self.pos[r] for r in rs) for h, rs in groups.items()}
+        groups, last = self.groups(), self.last()
         # a group whose last root precedes every leader's roots cannot be reached
         # from a leader through reads of outputs; through an assign's readers it can
         floor = -1 if self.assigns else min(min(self.pos[r] for r in groups[b]) for b in leaders)
@@ -512,7 +534,8 @@ class GroupReduces(ModulePass):
         """The groups to merge so that ``leaders`` are one kernel (the leaders and
         any groups between them), or None (with the reason in ``why``)."""
         leaders = leaders + sorted(g.between(leaders), key=g.pos.get)
-        roots = [r for r in g.roots if g.find(r) in leaders]
+        groups = g.groups()
+        roots = sorted((r for lead in leaders for r in groups[lead]), key=g.pos.get)
         if is_empty(roots):
             return leaders
         for r in roots:

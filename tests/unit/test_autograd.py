@@ -683,6 +683,51 @@ def test_fmod_and_remainder_gradients_are_pytorchs(dt):
         np.testing.assert_array_equal(y.grad.numpy(), -ref(a.astype(F64) / b))
 
 
+ZERO_NORM_CASES = {
+    "std": lambda x: x.std(),
+    "std-dim": lambda x: x.reshape(3, 1).expand(3, 2).std(1).sum(),
+    "norm": lambda x: (x * 0).norm(),
+    "norm-p3": lambda x: (x * 0).norm(3, dim=0),
+    "norm-p0.5": lambda x: (x * 0).norm(0.5),
+    "dist": lambda x: x.dist(x),
+    "cdist": lambda x: x.reshape(3, 1).cdist(x.reshape(3, 1)).sum(),
+    "normalize": lambda x: F.normalize(x * 0, dim=0).sum(),
+    "cosine": lambda x: F.cosine_similarity(x * 0, x, dim=0),
+    "vector_norm": lambda x: mlfuse.linalg.vector_norm(x - x),
+}
+
+
+@pytest.mark.parametrize("name", ZERO_NORM_CASES)
+def test_norms_at_zero_have_zero_gradients(name):
+    # PyTorch's subgradient: a norm (or std) that is 0 passes no gradient, where
+    # differentiating sqrt at 0 would give 0 * inf = NaN
+    x = Tensor([1.5, 1.5, 1.5], requires_grad=True)
+    ZERO_NORM_CASES[name](x).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("p", [2, 3, 1.5, 0.7])
+@pytest.mark.parametrize("dim, keepdim", [(None, False), (1, False), ((0, 2), True), (-1, True)])
+def test_norm_and_std_gradients(p, dim, keepdim):
+    a = RNG.standard_normal((3, 4, 5))
+    out_shape = np.linalg.norm(a.reshape(3, 4, 5), axis=dim, keepdims=keepdim).shape
+    w = RNG.standard_normal(out_shape)
+    x = Tensor(a, requires_grad=True)
+    (x.norm(p, dim=dim, keepdim=keepdim) * Tensor(w)).sum().backward()
+    axes = tuple(range(3)) if dim is None else (dim,) if isinstance(dim, int) else dim
+    n = (np.abs(a) ** p).sum(axes, keepdims=True) ** (1 / p)
+    wk = w.reshape(np.shape(n))
+    expected = np.sign(a) * np.abs(a) ** (p - 1) / n ** (p - 1) * wk
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-10)
+    if p == 2:
+        x = Tensor(a, requires_grad=True)
+        (x.std(dim, keepdim=keepdim) * Tensor(w)).sum().backward()
+        m = a.size // n.size
+        sd = a.std(axes, ddof=1, keepdims=True)
+        expected = (a - a.mean(axes, keepdims=True)) / ((m - 1) * sd) * wk
+        np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-10)
+
+
 def test_shared_constants_are_separate_leaves():
     a = Tensor.zeros(3, requires_grad=True)
     b = Tensor.zeros(3)
