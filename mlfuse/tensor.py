@@ -4874,6 +4874,13 @@ class Tensor:
         return hit.where(w.unsqueeze(1), 0.0).sum(0)
 
     @_traced
+    def histogram(self, bins=100, *, range=None, weight=None, density: bool = False):  # noqa: A002
+        """``(hist, bin_edges)``: :func:`mlfuse.histogram` of this tensor:
+        ``h, edges = x.histogram(10)``."""
+        from mlfuse.namespace import histogram
+
+        return histogram(self, bins, range=range, weight=weight, density=density)
+
     def histc(self, bins: int = 100, min=0, max=0) -> Tensor:  # noqa: A002 - PyTorch's names
         """A histogram of ``bins`` equal bins over ``[min, max]`` (both 0: the data's
         range, which computes the tensor); elements outside and NaN are left out,
@@ -6974,7 +6981,7 @@ _INPLACE = (
     "bitwise_right_shift", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal",
     "less", "less_equal", "not_equal", "gcd", "lcm", "fmax", "fmin", "cumsum", "cumprod",
     "silu", "gelu", "elu", "celu", "selu", "leaky_relu", "hardtanh", "hardsigmoid",
-    "hardswish", "relu6", "mish", "softplus", "threshold",
+    "hardswish", "relu6", "mish", "softplus", "threshold", "nextafter", "conj_physical",
 )  # fmt: skip
 
 

@@ -58,6 +58,19 @@ def test_inplace_functions_write_their_input():
         mlfuse.sigmoid_(np.ones(3))
 
 
+def test_histogram_method_and_nextafter_inplace():
+    x = RNG.standard_normal(200).astype(np.float32)
+    h, edges = mlfuse.tensor(x).histogram(7, range=(-2.0, 2.0))
+    ref_h, ref_e = np.histogram(x, 7, range=(-2.0, 2.0))
+    close(h, ref_h.astype(np.float32))
+    close(edges, ref_e.astype(np.float32))
+    t = mlfuse.tensor([1.0, 2.0])
+    assert t.nextafter_(mlfuse.tensor([2.0, 0.0])) is t
+    np.testing.assert_array_equal(
+        t.numpy(), np.nextafter(np.float32([1.0, 2.0]), np.float32([2.0, 0.0]))
+    )
+
+
 def test_out_argument_writes_in_place():
     x = RNG.standard_normal((2, 3))
     out = mlfuse.zeros(2, 3, dtype=mlfuse.float64)
