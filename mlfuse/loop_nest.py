@@ -541,8 +541,11 @@ class Scope:
 
 
 def hoist(s: Scope, need: frozenset[int]) -> Scope:
-    """The outermost scope on the path from the root to ``s`` inside the loops ``need``."""
-    while s.parent is not None and need <= s.parent.ctx:
+    """The outermost scope on the path from the root to ``s`` inside the loops ``need``.
+    A scope whose own loop is needed is never left: when a reduce runs over a loop
+    already open outside it (its result is wanted inside that loop), its input
+    varies with the reduce's own loop, not the outer one of the same position."""
+    while s.parent is not None and need <= s.parent.ctx and s.loop not in need:
         s = s.parent
     return s
 

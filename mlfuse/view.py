@@ -143,8 +143,11 @@ class View:
         return lo, hi
 
     def depends_on(self, d: int) -> bool:
-        """Whether the index map (offset or validity) varies along dim ``d``."""
+        """Whether the index map (offset or validity) varies along dim ``d`` (a
+        view valid nowhere, with an empty mask range, varies along none)."""
         if self.shape[d] == 1:
+            return False
+        if self.mask is not None and any(b >= e for b, e in self.mask):
             return False
         if self.strides[d] != 0:
             return True

@@ -728,6 +728,23 @@ def test_norm_and_std_gradients(p, dim, keepdim):
         np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-10)
 
 
+def test_gradient_of_a_scalar_used_in_a_product_and_a_concatenation():
+    # the backward kernel sums over a dim that the store loops also walk: the
+    # column sum must read each row, not the store loop's row twice
+    a = RNG.standard_normal((2, 3))
+    w = RNG.standard_normal(3)
+
+    def loss(b, a, w, cat, prod):
+        v = prod(b * a, -1) * (abs(b) + 0.5)
+        return (cat([v, v[-1:]]) * w).sum()
+
+    b = Tensor(-0.7, requires_grad=True)
+    loss(b, Tensor(a), Tensor(w), mlfuse.cat, lambda x, d: x.prod(d)).backward()
+    h = 1e-6
+    f = lambda x: loss(x, a, w, np.concatenate, lambda y, d: y.prod(d))  # noqa: E731
+    np.testing.assert_allclose(b.grad.item(), (f(-0.7 + h) - f(-0.7 - h)) / (2 * h), rtol=1e-7)
+
+
 def test_shared_constants_are_separate_leaves():
     a = Tensor.zeros(3, requires_grad=True)
     b = Tensor.zeros(3)

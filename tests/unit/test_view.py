@@ -145,3 +145,11 @@ def test_bad_arguments_raise_view_error(op, arg, msg):
 def test_compose_checks_reads_stay_inside():
     with pytest.raises(ViewError, match="reads positions"):
         ViewStack.from_shape((4,)).compose(ViewStack((View.create((3,), (2,)),)))
+
+
+def test_depends_on_follows_strides_and_masks():
+    v = View.create((2, 3, 4), (0, 1, 0), 0, ((0, 2), (0, 3), (1, 3)))
+    assert [v.depends_on(d) for d in range(3)] == [False, True, True]
+    # valid nowhere (an empty range on one dim): the same everywhere
+    empty = View.create((2, 3, 4), (0, 1, 0), 0, ((1, 1), (0, 3), (1, 3)))
+    assert [empty.depends_on(d) for d in range(3)] == [False, False, False]

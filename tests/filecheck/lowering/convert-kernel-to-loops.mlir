@@ -621,3 +621,27 @@ kernel.func @multistage outs(%out: memref<2xf32>) ins(%x: memref<24xf32>) space 
   %3 = kernel.reduce add %2 [1] : f32
   kernel.store %out <[2, 3, 4] strides [1, 0, 0] offset 0>, %3 : memref<2xf32>
 }
+
+// -----
+
+// A reduce over a dim whose loop is already open around it (the plan nests the
+// store loops 0 then 1, and the column sum over dim 0 is wanted per column):
+// the reduce runs its own loop over dim 0, and its input is loaded at that
+// loop's index, not at the enclosing store loop's.
+
+// CHECK-LABEL: func.func @shadowed_reduce
+// CHECK:         scf.for [[I:%.*]] = {{%.*}} to {{%.*}} step {{%.*}} {
+// CHECK-NEXT:      scf.for [[J:%.*]] = {{%.*}} to {{%.*}} step {{%.*}} {
+// CHECK:             memref.load %x
+// CHECK-NEXT:        {{%.*}} = scf.for [[K:%.*]] = {{%.*}} to {{%.*}} step {{%.*}} iter_args([[ACC:%.*]] = {{%.*}}) -> (f32) {
+// CHECK-NEXT:          [[ROW:%.*]] = arith.muli [[K]], {{%.*}} : index
+// CHECK-NEXT:          [[OFF:%.*]] = arith.addi [[ROW]], [[J]] : index
+// CHECK-NEXT:          [[Y:%.*]] = memref.load %y{{\[}}[[OFF]]] : memref<6xf32>
+// CHECK-NEXT:          {{%.*}} = arith.addf [[ACC]], [[Y]] fastmath<reassoc,contract> : f32
+kernel.func @shadowed_reduce outs(%out: memref<6xf32>) ins(%x: memref<6xf32>, %y: memref<6xf32>) space [2, 3] plan [serial 0, serial 1] {
+  %0 = kernel.load %x <[2, 3] strides [3, 1] offset 0> : memref<6xf32>
+  %1 = kernel.load %y <[2, 3] strides [3, 1] offset 0> : memref<6xf32>
+  %2 = kernel.reduce add %1 [0] : f32
+  %3 = arith.addf %0, %2 : f32
+  kernel.store %out <[2, 3] strides [3, 1] offset 0>, %3 : memref<6xf32>
+}
