@@ -1099,14 +1099,15 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return dot / n
 
 
-def _adaptive_bins(size: int, out: int, device: str) -> Tensor:
-    """(out, size) float32 weights: row i averages PyTorch's window
-    ``[floor(i * size / out), ceil((i + 1) * size / out))``."""
-    m = np.zeros((out, size), np.float32)
+def _adaptive_bins(size: int, out: int, like: Tensor) -> Tensor:
+    """(out, size) weights in ``like``'s float dtype and device: row i averages
+    PyTorch's window ``[floor(i * size / out), ceil((i + 1) * size / out))``
+    (1/n rounded once, in that dtype)."""
+    m = np.zeros((out, size), np.float64)
     for i in range(out):
         lo, hi = (i * size) // out, -(-((i + 1) * size) // out)
         m[i, lo:hi] = 1.0 / (hi - lo)
-    return Tensor(m, device=device)
+    return Tensor(m, device=like.device).cast(like.dtype)
 
 
 def adaptive_avg_pool2d(x: Tensor, output_size) -> Tensor:
@@ -1132,8 +1133,8 @@ def adaptive_avg_pool2d(x: Tensor, output_size) -> Tensor:
     if h % oh == 0 and w % ow == 0:  # equal windows: a plain mean over a reshape
         lead = x.shape[:-2]
         return xf.reshape(lead + (oh, h // oh, ow, w // ow)).mean((-3, -1))
-    ph = _adaptive_bins(h, oh, x.device).cast(xf.dtype).reshape(oh, 1, h, 1)
-    pw = _adaptive_bins(w, ow, x.device).cast(xf.dtype).reshape(1, ow, 1, w)
+    ph = _adaptive_bins(h, oh, xf).reshape(oh, 1, h, 1)
+    pw = _adaptive_bins(w, ow, xf).reshape(1, ow, 1, w)
     return (xf.unsqueeze(-3).unsqueeze(-3) * (ph * pw)).sum((-2, -1))
 
 
@@ -1343,7 +1344,7 @@ def adaptive_avg_pool3d(x: Tensor, output_size) -> Tensor:
         if size % o == 0:  # equal windows: a plain mean over a reshape
             v = v.reshape(v.shape[:-1] + (o, size // o)).mean(-1)
         else:
-            bins = _adaptive_bins(size, o, x.device).cast(y.dtype)
+            bins = _adaptive_bins(size, o, y)
             v = (v.unsqueeze(-2) * bins).sum(-1)
         y = v.movedim(-1, axis)
     return y

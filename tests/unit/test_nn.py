@@ -381,6 +381,9 @@ def test_adaptive_avg_pool2d_windows(out):
             ref[:, :, i, j] = x[:, :, h0:h1, w0:w1].astype(F64).mean((2, 3))
     assert len(mlfuse.schedule(got)) == 1
     close(got, ref)
+    # float64 windows are weighted in float64 (float32 weights lost 8 digits)
+    got64 = F.adaptive_avg_pool2d(Tensor(x.astype(F64)), out)
+    np.testing.assert_allclose(got64.numpy(), ref, rtol=1e-14, atol=1e-15)
 
 
 def test_regression_losses():
