@@ -282,6 +282,9 @@ def to_storage(values, dt: DType) -> np.ndarray:
         if arr.dtype == BF16_STORAGE:
             return arr
         return bf16_bits(arr.astype(np.float32)).view(BF16_STORAGE)
+    if dt.is_float:  # a value past the dtype's range rounds to inf, as PyTorch's
+        with np.errstate(over="ignore"):
+            return np.asarray(values, dtype=dt.np)
     return np.asarray(values, dtype=dt.np)
 
 

@@ -2445,14 +2445,31 @@ class Tensor:
         """Write ``value`` (broadcast, cast to this dtype) into the indexed
         elements, in place as PyTorch does: ``x[0] = 1``, ``x[1:3, ::2] = y``,
         ``x[idx] = 0`` (repeated indices: the last write wins)."""
-        v = value if isinstance(value, Tensor) else Tensor(value, device=self.device)
-        v = v.cast(self.dtype)
+        v = self._written_value(value)
         index = _index_items(index)
         _check_bool_scalars(index)
         if not any(_is_advanced(i) for i in index):
-            self._basic_index(index).assign(v)
+            target = self._basic_index(index)
+            target.assign(_without_leading_ones(v, target.ndim))
             return
-        self.assign(self._scatter_positions(self._positions()[index], v, accumulate=False))
+        pos = self._positions()[index]
+        v = _without_leading_ones(v, pos.ndim)
+        self.assign(self._scatter_positions(pos, v, accumulate=False))
+
+    def _written_value(self, value) -> Tensor:
+        """``value`` as a tensor of this dtype, converted as PyTorch converts a
+        written value: a Python or numpy number exactly into a float tensor (not
+        through float32), an integer checked against an integer dtype's range, a
+        float truncated into one; lists and arrays through numpy's dtypes."""
+        if isinstance(value, Tensor):
+            return value.cast(self.dtype)
+        if isinstance(value, (bool, int, float, np.number)):
+            if self.dtype.is_float or isinstance(value, (bool, int, np.integer, np.bool_)):
+                return Tensor.full((), value, self.dtype, self.device)
+            return Tensor.full((), value, dtypes.float64, self.device).cast(self.dtype)
+        if isinstance(value, (list, tuple)) and not _holds_tensors(value):
+            value = np.asarray(value)
+        return Tensor(value, device=self.device).cast(self.dtype)
 
     def index_put(self, indices, values, accumulate: bool = False) -> Tensor:
         """A copy with ``values`` written at the advanced ``indices`` (a tuple of
@@ -6128,6 +6145,27 @@ class Tensor:
         return self
 
     resolve_conj = resolve_neg = conj_physical = conj
+
+
+def _without_leading_ones(v: Tensor, ndim: int) -> Tensor:
+    """``v`` less the leading size-1 dims beyond ``ndim`` (PyTorch's written
+    values may carry them: ``x[0] = t.reshape(1, -1)``)."""
+    k = 0
+    while v.ndim - k > ndim and v.shape[k] == 1:
+        k += 1
+    return v.reshape(v.shape[k:]) if k else v
+
+
+def _holds_tensors(seq) -> bool:
+    """Whether a (nested) list or tuple holds a Tensor anywhere (a worklist walk)."""
+    todo = [seq]
+    while todo:
+        for x in todo.pop():
+            if isinstance(x, Tensor):
+                return True
+            if isinstance(x, (list, tuple)):
+                todo.append(x)
+    return False
 
 
 def _new_dim_index(i) -> bool:

@@ -391,3 +391,31 @@ def test_a_mask_must_have_the_shape_of_the_dims_it_indexes():
     with pytest.raises(IndexError, match=r"mask \(2,\) at index 2 does not match"):
         x[..., Tensor([True, False])]
     same(x[:, Tensor([True, False, True])], x.numpy()[:, [True, False, True]])
+
+
+def test_written_numbers_keep_their_precision_and_dtype_rules():
+    # a Python float goes into float64 exactly, not through float32
+    x = mlfuse.zeros(4, dtype=mlfuse.float64)
+    x[0] = 0.1
+    x[1:3] = [0.2, 0.3]
+    x[Tensor([3])] = 0.7
+    assert x.numpy().tolist() == [0.1, 0.2, 0.3, 0.7]
+    # a float into an integer tensor truncates, an integer out of range is refused
+    y = mlfuse.zeros(3, dtype=mlfuse.int32)
+    y[0], y[1], y[2] = -1.7, 5, np.float32(2.9)
+    assert y.numpy().tolist() == [-1, 5, 2]
+    with pytest.raises(OverflowError, match="300 does not fit in uint8"):
+        mlfuse.zeros(2, dtype=mlfuse.uint8)[0] = 300
+    # past float16's range: inf, as PyTorch
+    h = mlfuse.zeros(2, dtype=mlfuse.float16)
+    h[0] = 70000.0
+    assert h.numpy()[0] == np.inf
+
+
+def test_written_values_may_carry_leading_unit_dims():
+    y = mlfuse.zeros(2, 3)
+    y[0] = mlfuse.ones(1, 1, 3)
+    y[Tensor([1])] = mlfuse.ones(1, 1, 3) * 2
+    np.testing.assert_array_equal(y.numpy(), [[1, 1, 1], [2, 2, 2]])
+    with pytest.raises(ValueError, match=r"cannot broadcast \(2, 3\) to \(3,\)"):
+        y[0] = mlfuse.ones(2, 3)
