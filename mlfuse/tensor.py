@@ -2803,8 +2803,9 @@ class Tensor:
         return -self
 
     def square(self) -> Tensor:
-        """``x * x``: ``x.square()``."""
-        return self * self
+        """``x * x``: ``x.square()`` (of bools: int64, as PyTorch's ``x ** 2``)."""
+        x = self.cast(dtypes.int64) if self.dtype.is_bool else self
+        return x * x
 
     def pow(self, exponent) -> Tensor:
         """``x ** exponent`` (integers stay integers): ``x.pow(2)``."""
@@ -3257,13 +3258,17 @@ class Tensor:
 
     @_traced
     def any(self, axis=None, keepdim: bool = False) -> Tensor:
-        """Whether any element is true (non-zero) along ``axis``: ``(x > 0).any()``."""
-        return self.cast(dtypes.bool_)._reduce("max", axis, keepdim)
+        """Whether any element is true (non-zero) along ``axis``: ``(x > 0).any()``
+        (uint8 in, uint8 out, as PyTorch's)."""
+        out = self.cast(dtypes.bool_)._reduce("max", axis, keepdim)
+        return out.cast(dtypes.uint8) if self.dtype == dtypes.uint8 else out
 
     @_traced
     def all(self, axis=None, keepdim: bool = False) -> Tensor:
-        """Whether every element is true (non-zero) along ``axis``: ``(x > 0).all(1)``."""
-        return self.cast(dtypes.bool_).logical_not().any(axis, keepdim).logical_not()
+        """Whether every element is true (non-zero) along ``axis``: ``(x > 0).all(1)``
+        (uint8 in, uint8 out, as PyTorch's)."""
+        out = self.cast(dtypes.bool_).logical_not().any(axis, keepdim).logical_not()
+        return out.cast(dtypes.uint8) if self.dtype == dtypes.uint8 else out
 
     def amax(self, axis=None, keepdim: bool = False) -> Tensor:
         """Largest value over ``axis`` (as :meth:`max`): ``x.amax(1)``."""

@@ -621,3 +621,12 @@ def test_maximum_and_minimum_of_bools_are_or_and_and():
     assert a.minimum(a).min(0).item() is False and mlfuse.maximum(a, a).dtype == dtypes.bool_
     assert "lazy.min" not in mlfuse.lazy_ir(a.minimum(b))
     assert "lazy.or" in mlfuse.lazy_ir(a.maximum(b))
+
+
+def test_any_all_of_uint8_and_square_of_bool_follow_pytorch():
+    u = mlfuse.tensor([[0, 3], [0, 0]], dtype=mlfuse.uint8)
+    assert u.any().dtype == mlfuse.uint8 and u.any().item() == 1
+    assert u.all(1).dtype == mlfuse.uint8 and u.all(1).tolist() == [0, 0]
+    assert (u > 0).any(1).dtype == mlfuse.bool_
+    b = mlfuse.tensor([True, False])
+    assert b.square().dtype == mlfuse.int64 and b.square().tolist() == [1, 0]
