@@ -3187,7 +3187,7 @@ class Tensor:
     def atan2(self, other) -> Tensor:
         """The angle of the point (other, self), in [-pi, pi] (numpy's and PyTorch's
         quadrants and signed zeros): ``y.atan2(x)``."""
-        y, x = self._float()._operands(other)
+        y, x = self._operands(other)  # promoted first: int with float16 is float16
         y, x = y._float(), x._float()
 
         def f(y: Tensor, x: Tensor) -> Tensor:
@@ -4160,7 +4160,7 @@ class Tensor:
     @_traced
     def logaddexp(self, other) -> Tensor:
         """``log(exp(self) + exp(other))`` without overflow: ``a.logaddexp(b)``."""
-        a, b = self._float()._operands(other)
+        a, b = self._operands(other)  # promoted first: int with float16 is float16
         a, b = a._float(), b._float()
         m = a.maximum(b)
         both_inf = (a == b) & a.isinf()  # inf + inf, -inf + -inf: no NaN from inf - inf
@@ -4169,7 +4169,7 @@ class Tensor:
     @_traced
     def logaddexp2(self, other) -> Tensor:
         """``log2(2**self + 2**other)`` without overflow: ``a.logaddexp2(b)``."""
-        a, b = self._float()._operands(other)
+        a, b = self._operands(other)  # promoted first: int with float16 is float16
         a, b = a._float(), b._float()
         m = a.maximum(b)
         both_inf = (a == b) & a.isinf()
@@ -4179,7 +4179,7 @@ class Tensor:
     def hypot(self, other) -> Tensor:
         """``sqrt(self**2 + other**2)`` without overflow or underflow (inf wins over
         NaN, as in C): ``a.hypot(b)``."""
-        a, b = self._float()._operands(other)
+        a, b = self._operands(other)  # promoted first: int with float16 is float16
         a, b = a._float().abs(), b._float().abs()
         big, small = a.maximum(b), a.minimum(b)
         safe = (big == 0).where(1.0, big)
@@ -5181,7 +5181,7 @@ class Tensor:
     def xlogy(self, other) -> Tensor:
         """``self * log(other)``, 0 where self is 0 (NaN other stays NaN):
         ``p.xlogy(q)``."""
-        a, b = self._float()._operands(other)
+        a, b = self._operands(other)  # promoted first: int with float16 is float16
         a, b = a._float(), b._float()
         return ((a == 0) & b.isnan().logical_not()).where(0.0, a * b.log())
 
@@ -5189,7 +5189,7 @@ class Tensor:
     def copysign(self, other) -> Tensor:
         """``|self|`` with the sign of ``other`` (-0.0 counts as negative):
         ``x.copysign(y)``."""
-        a, b = self._float()._operands(other)
+        a, b = self._operands(other)  # promoted first: int with float16 is float16
         a, b = a._float(), b._float()
         return b.signbit().where(-a.abs(), a.abs())
 

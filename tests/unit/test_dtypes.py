@@ -630,3 +630,14 @@ def test_any_all_of_uint8_and_square_of_bool_follow_pytorch():
     assert (u > 0).any(1).dtype == mlfuse.bool_
     b = mlfuse.tensor([True, False])
     assert b.square().dtype == mlfuse.int64 and b.square().tolist() == [1, 0]
+
+
+@pytest.mark.parametrize("op", ["atan2", "copysign", "hypot", "xlogy", "logaddexp", "logaddexp2"])
+@pytest.mark.parametrize("half", [mlfuse.float16, mlfuse.bfloat16])
+def test_float_binary_ops_promote_before_going_to_float(op, half):
+    # int with a 16-bit float is that float (PyTorch's), not float32
+    i = mlfuse.tensor([1, 2, 3], dtype=mlfuse.int32)
+    h = mlfuse.tensor([2.0, 1.0, 3.0], dtype=half)
+    assert getattr(i, op)(h).dtype == half
+    assert getattr(h, op)(i).dtype == half
+    assert getattr(i, op)(i).dtype == mlfuse.float32
