@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import math
 import operator
 import os
@@ -2181,9 +2182,11 @@ class Tensor:
         return out
 
     @_traced
-    def reshape(self, *shape) -> Tensor:
+    def reshape(self, *shape, **kw) -> Tensor:
         """The same elements in another shape (one dim may be -1; tinygrad's None
-        keeps the dim at its place): ``x.reshape(2, -1)``, ``x.reshape(None, 6)``."""
+        keeps the dim at its place): ``x.reshape(2, -1)``, ``x.reshape(None, 6)``,
+        ``x.reshape(shape=(2, -1))``."""
+        shape = _keyword_shape(shape, kw, "shape", "reshape")
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         if any(s is None for s in shape):
@@ -2216,8 +2219,9 @@ class Tensor:
         return self.reshape(*shape)
 
     @_traced
-    def permute(self, *order) -> Tensor:
-        """Reorder the dims (a view): ``x.permute(2, 0, 1)``."""
+    def permute(self, *order, **kw) -> Tensor:
+        """Reorder the dims (a view): ``x.permute(2, 0, 1)``, ``x.permute(dims=(2, 0, 1))``."""
+        order = _keyword_shape(order, kw, "dims", "permute")
         order = _ints(order, "permute order entries")
         if (
             sorted(_norm_axis(o, self.ndim) for o in order) != list(range(self.ndim))
@@ -3332,9 +3336,16 @@ class Tensor:
             return stack(self, dim)
         return stack([self, *others], dim)
 
-    def split(self, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
+    def split(self, split_size_or_sections=None, dim: int = 0, *, split_size=None):
         """Views of pieces along ``dim``: pieces of one size (the last may be
-        smaller) or of the listed sizes: ``x.split(2)``, ``x.split([1, 3], dim=1)``."""
+        smaller) or of the listed sizes: ``x.split(2)``, ``x.split([1, 3], dim=1)``
+        (``split_size=`` is the Tensor method's PyTorch keyword)."""
+        if split_size is not None:
+            if split_size_or_sections is not None:
+                raise TypeError("split: got both split_size_or_sections and split_size")
+            split_size_or_sections = split_size
+        if split_size_or_sections is None:
+            raise TypeError("split: missing the piece size or sizes (split_size_or_sections)")
         d = _norm_axis(dim, self.ndim, "dim")
         n = self.shape[d]
         if isinstance(split_size_or_sections, (int, np.integer)):
@@ -6516,12 +6527,31 @@ def _atan64(x: Tensor) -> Tensor:
     return (x < 0).where(-r, (a == 0).where(x, r))  # keeps -0.0 and NaN
 
 
+def _keyword_shape(args: tuple, kw: dict, name: str, what: str) -> tuple:
+    """The sizes of a ``*args`` method given positionally or as keyword ``name``
+    (PyTorch's ``x.reshape(shape=(2, 3))``)."""
+    if kw.keys() - {name}:
+        raise TypeError(f"{what}() got an unexpected keyword argument {next(iter(kw))!r}")
+    if name in kw:
+        if args:
+            raise TypeError(f"{what}(): sizes given both positionally and as {name}=")
+        value = kw[name]
+        return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    return args
+
+
 def _torch_spellings(fn):
     """Accept PyTorch's keyword spellings beside ours: ``dim=`` for ``axis=``,
-    ``keepdims=`` for ``keepdim=``, ``unbiased=`` for ``correction=``."""
+    ``keepdims=`` for ``keepdim=``, ``unbiased=`` for ``correction=``, and
+    ``dtype=`` (the input converted first) where ``fn`` has none of its own."""
+    takes_dtype = "dtype" in inspect.signature(fn).parameters
 
     @functools.wraps(fn)
     def wrapper(self, *args, **kw):
+        if not takes_dtype and "dtype" in kw:
+            dtype = kw.pop("dtype")
+            if dtype is not None:
+                self = self.cast(dtype)  # noqa: PLW0642 - the converted input
         if "dim" in kw:
             if args or "axis" in kw:
                 raise TypeError(f"{fn.__name__}: got both dim and axis")

@@ -71,6 +71,29 @@ def test_histogram_method_and_nextafter_inplace():
     )
 
 
+def test_pytorch_keyword_spellings():
+    x = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    t = mlfuse.tensor(x)
+    for got, ref in (
+        (t.mean(dtype=mlfuse.float64), x.astype(F64).mean()),
+        (t.mean(1, True, dtype=mlfuse.float64), x.astype(F64).mean(1, keepdims=True)),
+        (t.nansum(dtype=mlfuse.float64), x.astype(F64).sum()),
+    ):
+        assert got.dtype == mlfuse.float64
+        close(got, ref, 1e-12)
+    sm = t.softmax(dim=-1, dtype=mlfuse.float64)
+    e = np.exp(x.astype(F64) - x.max(-1, keepdims=True))
+    assert sm.dtype == mlfuse.float64
+    close(sm, e / e.sum(-1, keepdims=True), 1e-12)
+    close(t.reshape(shape=(6, 4)), x.reshape(6, 4))
+    close(t.permute(dims=(2, 0, 1)), x.transpose(2, 0, 1))
+    close(t.split(split_size=3, dim=2)[1], x[:, :, 3:])
+    with pytest.raises(TypeError, match="sizes given both positionally and as shape="):
+        t.reshape(2, 12, shape=(6, 4))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'size'"):
+        t.reshape(size=(6, 4))
+
+
 def test_out_argument_writes_in_place():
     x = RNG.standard_normal((2, 3))
     out = mlfuse.zeros(2, 3, dtype=mlfuse.float64)
