@@ -6530,8 +6530,9 @@ def _atan64(x: Tensor) -> Tensor:
 def _keyword_shape(args: tuple, kw: dict, name: str, what: str) -> tuple:
     """The sizes of a ``*args`` method given positionally or as keyword ``name``
     (PyTorch's ``x.reshape(shape=(2, 3))``)."""
-    if kw.keys() - {name}:
-        raise TypeError(f"{what}() got an unexpected keyword argument {next(iter(kw))!r}")
+    unexpected = sorted(kw.keys() - {name})
+    if unexpected:
+        raise TypeError(f"{what}() got an unexpected keyword argument {unexpected[0]!r}")
     if name in kw:
         if args:
             raise TypeError(f"{what}(): sizes given both positionally and as {name}=")
