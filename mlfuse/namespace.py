@@ -107,18 +107,22 @@ def _write_out(result, out):
     return out
 
 
-def _forward(name: str):
-    method = getattr(Tensor, name)
+def _as_method_function(fn, name: str):
+    """``fn`` named ``mlfuse.<name>``, documented as the Tensor method it calls."""
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = __name__
+    doc = getattr(Tensor, name).__doc__ or ""
+    fn.__doc__ = f"``mlfuse.{name}(x, ...)`` is ``x.{name}(...)``.\n\n" + doc
+    return fn
 
+
+def _forward(name: str):
     def fn(input, *args, out=None, **kwargs):  # noqa: A002 - PyTorch's names
         if not isinstance(input, Tensor):
             input = Tensor(input, device=_device_of(args))  # noqa: A001
         return _write_out(getattr(input, name)(*args, **kwargs), out)
 
-    fn.__name__ = fn.__qualname__ = name
-    fn.__module__ = __name__
-    fn.__doc__ = f"``mlfuse.{name}(x, ...)`` is ``x.{name}(...)``.\n\n" + (method.__doc__ or "")
-    return fn
+    return _as_method_function(fn, name)
 
 
 for _name in _METHODS:
@@ -138,8 +142,6 @@ _INPLACE = (
 
 
 def _forward_inplace(name: str):
-    method = getattr(Tensor, name)
-
     def fn(input, *args, **kwargs):  # noqa: A002 - PyTorch's names
         if not isinstance(input, Tensor):
             raise TypeError(
@@ -148,10 +150,7 @@ def _forward_inplace(name: str):
             )
         return getattr(input, name)(*args, **kwargs)
 
-    fn.__name__ = fn.__qualname__ = name
-    fn.__module__ = __name__
-    fn.__doc__ = f"``mlfuse.{name}(x, ...)`` is ``x.{name}(...)``.\n\n" + (method.__doc__ or "")
-    return fn
+    return _as_method_function(fn, name)
 
 
 for _name in _INPLACE:
