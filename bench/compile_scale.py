@@ -23,6 +23,9 @@ largest size over the smallest (the project's bar: at most 1.3x from 1k to
 * reduces: the same chain with h = h - h.max(-1) every 100 ops
 * wide:    x0 + x1 + ... + xN of N distinct (16,) inputs
 * mlp:     h = relu(h @ W_i + b_i) layers on (8, 32) activations
+* params:  an optimizer step over many (8, 8) parameters, one output each:
+           p_i - lr * (g_i + wd * p_i) with lr and wd shared (1,) buffers that
+           every update reads (the horizontal merges' worst case)
 """
 
 from __future__ import annotations
@@ -79,7 +82,18 @@ def mlp(n: int) -> Tensor:
     return h
 
 
-KINDS = {"chain": chain, "reduces": reduces, "wide": wide, "mlp": mlp}
+def params(n: int) -> list[Tensor]:
+    lr = Tensor(np.array([0.01], dtype=np.float32))
+    wd = Tensor(np.array([1e-4], dtype=np.float32))
+    out = []
+    for _ in range(max(1, n // 6)):  # six ops per update, two of them expands of views
+        p = Tensor(RNG.standard_normal((8, 8)).astype(np.float32))
+        g = Tensor(RNG.standard_normal((8, 8)).astype(np.float32))
+        out.append(p - lr * (g + wd * p))
+    return out
+
+
+KINDS = {"chain": chain, "reduces": reduces, "wide": wide, "mlp": mlp, "params": params}
 
 
 def measure(kind: str, n: int, compile_: bool) -> dict:
@@ -87,7 +101,7 @@ def measure(kind: str, n: int, compile_: bool) -> dict:
     t0 = time.perf_counter()
     out = KINDS[kind](n)
     t1 = time.perf_counter()
-    g = graph.collect([out.node])
+    g = graph.collect([o.node for o in (out if isinstance(out, list) else [out])])
     ops = sum(1 for x in g.nodes if not x.realized)
     with graph.gc_paused():  # as a realize compiles
         module = graph.to_module(g)

@@ -428,8 +428,10 @@ def compile_kernels(
     target: Target,
     timings: list[PassTiming] | None = None,
     dump: DebugDir | None = None,
+    texts: dict[str, str] | None = None,
 ) -> dict[str, CompiledKernel]:
     """name -> compiled kernel for ``kernels`` on ``target``, compiling the ones not cached.
+    ``texts``: each kernel's :func:`kernel_key` where the caller has it already.
 
     The kernels not in the cache are renamed apart, lowered together by the
     target's kernel pipeline and compiled in one go. With ``dump``, the module
@@ -438,7 +440,9 @@ def compile_kernels(
     named after it, and ``dump.compiled_as`` records each kernel's name in
     those files (or that it was compiled before).
     """
-    keys = {k.sym_name.data: (target.name, kernel_key(k)) for k in kernels}
+    if texts is None:
+        texts = {k.sym_name.data: kernel_key(k) for k in kernels}
+    keys = {k.sym_name.data: (target.name, texts[k.sym_name.data]) for k in kernels}
     todo: dict[tuple[str, str], kernel.FuncOp] = {}
     for k in kernels:
         if keys[k.sym_name.data] not in _cache:
@@ -505,11 +509,11 @@ def compile_module(
     t0 = time.perf_counter()
     run_passes(module, tgt.lazy_pipeline(), timings=timings, dump=dump)
     kernels = [op for op in module.ops if isinstance(op, kernel.FuncOp)]
-    compiled = compile_kernels(kernels, tgt, timings, dump)
+    launches = {k.sym_name.data: kernel_key(k) for k in kernels}
+    compiled = compile_kernels(kernels, tgt, timings, dump, launches)
     program = Program(schedule_of(module), compiled, tgt)
     result = Compiled(module, program, explain(module), timings)
     if cache_key is not None:
-        launches = {k.sym_name.data: kernel_key(k) for k in kernels}
         compile_cache.save_schedule(cache_key, result, launches, tgt)
     total = time.perf_counter() - t0
     if dump is not None:

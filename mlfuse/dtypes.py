@@ -93,7 +93,10 @@ class DType:
         return self.is_float and self.itemsize == 2
 
     def ir(self) -> Attribute:
-        return _IR[self.name]()
+        found = _IR_MADE.get(self.name)
+        if found is None:
+            found = _IR_MADE[self.name] = _IR[self.name]()
+        return found
 
     def __repr__(self) -> str:
         return f"dtypes.{self.name}"
@@ -166,6 +169,8 @@ _IR = {
     "float32": Float32Type,
     "float64": Float64Type,
 }
+_IR_MADE: dict[str, Attribute] = {}  # name -> its element type, made when first asked
+_FROM_IR: dict[Attribute, DType] = {}  # element type -> dtype, filled on first use
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update(
     {
@@ -308,9 +313,11 @@ def from_numpy(dt: np.dtype) -> DType:
 def from_ir(t: Attribute) -> DType:
     """The dtype of an IR element type: ``from_ir(IntegerType(8, Signedness.UNSIGNED))``
     is uint8."""
-    for d in ALL:
-        if d.ir() == t:
-            return d
+    if not _FROM_IR:
+        _FROM_IR.update({d.ir(): d for d in ALL})
+    found = _FROM_IR.get(t)
+    if found is not None:
+        return found
     raise TypeError(f"element type {t} has no mlfuse dtype (mlfuse has {_NAMES})")
 
 

@@ -177,6 +177,7 @@ class _Groups:
         self.roots = [op for op in self.ops if op in self.realized]
         self.members = {r: upstream(r, self.realized) for r in self.roots}
         self._inputs: dict[Operation, set[Operation]] = {}
+        self._buffers: dict[Operation, frozenset[SSAValue]] = {}  # root -> group_inputs
         self.member_of: dict[Operation, set[Operation]] = {}  # op -> roots computing it
         for r, ms in self.members.items():
             for m in ms:
@@ -219,6 +220,7 @@ class _Groups:
                 self.member_of.setdefault(m, set()).add(r)
             self.members[r] = new
             self._inputs.pop(r, None)
+            self._buffers.pop(r, None)
 
     def inputs(self, r: Operation) -> set[Operation]:
         """The realized ops whose values ``r``'s members read (cached until
@@ -233,6 +235,21 @@ class _Groups:
             }
             self._inputs[r] = found
         return found
+
+    def buffers(self, roots: list[Operation]) -> int:
+        """Buffers a kernel computing ``roots`` reads and writes: the same count
+        as ``group_inputs`` of their members plus the roots, from per-root
+        input sets (a root's members read other groups only through realized
+        ops, so the inputs of a union are the union of the inputs, less the
+        roots' own results)."""
+        inputs: set[SSAValue] = set()
+        for r in roots:
+            found = self._buffers.get(r)
+            if found is None:
+                found = self._buffers[r] = frozenset(group_inputs(self.members[r]))
+            inputs |= found
+        inputs.difference_update(res for r in roots for res in r.results)
+        return len(inputs) + len(roots)
 
     def _changed(self) -> None:
         self._groups = self._last = None
@@ -533,8 +550,14 @@ class GroupReduces(ModulePass):
     ) -> list[Operation] | None:
         """The groups to merge so that ``leaders`` are one kernel (the leaders and
         any groups between them), or None (with the reason in ``why``)."""
-        leaders = leaders + sorted(g.between(leaders), key=g.pos.get)
         groups = g.groups()
+        # the groups between only add buffers: a pair already over the limit is
+        # refused without walking the region between them
+        mine = [r for lead in leaders for r in groups[lead]]
+        if not is_empty(mine) and g.buffers(mine) > self.max_buffers:
+            why.append(f"more than max-buffers={self.max_buffers} buffers")
+            return None
+        leaders = leaders + sorted(g.between(leaders), key=g.pos.get)
         roots = sorted((r for lead in leaders for r in groups[lead]), key=g.pos.get)
         if is_empty(roots):
             return leaders
@@ -545,7 +568,7 @@ class GroupReduces(ModulePass):
             ):
                 why.append(f"one reads the other's {reason}() result")
                 return None
-        if len(group_inputs(g.group_members(roots))) + len(roots) > self.max_buffers:
+        if g.buffers(roots) > self.max_buffers:
             why.append(f"more than max-buffers={self.max_buffers} buffers")
             return None
         try:
