@@ -36,9 +36,20 @@ from mlfuse.dtypes import (
     uint64,
 )
 from mlfuse.targets import devices, get_default_device, set_default_device
+from mlfuse.layouts import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    strided,
+)
 from mlfuse.tensor import (
+    Generator,
     Tensor,
     cat,
+    default_generator,
     dstack,
     einsum,
     hstack,
@@ -76,6 +87,15 @@ __all__ = [
     "meshgrid",
     "minimum",
     "manual_seed",
+    "Generator",
+    "default_generator",
+    "layout",
+    "memory_format",
+    "strided",
+    "contiguous_format",
+    "preserve_format",
+    "channels_last",
+    "channels_last_3d",
     "realize",
     "schedule",
     "schedule_ir",

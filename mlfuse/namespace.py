@@ -18,6 +18,7 @@ and ``mlfuse.max(a, b)`` is the elementwise maximum.
 from __future__ import annotations
 
 import builtins
+import functools
 import itertools
 import math
 import os
@@ -26,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mlfuse import dtypes
+from mlfuse import dtypes, layouts
 from mlfuse.autograd import no_grad
 from mlfuse.targets import devices, get_target
 from mlfuse.errors import ArgumentError, DTypeError
@@ -170,6 +171,32 @@ def _made(t: Tensor, requires_grad: bool, out=None) -> Tensor:
     return _write_out(t, out)
 
 
+def _creation(fn=None, *, formats: bool = False):
+    """PyTorch's creation keywords that change no value: ``layout``
+    (``mlfuse.strided``), ``pin_memory`` (host memory is not page-locked: see
+    ``Tensor.pin_memory``) and, where ``formats`` (``empty`` and the ``*_like``
+    functions), ``memory_format`` (a channels-last one stores the values
+    channels-last, as ``Tensor.contiguous`` does)."""
+    if fn is None:
+        return functools.partial(_creation, formats=formats)
+
+    @functools.wraps(fn)
+    def wrapper(*args, layout=None, pin_memory: bool = False, memory_format=None, **kw):
+        name = wrapper.__name__
+        layouts.check_layout(layout, name)
+        if memory_format is not None and not formats:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'memory_format'")
+        out = fn(*args, **kw)
+        fmt = layouts.check_memory_format(memory_format, name, out.ndim)
+        if fmt is not None and fmt.rank is not None:
+            stored = out.detach().contiguous(fmt)
+            out = stored.requires_grad_() if out.requires_grad else stored
+        return out
+
+    return wrapper
+
+
+@_creation
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays, or a
     tensor, detached): ``mlfuse.tensor([[1, 2], [3, 4]])``."""
@@ -200,38 +227,45 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor(array)
 
 
+@_creation
 def scalar_tensor(s, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A 0-d tensor (float by default): ``mlfuse.scalar_tensor(3)``."""
     return Tensor(s, dtype or dtypes.default_float, device, requires_grad)
 
 
+@_creation
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
     """Zeros: ``mlfuse.zeros(2, 3)``, ``mlfuse.zeros((2, 3), dtype=mlfuse.int64)``."""
     return _made(Tensor.zeros(*_size(size), dtype=dtype, device=device), requires_grad, out)
 
 
+@_creation
 def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
     """Ones: ``mlfuse.ones(4)``."""
     return _made(Tensor.ones(*_size(size), dtype=dtype, device=device), requires_grad, out)
 
 
+@_creation(formats=True)
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
     """An "uninitialised" tensor (mlfuse fills it with zeros): ``mlfuse.empty(3)``."""
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad, out=out)
 
 
+@_creation
 def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False, out=None):
     """``fill_value`` everywhere (its dtype unless given): ``mlfuse.full((2, 2), 7)``."""
     size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
     return _made(Tensor.full(_shape_arg(size), fill_value, dtype, device), requires_grad, out)
 
 
+@_creation
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool = False):
     """Values in ``[start, end)`` by ``step``: ``mlfuse.arange(5)``, ``mlfuse.arange(0, 1,
     0.25)``."""
     return _made(Tensor.arange(start, end, step, dtype=dtype, device=device), requires_grad)
 
 
+@_creation
 def range(start, end=None, step=1, dtype=None, device=None, requires_grad: bool = False):  # noqa: A001
     """Values from ``start`` to ``end`` inclusive by ``step``, floats by default
     (PyTorch's deprecated ``torch.range``): ``mlfuse.range(1, 4)``."""
@@ -245,16 +279,19 @@ def range(start, end=None, step=1, dtype=None, device=None, requires_grad: bool 
     return _made(t.cast(dt), requires_grad)
 
 
+@_creation
 def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad: bool = False):
     """The identity matrix (``n`` by ``m``): ``mlfuse.eye(3)``."""
     return _made(Tensor.eye(n, m, dtype=dtype, device=device), requires_grad)
 
 
+@_creation
 def linspace(start, end, steps: int, dtype=None, device=None, requires_grad: bool = False):
     """``steps`` evenly spaced values from ``start`` to ``end``: ``mlfuse.linspace(0, 1, 5)``."""
     return _made(Tensor.linspace(start, end, steps, dtype=dtype, device=device), requires_grad)
 
 
+@_creation
 def logspace(
     start, end, steps: int, base: float = 10.0, dtype=None, device=None, requires_grad=False
 ):
@@ -263,16 +300,23 @@ def logspace(
     return _made(t, requires_grad)
 
 
+@_creation
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False):
     """Uniform samples in [0, 1): ``mlfuse.rand(2, 3)``."""
-    return Tensor.rand(*_size(size), dtype=dtype, device=device, requires_grad=requires_grad)
+    return Tensor.rand(
+        *_size(size), seed=generator, dtype=dtype, device=device, requires_grad=requires_grad
+    )
 
 
+@_creation
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False):
     """Standard normal samples: ``mlfuse.randn(2, 3)``."""
-    return Tensor.randn(*_size(size), dtype=dtype, device=device, requires_grad=requires_grad)
+    return Tensor.randn(
+        *_size(size), seed=generator, dtype=dtype, device=device, requires_grad=requires_grad
+    )
 
 
+@_creation
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None):
     """Integers in ``[low, high)`` (``randint(high, size)`` from 0):
     ``mlfuse.randint(0, 10, (3,))``."""
@@ -280,14 +324,16 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         low, high, size = 0, low, high
     if size is None:
         raise ArgumentError("randint needs a size, e.g. mlfuse.randint(0, 10, (3,))")
-    return Tensor.randint(low, high, tuple(size), dtype=dtype, device=device)
+    return Tensor.randint(low, high, tuple(size), dtype=dtype, device=device, seed=generator)
 
 
+@_creation
 def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
     """A random permutation of ``0..n-1`` (int64): ``mlfuse.randperm(5)``."""
-    return Tensor.randperm(n, dtype=dtype, device=device)
+    return Tensor.randperm(n, dtype=dtype, device=device, seed=generator)
 
 
+@_creation
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None):
     """Normal samples with ``mean`` and ``std`` (tensors broadcast against each
     other, or numbers with a ``size``): ``mlfuse.normal(mu, sigma)``,
@@ -297,19 +343,19 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         s = std if isinstance(std, Tensor) else None
         ref = m if m is not None else s
         shape = broadcast_shape(m.shape if m is not None else (), s.shape if s is not None else ())
-        z = Tensor.randn(*shape, dtype=ref.dtype, device=ref.device)
+        z = Tensor.randn(*shape, seed=generator, dtype=ref.dtype, device=ref.device)
         return z * std + mean
     if size is None:
         raise ArgumentError("normal: with number mean and std, give a size")
     shape = _shape_arg(tuple(size))
-    return Tensor.normal(*shape, mean=mean, std=std, dtype=dtype, device=device)
+    return Tensor.normal(*shape, mean=mean, std=std, seed=generator, dtype=dtype, device=device)
 
 
 def _like(fill):
-    def fn(input, dtype=None, device=None, requires_grad: bool = False, **kw):  # noqa: A002
-        return _made(fill(input, dtype or input.dtype, device or input.device, **kw), requires_grad)
+    def fn(input, dtype=None, device=None, requires_grad: bool = False):  # noqa: A002
+        return _made(fill(input, dtype or input.dtype, device or input.device), requires_grad)
 
-    return fn
+    return _creation(fn, formats=True)
 
 
 zeros_like = _like(lambda t, dt, dev: Tensor.full(t.shape, 0, dt, dev))
@@ -324,12 +370,14 @@ zeros_like.__name__, ones_like.__name__ = "zeros_like", "ones_like"
 rand_like.__name__, randn_like.__name__ = "rand_like", "randn_like"
 
 
+@_creation(formats=True)
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):  # noqa: A002
     """Like ``input``, filled with ``fill_value``: ``mlfuse.full_like(x, 7)``."""
     t = Tensor.full(input.shape, fill_value, dtype or input.dtype, device or input.device)
     return _made(t, requires_grad)
 
 
+@_creation(formats=True)
 def randint_like(input, low=0, high=None, *, dtype=None, device=None):  # noqa: A002
     """Random integers in ``[low, high)`` of ``input``'s shape and dtype:
     ``mlfuse.randint_like(x, 10)``."""
@@ -345,12 +393,14 @@ def _tri_indices(row: int, col: int, offset: int, lower: bool, dtype, device) ->
     return Tensor(np.stack([r[keep], c[keep]]), dtype or dtypes.int64, device)
 
 
+@_creation
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None) -> Tensor:
     """The (2, N) coordinates of the lower triangle of a ``row`` by ``col`` matrix,
     row by row: ``mlfuse.tril_indices(3, 3)``."""
     return _tri_indices(row, col, offset, True, dtype, device)
 
 
+@_creation
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None) -> Tensor:
     """The (2, N) coordinates of the upper triangle, row by row:
     ``mlfuse.triu_indices(3, 3, 1)``."""
@@ -669,6 +719,7 @@ def _window_points(window_length: int, periodic: bool) -> tuple[np.ndarray, int]
     return np.arange(window_length, dtype=np.float64), n
 
 
+@_creation
 def hann_window(window_length: int, periodic: bool = True, *, dtype=None, device=None,
                 requires_grad: bool = False) -> Tensor:  # fmt: skip
     """The Hann window: ``mlfuse.hann_window(8)``."""
@@ -676,6 +727,7 @@ def hann_window(window_length: int, periodic: bool = True, *, dtype=None, device
                           requires_grad=requires_grad)  # fmt: skip
 
 
+@_creation
 def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54,
                    beta: float = 0.46, *, dtype=None, device=None,
                    requires_grad: bool = False) -> Tensor:  # fmt: skip
@@ -686,6 +738,7 @@ def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.5
     return _window(w, dtype, device, requires_grad)
 
 
+@_creation
 def blackman_window(window_length: int, periodic: bool = True, *, dtype=None, device=None,
                     requires_grad: bool = False) -> Tensor:  # fmt: skip
     """The Blackman window: ``mlfuse.blackman_window(8)``."""
@@ -698,6 +751,7 @@ def blackman_window(window_length: int, periodic: bool = True, *, dtype=None, de
     return _window(w, dtype, device, requires_grad)
 
 
+@_creation
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, device=None,
                     requires_grad: bool = False) -> Tensor:  # fmt: skip
     """The Bartlett (triangular) window: ``mlfuse.bartlett_window(8)``."""
@@ -706,6 +760,7 @@ def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, de
     return _window(w, dtype, device, requires_grad)
 
 
+@_creation
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *,
                   dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """The Kaiser window: ``mlfuse.kaiser_window(8, beta=5.0)``."""
@@ -1170,7 +1225,7 @@ def poisson(input, generator=None) -> Tensor:  # noqa: A002
     lam = x.detach().numpy().astype(np.float64)
     if (lam < 0).any() or np.isnan(lam).any():
         raise ArgumentError("poisson: rates must be non-negative numbers")
-    return Tensor(_rng(None).poisson(lam), x.dtype, x.device)
+    return Tensor(_rng(generator).poisson(lam), x.dtype, x.device)
 
 
 def binomial(count, prob, generator=None) -> Tensor:
@@ -1188,47 +1243,24 @@ def binomial(count, prob, generator=None) -> Tensor:
     if ((ph < 0) | (ph > 1) | np.isnan(ph)).any():
         raise ArgumentError("binomial: prob must lie in [0, 1]")
     dt = dtypes.promote(n.dtype, p.dtype)
-    return Tensor(_rng(None).binomial(nh.astype(np.int64), ph).astype(np.float64), dt, n.device)
+    draws = _rng(generator).binomial(nh.astype(np.int64), ph).astype(np.float64)
+    return Tensor(draws, dt, n.device)
 
 
 # -- the random generator's state ----------------------------------------------------
 def get_rng_state() -> Tensor:
     """The global generator's state as a uint8 tensor, for :func:`set_rng_state`:
     ``s = mlfuse.get_rng_state(); a = mlfuse.rand(3); mlfuse.set_rng_state(s)``."""
-    from mlfuse.tensor import _GENERATOR
+    from mlfuse.tensor import default_generator
 
-    st = _GENERATOR[0].bit_generator.state
-    if st.get("bit_generator") != "PCG64":
-        raise RuntimeError(f"get_rng_state: unexpected generator {st.get('bit_generator')}")
-    fields = (st["state"]["state"], st["state"]["inc"])
-    raw = b"".join(v.to_bytes(16, "little") for v in fields)
-    raw += bytes([st["has_uint32"]]) + int(st["uinteger"]).to_bytes(4, "little")
-    return Tensor(np.frombuffer(raw, np.uint8).copy(), dtypes.uint8, "cpu")
+    return default_generator.get_state()
 
 
 def set_rng_state(new_state) -> None:
     """Restore the global generator to a state :func:`get_rng_state` returned."""
-    from mlfuse.tensor import _GENERATOR
+    from mlfuse.tensor import _GENERATOR, _from_state
 
-    if not isinstance(new_state, Tensor) or new_state.dtype != dtypes.uint8:
-        raise TypeError("set_rng_state: expected the uint8 tensor get_rng_state returned")
-    raw = bytes(new_state.numpy().reshape(-1))
-    if len(raw) != 37:
-        raise ArgumentError(
-            f"set_rng_state: a state holds 37 bytes, got {len(raw)} (not from get_rng_state?)"
-        )
-    state = {
-        "bit_generator": "PCG64",
-        "state": {
-            "state": int.from_bytes(raw[:16], "little"),
-            "inc": int.from_bytes(raw[16:32], "little"),
-        },
-        "has_uint32": raw[32],
-        "uinteger": int.from_bytes(raw[33:37], "little"),
-    }
-    gen = np.random.Generator(np.random.PCG64())
-    gen.bit_generator.state = state
-    _GENERATOR[0] = gen
+    _GENERATOR[0] = _from_state(new_state, "set_rng_state")
 
 
 _MATMUL_PRECISION = ["highest"]

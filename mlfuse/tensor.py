@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mlfuse import autograd, dtypes, graph, targets
+from mlfuse import autograd, dtypes, graph, layouts, targets
 from mlfuse.dtypes import DType
 from mlfuse.errors import (
     ArgumentError,
@@ -206,6 +206,39 @@ def _norm_axes(axis, ndim: int) -> tuple[int, ...]:
     return out
 
 
+def _row_major_strides(shape: Shape) -> tuple[int, ...]:
+    """PyTorch's strides of a fresh tensor of ``shape`` (a size-0 dim counts as 1)."""
+    out, step = [], 1
+    for s in reversed(shape):
+        out.append(step)
+        step *= max(s, 1)
+    return tuple(reversed(out))
+
+
+def _view_strides(old: Shape, strides: tuple[int, ...], new: Shape) -> tuple[int, ...] | None:
+    """The strides of ``new`` viewing the storage that ``old`` reads with
+    ``strides``, or None where no strides can (PyTorch's reshape copies then):
+    groups of dims that are contiguous with each other may be split and merged."""
+    if not old or math.prod(old) == 0:
+        return _row_major_strides(new)
+    out = [0] * len(new)
+    nd = len(new) - 1
+    base = strides[-1]
+    seen = want = 1
+    for d in range(len(old) - 1, -1, -1):
+        seen *= old[d]
+        if d == 0 or (old[d - 1] != 1 and strides[d - 1] != seen * base):
+            while nd >= 0 and (want < seen or new[nd] == 1):
+                out[nd] = want * base
+                want *= new[nd]
+                nd -= 1
+            if want != seen:
+                return None
+            if d > 0:
+                base, seen, want = strides[d - 1], 1, 1
+    return tuple(out) if nd == -1 else None
+
+
 def broadcast_shape(*shapes: Shape) -> Shape:
     nd = max(len(s) for s in shapes)
     out = []
@@ -262,13 +295,133 @@ _SEED: list[int] = [int.from_bytes(os.urandom(8), "little") >> 1]
 _GENERATOR: list[np.random.Generator] = [np.random.default_rng(_SEED[0])]
 
 
+def _seed_int(seed, where: str) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{where}: seed must be an int, got {type(seed).__name__}")
+    return int(seed)
+
+
 def manual_seed(seed: int) -> None:
     """Seed the generator behind ``randn``/``rand``/``uniform``/``randint``/
     ``dropout`` calls without their own ``seed``: ``mlfuse.manual_seed(0)``."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"manual_seed: seed must be an int, got {type(seed).__name__}")
-    _SEED[0] = int(seed)
-    _GENERATOR[0] = np.random.default_rng(int(seed))
+    _SEED[0] = _seed_int(seed, "manual_seed")
+    _GENERATOR[0] = np.random.default_rng(_SEED[0])
+
+
+_STATE_BYTES = 37
+
+
+def _state_bytes(gen: np.random.Generator) -> bytes:
+    """A PCG64 generator's state as 37 bytes (state, increment, buffered word)."""
+    st = gen.bit_generator.state
+    if st.get("bit_generator") != "PCG64":
+        raise RuntimeError(f"get_state: unexpected generator {st.get('bit_generator')}")
+    fields = (st["state"]["state"], st["state"]["inc"])
+    raw = b"".join(v.to_bytes(16, "little") for v in fields)
+    return raw + bytes([st["has_uint32"]]) + int(st["uinteger"]).to_bytes(4, "little")
+
+
+def _from_state(new_state, where: str) -> np.random.Generator:
+    """The generator a state from :func:`_state_bytes` (as a uint8 tensor) describes."""
+    if not isinstance(new_state, Tensor) or new_state.dtype != dtypes.uint8:
+        raise TypeError(f"{where}: expected the uint8 tensor get_state/get_rng_state returned")
+    raw = bytes(new_state.numpy().reshape(-1))
+    if len(raw) != _STATE_BYTES:
+        raise ArgumentError(
+            f"{where}: a state holds {_STATE_BYTES} bytes, got {len(raw)} "
+            "(not from get_state/get_rng_state?)"
+        )
+    gen = np.random.Generator(np.random.PCG64())
+    gen.bit_generator.state = {
+        "bit_generator": "PCG64",
+        "state": {
+            "state": int.from_bytes(raw[:16], "little"),
+            "inc": int.from_bytes(raw[16:32], "little"),
+        },
+        "has_uint32": raw[32],
+        "uinteger": int.from_bytes(raw[33:37], "little"),
+    }
+    return gen
+
+
+class Generator:
+    """A random number generator of its own, PyTorch's ``torch.Generator``: pass
+    it as ``generator=`` to the sampling functions (``mlfuse.randn(3,
+    generator=g)``, ``mlfuse.randperm(n, generator=g)``, ``x.normal_(generator=g)``,
+    ``nn.init.uniform_(w, generator=g)``, ``utils.data.random_split``...) or as
+    ``seed=`` to the Tensor constructors (``Tensor.rand(3, seed=g)``); draws from
+    it leave the global generator alone. ``mlfuse.default_generator`` is the
+    global one (``mlfuse.manual_seed`` seeds it)::
+
+        g = mlfuse.Generator().manual_seed(0)
+        a = mlfuse.rand(3, generator=g)
+    """
+
+    def __init__(self, device="cpu"):
+        self.device = str(device)
+        self._seed = int.from_bytes(os.urandom(8), "little") >> 1
+        self._gen = np.random.default_rng(self._seed)
+
+    @property
+    def _np(self) -> np.random.Generator:
+        return self._gen
+
+    def _set(self, gen: np.random.Generator, seed: int | None) -> None:
+        self._gen = gen
+        if seed is not None:
+            self._seed = seed
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Seed it (itself, for chaining): ``g.manual_seed(42)``."""
+        seed = _seed_int(seed, "Generator.manual_seed")
+        self._set(np.random.default_rng(seed), seed)
+        return self
+
+    def seed(self) -> int:
+        """Seed it from the operating system's entropy; the seed used."""
+        seed = int.from_bytes(os.urandom(8), "little") >> 1
+        self._set(np.random.default_rng(seed), seed)
+        return seed
+
+    def initial_seed(self) -> int:
+        """The seed it was last seeded with."""
+        return self._seed
+
+    def get_state(self) -> Tensor:
+        """Its state as a uint8 tensor, for :meth:`set_state`."""
+        raw = _state_bytes(self._np)
+        return Tensor(np.frombuffer(raw, np.uint8).copy(), dtypes.uint8, "cpu")
+
+    def set_state(self, new_state) -> Generator:
+        """Restore a state :meth:`get_state` returned (itself)."""
+        self._set(_from_state(new_state, "Generator.set_state"), None)
+        return self
+
+    def __repr__(self) -> str:
+        return f"<mlfuse.Generator {self.device} seed={self._seed}>"
+
+
+class _DefaultGenerator(Generator):
+    """The global generator, seen as a :class:`Generator`."""
+
+    def __init__(self):
+        self.device = "cpu"
+
+    @property
+    def _np(self) -> np.random.Generator:
+        return _GENERATOR[0]
+
+    @property
+    def _seed(self) -> int:  # type: ignore[override]
+        return _SEED[0]
+
+    def _set(self, gen: np.random.Generator, seed: int | None) -> None:
+        _GENERATOR[0] = gen
+        if seed is not None:
+            _SEED[0] = seed
+
+
+default_generator: Generator = _DefaultGenerator()
 
 
 def _derivative(name: str, out: Tensor, inputs: tuple[Tensor, ...], rule) -> Tensor:
@@ -281,8 +434,19 @@ def _derivative(name: str, out: Tensor, inputs: tuple[Tensor, ...], rule) -> Ten
     return Tensor(graph.make("derivative", (n,), arg, n.shape, n.dtype))
 
 
-def _rng(seed: int | None) -> np.random.Generator:
-    return _GENERATOR[0] if seed is None else np.random.default_rng(seed)
+def _rng(seed) -> np.random.Generator:
+    """Where a draw comes from: ``seed`` None (the global generator), a
+    :class:`Generator`, or an int seeding a generator for this draw."""
+    if seed is None:
+        return _GENERATOR[0]
+    if isinstance(seed, Generator):
+        return seed._np
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(
+            f"a random draw's seed/generator must be an int or a mlfuse.Generator, "
+            f"got {type(seed).__name__}"
+        )
+    return np.random.default_rng(int(seed))
 
 
 def _random(draw, dtype=None, device=None, requires_grad: bool = False, seed=None) -> Tensor:
@@ -291,11 +455,12 @@ def _random(draw, dtype=None, device=None, requires_grad: bool = False, seed=Non
     so that every replay draws new values (dropout masks, noise), as tinygrad's
     TinyJit does."""
     t = Tensor(draw(_rng(seed)), dtype, device, requires_grad)
-    if seed is None and graph._recording_random is not None and t.node.buffer is not None:
+    replays = seed is None or isinstance(seed, Generator)  # a fixed int seed draws once
+    if replays and graph._recording_random is not None and t.node.buffer is not None:
         dt, dev = t.dtype, t.device  # (the redraw must not keep this tensor alive)
         graph._recording_random[id(t.node.buffer)] = (
             t.node.buffer,
-            lambda: Tensor(draw(_rng(None)), dt, dev),
+            lambda: Tensor(draw(_rng(seed)), dt, dev),
         )
     return t
 
@@ -637,7 +802,7 @@ class Tensor:
 
     @staticmethod
     def randn(
-        *shape, seed: int | None = None, dtype=None, device=None, requires_grad=False
+        *shape, seed: int | Generator | None = None, dtype=None, device=None, requires_grad=False
     ) -> Tensor:
         """Standard normal random values: ``Tensor.randn(2, 3, seed=0)``."""
         dt = dtype or dtypes.default_float
@@ -646,7 +811,7 @@ class Tensor:
 
     @staticmethod
     def rand(
-        *shape, seed: int | None = None, dtype=None, device=None, requires_grad=False
+        *shape, seed: int | Generator | None = None, dtype=None, device=None, requires_grad=False
     ) -> Tensor:
         """Uniform random values in [0, 1): ``Tensor.rand(2, 3, seed=0)``. Values are
         multiples of 2^-p for the dtype's precision p, so that none rounds up to 1."""
@@ -661,7 +826,7 @@ class Tensor:
         *shape,
         low=0.0,
         high=1.0,
-        seed: int | None = None,
+        seed: int | Generator | None = None,
         dtype=None,
         device=None,
         requires_grad=False,
@@ -681,7 +846,7 @@ class Tensor:
         *shape,
         mean=0.0,
         std=1.0,
-        seed: int | None = None,
+        seed: int | Generator | None = None,
         dtype=None,
         device=None,
         requires_grad=False,
@@ -743,13 +908,29 @@ class Tensor:
         return self.node.device
 
     @_traced
-    def to(self, *args, device=None, dtype=None) -> Tensor:
+    def to(
+        self,
+        *args,
+        device=None,
+        dtype=None,
+        non_blocking: bool = False,
+        copy: bool = False,
+        memory_format=None,
+    ) -> Tensor:
         """This tensor on a device and/or of a dtype, as PyTorch spells it:
         ``x.to("cpu")``, ``x.to(mlfuse.float16)``, ``x.to("cpu", mlfuse.float16)``,
         ``x.to(dtype=mlfuse.int8, device="cpu")``, ``x.to(other)`` (other's device
-        and dtype). Itself when nothing changes, else lazy copies/casts."""
-        if len(args) > 2:
+        and dtype). Itself when nothing changes, else lazy copies/casts; ``copy=True``
+        always gives a tensor of its own, ``memory_format`` is :meth:`contiguous`'s
+        and ``non_blocking`` is accepted (copies between devices happen when the
+        values are needed)."""
+        if len(args) > 2 and not (len(args) == 3 and isinstance(args[2], bool)):
             raise TypeError(f"to() takes at most 2 positional arguments, got {len(args)}")
+        if len(args) == 3:  # PyTorch's to(device, dtype, non_blocking)
+            args = args[:2]
+        if len(args) == 2 and isinstance(args[1], bool) and not isinstance(args[0], str):
+            args = args[:1]  # to(dtype_or_tensor, non_blocking)
+        fmt = layouts.check_memory_format(memory_format, "to", self.ndim)
         for a in args:
             if isinstance(a, Tensor):
                 if len(args) > 1:
@@ -770,7 +951,9 @@ class Tensor:
             dev = targets.device_name(device)
             if dev != out.device:
                 out = Tensor(graph.make("copy", (out.node,), dev, out.shape, out.dtype, dev))
-        return out
+        if fmt is not None and fmt.rank is not None:
+            return out.contiguous(fmt)
+        return out.clone() if copy and out is self else out
 
     @property
     def ndim(self) -> int:
@@ -2388,8 +2571,9 @@ class Tensor:
         return self._movement("flip", axes, self.shape) if axes else self
 
     @_traced
-    def stride(self, *steps) -> Tensor:
-        """Every ``steps[d]``-th element along each dim (positive steps)."""
+    def _stride_view(self, *steps) -> Tensor:
+        """Every ``steps[d]``-th element along each dim (positive steps; a view):
+        ``x[::2]`` is ``x._stride_view(2, ...)``."""
         steps = _ints(steps, "stride steps")
         if len(steps) != self.ndim:
             raise ArgumentError(f"stride needs {self.ndim} steps, got {len(steps)}")
@@ -2752,7 +2936,7 @@ class Tensor:
         if flips:
             t = t._flip_view(flips)
         t = t.shrink(bounds)
-        t = t.stride(*steps)
+        t = t._stride_view(*steps)
         t = t.reshape(tuple(out_shape))
         if empty:
             t = t.shrink([(0, 0) if d in empty else None for d in range(t.ndim)])
@@ -2760,8 +2944,15 @@ class Tensor:
 
     # -- meta -------------------------------------------------------------------
     @_traced
-    def contiguous(self) -> Tensor:
-        """Materialize this value in its own buffer when realized: ``x.T.contiguous()``."""
+    def contiguous(self, memory_format=None) -> Tensor:
+        """Materialize this value in its own buffer when realized: ``x.T.contiguous()``;
+        with ``memory_format=mlfuse.channels_last`` the buffer holds the values
+        channels-last (NHWC) and the result is the NCHW view of it, as PyTorch's."""
+        fmt = layouts.check_memory_format(memory_format, "contiguous", self.ndim)
+        if fmt is not None and fmt.rank is not None:
+            last = (0, *range(2, self.ndim), 1)
+            back = (0, self.ndim - 1, *range(1, self.ndim - 1))
+            return self.permute(last).contiguous().permute(back)
         return Tensor(graph.make("contiguous", (self.node,), None, self.shape, self.dtype))
 
     @_traced
@@ -3804,10 +3995,11 @@ class Tensor:
 
     # -- PyTorch's creation and conversion methods ------------------------------------
     @_traced
-    def clone(self) -> Tensor:
+    def clone(self, *, memory_format=None) -> Tensor:
         """A copy of its own (not a view; writing it leaves this tensor alone; the
-        gradient flows through): ``y = x.clone()``."""
-        return self.contiguous()
+        gradient flows through): ``y = x.clone()``; ``memory_format`` as in
+        :meth:`contiguous`."""
+        return self.contiguous(memory_format)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
         """A tensor of ``size`` filled with ``fill_value``, of this dtype and device
@@ -4158,7 +4350,7 @@ class Tensor:
         x = x.shrink(tuple([None] * len(lead) + [(r0, r0 + length), (c0, c0 + length)]))
         if length <= 1:
             return x.reshape(lead + (length,))
-        return x.reshape(lead + (length * length,)).stride(*([1] * len(lead)), length + 1)
+        return x.reshape(lead + (length * length,))._stride_view(*([1] * len(lead)), length + 1)
 
     @_traced
     def trace(self) -> Tensor:
@@ -5669,7 +5861,7 @@ class Tensor:
         return self.pad(tuple((0, w - s) for w, s in zip(want, self.shape)), value)
 
     @staticmethod
-    def randperm(n: int, *, dtype=None, device=None, seed: int | None = None) -> Tensor:
+    def randperm(n: int, *, dtype=None, device=None, seed: int | Generator | None = None) -> Tensor:
         """A random permutation of ``0..n-1`` (int64): ``Tensor.randperm(5)``."""
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ArgumentError(f"randperm: n must be a non-negative int, got {n!r}")
@@ -5859,11 +6051,81 @@ class Tensor:
         return F.prelu(self, weight)
 
     # -- PyTorch's predicates and storage views ---------------------------------------
+    def _layout(self) -> tuple[tuple[int, ...], int]:
+        """PyTorch's strides and storage offset of this tensor, in elements of the
+        storage of the tensor it is a view of: permutes, slices, expands, strided
+        slices, detaches and the reshapes PyTorch makes views keep the storage;
+        anything else (a computed value, a reshape PyTorch copies, a pad or a flip)
+        starts a row-major storage of its own."""
+        chain = []
+        t = self
+        while getattr(t, "_base", None) is not None:
+            chain.append(t)
+            t = t._base[0]
+        strides, offset = _row_major_strides(t.shape), 0
+        for t in reversed(chain):
+            parent, op, arg = t._base
+            if op == "permute":
+                strides = tuple(strides[o] for o in arg)
+            elif op == "shrink":
+                offset += sum(b * st for (b, _), st in zip(arg, strides))
+            elif op == "expand":
+                strides = tuple(
+                    0 if n != o else st for n, o, st in zip(t.shape, parent.shape, strides)
+                )
+            elif op == "stride":
+                strides = tuple(st * k for st, k in zip(strides, arg))
+            elif op == "reshape":
+                found = _view_strides(parent.shape, strides, t.shape)
+                if found is None:
+                    strides, offset = _row_major_strides(t.shape), 0
+                else:
+                    strides = found
+            elif op != "detach":  # flip and pad views: PyTorch copies
+                strides, offset = _row_major_strides(t.shape), 0
+        return strides, offset
+
+    def stride(self, dim: int | None = None):
+        """PyTorch's strides: the elements of storage between neighbours along
+        each dim (``x.stride()``, a tuple) or along one (``x.stride(0)``):
+        ``torch.zeros(2, 3).t().stride()`` is ``(1, 3)`` here too. See
+        :meth:`_layout` for which tensors share a storage."""
+        strides = self._layout()[0]
+        if dim is None:
+            return strides
+        if self.ndim == 0:
+            raise DimError(f"stride: dim {dim} is out of range for a tensor of 0 dims")
+        return strides[_norm_axis(dim, self.ndim, "stride: dim")]
+
+    def storage_offset(self) -> int:
+        """Where this view starts in its storage, in elements (PyTorch's):
+        ``x[1:].storage_offset()`` is ``x.shape[1]`` for a row-major ``x``."""
+        return self._layout()[1]
+
+    @property
+    def layout(self) -> layouts.layout:
+        """``mlfuse.strided``: tensors are dense (see :mod:`mlfuse.layouts`)."""
+        return layouts.strided
+
+    # the storage kinds and devices of PyTorch's that mlfuse tensors never are
+    is_sparse = is_sparse_csr = is_quantized = is_meta = is_nested = is_mkldnn = False
+    is_mps = is_xla = is_xpu = is_ipu = is_vulkan = is_maia = is_mtia = False
+
     def is_contiguous(self, memory_format=None) -> bool:
         """Whether this tensor's elements are laid out row-major without gaps: a
         computed value is (it is materialized that way); a view is when its chain
         of movements keeps the layout (reshapes, slices of the leading dim):
-        ``x.T.is_contiguous()`` is False."""
+        ``x.T.is_contiguous()`` is False. With a channels-last ``memory_format``:
+        whether :meth:`stride` is that order's (``x.contiguous(memory_format=
+        mlfuse.channels_last)`` is)."""
+        fmt = layouts.check_memory_format(memory_format, "is_contiguous")
+        if fmt is not None and fmt.rank is not None:
+            if self.ndim != fmt.rank:
+                return False
+            order = (0, *range(2, self.ndim), 1)  # outermost to innermost in memory
+            want = _row_major_strides(tuple(self.shape[d] for d in order))
+            strides = self.stride()
+            return all(strides[d] == w or self.shape[d] == 1 for d, w in zip(order, want))
         t = self
         while getattr(t, "_base", None) is not None:
             parent, op, arg = t._base
@@ -5964,7 +6226,7 @@ class Tensor:
             v = pr.numpy()
             if np.isnan(v).any() or v.min() < 0 or v.max() > 1:
                 raise ArgumentError("bernoulli: probabilities must be in [0, 1]")
-        u = Tensor.rand(*self.shape, dtype=pr.dtype, device=self.device)
+        u = Tensor.rand(*self.shape, seed=generator, dtype=pr.dtype, device=self.device)
         return (u < pr).cast(self.dtype)
 
     def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None):
@@ -5993,14 +6255,16 @@ class Tensor:
         if replacement:
             cdf = w.cumsum(-1)
             cdf = cdf / cdf[:, -1:]
-            u = Tensor.rand(rows, num_samples, dtype=w.dtype, device=self.device)
+            u = Tensor.rand(rows, num_samples, seed=generator, dtype=w.dtype, device=self.device)
             # the first category whose cumulative weight exceeds u
             hits = (cdf.unsqueeze(1) <= u.unsqueeze(-1)).cast(dtypes.int64).sum(-1)
             out = hits.minimum(n - 1)
         else:
             # Gumbel top-k: the k largest of log(w) + Gumbel noise are a draw without
             # replacement in proportion to the weights
-            u = Tensor.rand(rows, n, dtype=w.dtype, device=self.device).clip(1e-30, 1.0)
+            u = Tensor.rand(rows, n, seed=generator, dtype=w.dtype, device=self.device).clip(
+                1e-30, 1.0
+            )
             keys = (w > 0).where(w.log() - (-u.log()).log(), -math.inf)
             out = keys.topk(num_samples, -1).indices
         return out.reshape(num_samples) if self.ndim == 1 else out
@@ -6008,13 +6272,22 @@ class Tensor:
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
         """Fill in place with normal samples: ``w.normal_(0, 0.02)``."""
         return self.assign(
-            Tensor.normal(*self.shape, mean=mean, std=std, dtype=self.dtype, device=self.device)
+            Tensor.normal(
+                *self.shape,
+                mean=mean,
+                std=std,
+                seed=generator,
+                dtype=self.dtype,
+                device=self.device,
+            )
         )
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
         """Fill in place with uniform samples in ``[a, b)``: ``w.uniform_(-0.1, 0.1)``."""
         return self.assign(
-            Tensor.uniform(*self.shape, low=a, high=b, dtype=self.dtype, device=self.device)
+            Tensor.uniform(
+                *self.shape, low=a, high=b, seed=generator, dtype=self.dtype, device=self.device
+            )
         )
 
     def random_(self, from_=0, to=None, *, generator=None) -> Tensor:
@@ -6032,32 +6305,35 @@ class Tensor:
         if hi <= lo:
             raise ArgumentError(f"random_: expects from < to, got from={lo}, to={hi}")
         return self.assign(
-            _random(lambda g: g.integers(lo, hi, self.shape), self.dtype, self.device)
+            _random(
+                lambda g: g.integers(lo, hi, self.shape), self.dtype, self.device, seed=generator
+            )
         )
 
     def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:
         """Fill in place with exponential samples of rate ``lambd``: ``x.exponential_()``."""
         draw = lambda g: g.exponential(1.0 / lambd, self.shape)  # noqa: E731
-        return self.assign(_random(draw, self.dtype, self.device))
+        return self.assign(_random(draw, self.dtype, self.device, seed=generator))
 
     def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
         """Fill in place with log-normal samples: ``x.log_normal_()``."""
         draw = lambda g: g.lognormal(mean, std, self.shape)  # noqa: E731
-        return self.assign(_random(draw, self.dtype, self.device))
+        return self.assign(_random(draw, self.dtype, self.device, seed=generator))
 
     def geometric_(self, p: float, *, generator=None) -> Tensor:
         """Fill in place with geometric samples (trials to the first success):
         ``x.geometric_(0.3)``."""
-        return self.assign(_random(lambda g: g.geometric(p, self.shape), self.dtype, self.device))
+        draw = lambda g: g.geometric(p, self.shape)  # noqa: E731
+        return self.assign(_random(draw, self.dtype, self.device, seed=generator))
 
     def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
         """Fill in place with Cauchy samples: ``x.cauchy_()``."""
         draw = lambda g: median + sigma * g.standard_cauchy(self.shape)  # noqa: E731
-        return self.assign(_random(draw, self.dtype, self.device))
+        return self.assign(_random(draw, self.dtype, self.device, seed=generator))
 
     def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
         """Fill in place with 0/1 samples, 1 with probability ``p``: ``m.bernoulli_(0.9)``."""
-        return self.assign(self.bernoulli(p).cast(self.dtype))
+        return self.assign(self.bernoulli(p, generator=generator).cast(self.dtype))
 
     def fill_diagonal_(self, fill_value, wrap: bool = False) -> Tensor:
         """Fill the main diagonal in place (all dims of one size, or a 2-d tall matrix,

@@ -18,7 +18,7 @@ import numpy as np
 
 from mlfuse import dtypes
 from mlfuse.autograd import no_grad
-from mlfuse.errors import ArgumentError, UnsupportedModeError
+from mlfuse.errors import ArgumentError, DTypeError, UnsupportedModeError
 from mlfuse.tensor import Tensor, _derivative, _random
 
 # ---------------------------------------------------------------------------
@@ -134,7 +134,7 @@ def _windows(xp: Tensor, kernel, stride, dilation, out_size):
             bounds.append((lo, lo + (o - 1) * s + 1) if o else (lo, lo))
         win = xp.shrink(tuple(bounds))
         if any(s > 1 for s in stride) and all(out_size):
-            win = win.stride(1, 1, *stride)
+            win = win._stride_view(1, 1, *stride)
         yield tap, win
 
 
@@ -156,7 +156,7 @@ def _window_view(xp: Tensor, kernel, stride, dilation, out_size) -> Tensor:
         if k == 1:  # one tap: every stride-th element
             t = xp.shrink(full + ((0, (o - 1) * st + 1),) + rest)
             if st > 1:
-                t = t.stride(*((1,) * len(before) + (st,) + (1,) * len(after)))
+                t = t._stride_view(*((1,) * len(before) + (st,) + (1,) * len(after)))
             xp = t.reshape(before + (1, o) + after)
             continue
         m = max(1, -(-(o * st - d) // s))
@@ -866,6 +866,228 @@ def scaled_dot_product_attention(
     if dropout_p:
         attn = dropout(attn, dropout_p)
     return attn @ value
+
+
+def _additive_mask(mask, what: str, name: str, dtype) -> Tensor:
+    """A bool mask (True: not allowed) as 0 / -inf, a float one as it is."""
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"{name}: {what} must be a Tensor, got {type(mask).__name__}")
+    if mask.dtype.is_bool:
+        return mask.where(-math.inf, 0.0).cast(dtype)
+    if not mask.dtype.is_float:
+        raise ArgumentError(f"{name}: {what} must be bool or float, got {mask.dtype.name}")
+    return mask.cast(dtype)
+
+
+def multi_head_attention_forward(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    embed_dim_to_check: int,
+    num_heads: int,
+    in_proj_weight: Tensor | None,
+    in_proj_bias: Tensor | None,
+    bias_k: Tensor | None,
+    bias_v: Tensor | None,
+    add_zero_attn: bool,
+    dropout_p: float,
+    out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None,
+    training: bool = True,
+    key_padding_mask: Tensor | None = None,
+    need_weights: bool = True,
+    attn_mask: Tensor | None = None,
+    use_separate_proj_weight: bool = False,
+    q_proj_weight: Tensor | None = None,
+    k_proj_weight: Tensor | None = None,
+    v_proj_weight: Tensor | None = None,
+    static_k: Tensor | None = None,
+    static_v: Tensor | None = None,
+    average_attn_weights: bool = True,
+    is_causal: bool = False,
+):
+    """PyTorch's multi-head attention with explicit weights (what
+    ``nn.MultiheadAttention`` runs): query (L, N, E), key (S, N, kdim) and value
+    (S, N, vdim), or unbatched (L, E)...; projected by ``in_proj_weight`` (3E,
+    E) or, with ``use_separate_proj_weight``, ``q/k/v_proj_weight``; ``bias_k``/
+    ``bias_v`` (1, 1, E) appended to the keys and values, ``add_zero_attn`` a
+    zero one; ``static_k``/``static_v`` (N * num_heads, S, E / num_heads) used
+    in place of the projected ones. A bool mask is True where attention is not
+    allowed, a float one is added; ``is_causal`` with no ``attn_mask`` masks the
+    upper triangle (PyTorch asks for the mask too). Returns ``(attn_output (L,
+    N, E), weights (N, L, S) averaged over the heads, (N, num_heads, L, S)
+    otherwise, or None without need_weights)``:
+    ``out, w = F.multi_head_attention_forward(q, k, v, 8, 2, w_in, b_in, None,
+    None, False, 0.0, w_out, b_out)``."""
+    return _multi_head_attention(
+        query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k,
+        bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training,
+        key_padding_mask, need_weights, attn_mask, use_separate_proj_weight, q_proj_weight,
+        k_proj_weight, v_proj_weight, static_k, static_v, average_attn_weights, is_causal,
+        "multi_head_attention_forward",
+    )  # fmt: skip
+
+
+def _multi_head_attention(
+    query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k,
+    bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training,
+    key_padding_mask, need_weights, attn_mask, use_separate_proj_weight, q_proj_weight,
+    k_proj_weight, v_proj_weight, static_k, static_v, average_attn_weights, is_causal,
+    name: str,
+):  # fmt: skip
+    """:func:`multi_head_attention_forward`, its errors naming ``name`` (the
+    module's, when ``nn.MultiheadAttention`` calls it)."""
+    for what, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}: {what} must be a Tensor, got {type(t).__name__}")
+    if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
+        raise ArgumentError(
+            f"{name}: query, key and value must all be 3-d (batched) or 2-d (unbatched), "
+            f"got {query.shape}, {key.shape}, {value.shape}"
+        )
+    batched = query.ndim == 3
+    q, k, v = (query, key, value) if batched else (t.unsqueeze(1) for t in (query, key, value))
+    tgt, n, e = q.shape
+    src = k.shape[0]
+    if e != embed_dim_to_check:
+        raise ArgumentError(f"{name}: query has {e} features, embed_dim is {embed_dim_to_check}")
+    h = num_heads
+    if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or h <= 0 or e % h:
+        raise ArgumentError(
+            f"{name}: embed_dim {e} must be divisible by num_heads {num_heads} (a positive int)"
+        )
+    hd = e // h
+    if use_separate_proj_weight:
+        ws = (q_proj_weight, k_proj_weight, v_proj_weight)
+        if any(w is None for w in ws):
+            raise ArgumentError(
+                f"{name}: use_separate_proj_weight needs q_proj_weight, k_proj_weight and "
+                f"v_proj_weight"
+            )
+        if ws[0].shape != (e, e) or ws[1].ndim != 2 or ws[2].ndim != 2:
+            raise ArgumentError(
+                f"{name}: q_proj_weight must be (E, E) = {(e, e)} and k_proj_weight, "
+                f"v_proj_weight (E, kdim), (E, vdim), got {ws[0].shape}, {ws[1].shape}, "
+                f"{ws[2].shape}"
+            )
+    else:
+        if in_proj_weight is None or in_proj_weight.shape != (3 * e, e):
+            got = None if in_proj_weight is None else in_proj_weight.shape
+            raise ArgumentError(f"{name}: in_proj_weight must be (3E, E) = {(3 * e, e)}, got {got}")
+        ws = (in_proj_weight[:e], in_proj_weight[e : 2 * e], in_proj_weight[2 * e :])
+    if in_proj_bias is not None and in_proj_bias.shape != (3 * e,):
+        raise ArgumentError(f"{name}: in_proj_bias must be (3E,) = {(3 * e,)}, got {in_proj_bias.shape}")
+    wq, wk, wv = ws
+    if k.shape[-1] != wk.shape[1] or v.shape[-1] != wv.shape[1]:
+        raise ArgumentError(
+            f"{name}: key and value must have kdim={wk.shape[1]} and vdim={wv.shape[1]} "
+            f"features, got {k.shape[-1]} and {v.shape[-1]}"
+        )
+    if k.shape[:2] != v.shape[:2] or k.shape[1] != n:
+        raise ArgumentError(
+            f"{name}: key {key.shape} and value {value.shape} must have one length and the "
+            f"query's batch"
+        )
+    b = in_proj_bias
+    bq, bk, bv = (b[:e], b[e : 2 * e], b[2 * e :]) if b is not None else (None, None, None)
+    dt = dtypes.promote(q.dtype, out_proj_weight.dtype)
+
+    # the additive mask, (N, heads or 1, L, S) before the extra keys
+    mask = None
+    if attn_mask is not None:
+        m = _additive_mask(attn_mask, "attn_mask", name, dt)
+        if m.ndim == 2:
+            if m.shape != (tgt, src):
+                raise ArgumentError(
+                    f"{name}: a 2-d attn_mask must be (L, S) = {(tgt, src)}, got {m.shape}"
+                )
+            m = m.reshape(1, 1, tgt, src)
+        elif m.ndim == 3:
+            want = (n * h, tgt, src)
+            if m.shape != want:
+                raise ArgumentError(
+                    f"{name}: a 3-d attn_mask must be (N * num_heads, L, S) = {want}, got "
+                    f"{m.shape}"
+                )
+            m = m.reshape(n, h, tgt, src)
+        else:
+            raise ArgumentError(f"{name}: attn_mask must be 2-d or 3-d, got {m.shape}")
+        mask = m
+    elif is_causal:
+        keep = Tensor.ones(tgt, src, dtype=dtypes.bool_, device=q.device).tril()
+        mask = keep.where(0.0, -math.inf).cast(dt).reshape(1, 1, tgt, src)
+    pad = None
+    if key_padding_mask is not None:
+        pad = _additive_mask(key_padding_mask, "key_padding_mask", name, dt)
+        want = (n, src) if batched else (src,)
+        if pad.shape != want:
+            raise ArgumentError(
+                f"{name}: key_padding_mask must be {'(N, S)' if batched else '(S,)'} = {want}, "
+                f"got {pad.shape}"
+            )
+        pad = pad.reshape(n, 1, 1, src)
+
+    def extra_key(mask_, pad_):  # one more key: a zero column in the masks
+        col = ((0, 0), (0, 0), (0, 0), (0, 1))
+        return (None if mask_ is None else mask_.pad(col)), (None if pad_ is None else pad_.pad(col))
+
+    def heads(x: Tensor) -> Tensor:  # (len, N, E) -> (N, heads, len, hd)
+        return x.reshape(x.shape[0], n, h, hd).permute(1, 2, 0, 3)
+
+    qh = heads(linear(q, wq, bq))
+    kp, vp = linear(k, wk, bk), linear(v, wv, bv)
+    if bias_k is not None or bias_v is not None:
+        if bias_k is None or bias_v is None:
+            raise ArgumentError(f"{name}: bias_k and bias_v must be given together")
+        if static_k is not None or static_v is not None:
+            raise ArgumentError(f"{name}: bias_k and bias_v cannot be added to static_k/static_v")
+        for what, t in (("bias_k", bias_k), ("bias_v", bias_v)):
+            if t.numel() != e:
+                raise ArgumentError(f"{name}: {what} must be (1, 1, E) = {(1, 1, e)}, got {t.shape}")
+        kp = kp.cat(bias_k.reshape(1, 1, e).expand(1, n, e), dim=0)
+        vp = vp.cat(bias_v.reshape(1, 1, e).expand(1, n, e), dim=0)
+        mask, pad = extra_key(mask, pad)
+    kh, vh = heads(kp), heads(vp)
+    for what, static in (("static_k", static_k), ("static_v", static_v)):
+        if static is None:
+            continue
+        if static.ndim != 3 or static.shape[0] != n * h or static.shape[2] != hd:
+            raise ArgumentError(
+                f"{name}: {what} must be (N * num_heads, S, head_dim) = ({n * h}, S, {hd}), got "
+                f"{static.shape}"
+            )
+        s4 = static.reshape(n, h, static.shape[1], hd)
+        kh, vh = (s4, vh) if what == "static_k" else (kh, s4)
+    if add_zero_attn:
+        zeros = Tensor.zeros(n, h, 1, hd, dtype=kh.dtype, device=kh.device)
+        kh, vh = kh.cat(zeros, dim=2), vh.cat(zeros.cast(vh.dtype), dim=2)
+        mask, pad = extra_key(mask, pad)
+    length = kh.shape[2]
+    if vh.shape[2] != length:
+        raise ArgumentError(f"{name}: static_k and static_v give {length} and {vh.shape[2]} keys")
+    for what, m in (("attn_mask", mask), ("key_padding_mask", pad)):
+        if m is not None and m.shape[-1] != length:
+            raise ArgumentError(
+                f"{name}: {what} covers {m.shape[-1]} keys, the attention has {length} "
+                f"(static_k/static_v change S)"
+            )
+    if pad is not None:
+        mask = pad if mask is None else mask + pad
+    p = dropout_p if training else 0.0
+    weights = None
+    if need_weights:
+        scores = (qh @ kh.transpose(-2, -1)) * (1 / math.sqrt(hd))
+        if mask is not None:
+            scores = scores + mask
+        attn = scores.softmax(-1)
+        attn = dropout(attn, p) if p else attn
+        out = attn @ vh
+        weights = attn.mean(1) if average_attn_weights else attn
+        weights = weights if batched else weights.squeeze(0)
+    else:
+        out = scaled_dot_product_attention(qh, kh, vh, attn_mask=mask, dropout_p=p)
+    out = linear(out.permute(2, 0, 1, 3).reshape(tgt, n, e), out_proj_weight, out_proj_bias)
+    return (out if batched else out.squeeze(1)), weights
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -2363,6 +2585,174 @@ def max_pool3d_with_indices(
     return _max_pool(
         x, kernel_size, stride, padding, dilation, ceil_mode, 3, "max_pool3d_with_indices", True
     )
+
+
+def _fractional_starts(u: Tensor, size: int, out: int, k: int) -> Tensor:
+    """PyTorch's pseudo-random pooling regions along one dim: for the samples
+    ``u`` (N, C) in [0, 1), the (N, C, out) int64 window starts
+    ``floor((i + u) * alpha) - floor(u * alpha)`` with ``alpha = (size - k) /
+    (out - 1)``, the last one ``size - k``, computed in the samples' float
+    dtype as PyTorch does."""
+    last = Tensor.full(u.shape + (1,), size - k, dtype=dtypes.int64, device=u.device)
+    if out == 1:
+        return last
+    dt = u.dtype
+    alpha = float(np.asarray(size - k, dt.host) / np.asarray(out - 1, dt.host))  # in dt
+    steps = Tensor.arange(out - 1, device=u.device).cast(dt)
+    ends = ((steps + u.unsqueeze(-1)) * alpha).floor()
+    first = (u * alpha).floor().unsqueeze(-1)
+    return (ends - first).cast(dtypes.int64).cat(last, dim=-1)
+
+
+def _fractional_max_pool(
+    x, kernel_size, output_size, output_ratio, return_indices, samples, nd: int, name: str
+):
+    """Max over PyTorch's fractional windows (Graham's fractional max pooling)
+    of (N, C, *spatial) or (C, *spatial): the window of output i along a dim
+    starts at :func:`_fractional_starts` of that dim's sample (2-d: sample 0
+    is W's, 1 is H's; 3-d: 0, 1, 2 are T's, H's, W's, as PyTorch). Where each
+    maximum is (the first in scan order, a NaN the last) is found one dim at a
+    time (the last first: the maximum of a box is the maximum of its rows'
+    maxima) from the detached input; the result gathers the input there, so
+    the gradient goes to those places."""
+    sp = _SPATIAL[nd]
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: input must be a Tensor, got {type(x).__name__}")
+    if x.ndim not in (nd + 1, nd + 2):
+        raise ArgumentError(f"{name}: input must be (N, C, {sp}) or (C, {sp}), got {x.shape}")
+    if not x.dtype.is_float:
+        raise DTypeError(f"{name}: input must be floating point, got {x.dtype.name}")
+    kernel = _tuple(kernel_size, nd, f"{name}: kernel_size")
+    if any(k <= 0 for k in kernel):
+        raise ArgumentError(f"{name}: kernel_size must be positive, got {kernel_size!r}")
+    spatial = x.shape[-nd:]
+    if output_size is not None:
+        out = _tuple(output_size, nd, f"{name}: output_size")
+    elif output_ratio is not None:
+        ratio = tuple(output_ratio) if isinstance(output_ratio, (tuple, list)) else (output_ratio,)
+        ratio = ratio * nd if len(ratio) == 1 else ratio
+        if len(ratio) != nd or not all(
+            isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in ratio
+        ):
+            raise ArgumentError(f"{name}: output_ratio must be {nd} numbers, got {output_ratio!r}")
+        out = tuple(int(s * float(v)) for s, v in zip(spatial, ratio))
+    else:
+        raise ArgumentError(f"{name} requires specifying either an output_size or an output_ratio")
+    for s, k, o in zip(spatial, kernel, out):
+        if o <= 0 or o + k - 1 > s:
+            raise ArgumentError(
+                f"{name}: output size {out} with kernel {kernel} does not fit the input's "
+                f"spatial size {tuple(spatial)} (each output must be positive and "
+                f"output + kernel - 1 at most the input)"
+            )
+    batched = x.ndim == nd + 2
+    xb = x if batched else x.unsqueeze(0)
+    n, c = xb.shape[:2]
+    if samples is None:
+        samples = Tensor.rand(n, c, nd, dtype=x.dtype, device=x.device)
+    elif not isinstance(samples, Tensor):
+        raise TypeError(f"{name}: _random_samples must be a Tensor, got {type(samples).__name__}")
+    elif samples.shape != (n, c, nd):
+        raise ArgumentError(
+            f"{name}: _random_samples must be (N, C, {nd}) = {(n, c, nd)} for the input "
+            f"{x.shape}, got {samples.shape}"
+        )
+    elif not samples.dtype.is_float:
+        raise DTypeError(f"{name}: _random_samples must be floating point, got {samples.dtype}")
+    u = samples.detach().cast(x.dtype)
+    which = (1, 0) if nd == 2 else (0, 1, 2)  # the sample of each spatial dim
+    with no_grad():
+        vals, flat = xb.detach(), None
+        for d in reversed(range(nd)):  # the last dim first: row-major scan order
+            axis = 2 + d
+            starts = _fractional_starts(u[..., which[d]], spatial[d], out[d], kernel[d])
+            v = vals.movedim(axis, -1)
+            lead = (n, c) + (1,) * (nd - 1)
+            best = at = None
+            for j in range(kernel[d]):
+                pos = (starts + j).reshape(lead + (out[d],)).expand(*v.shape[:-1], out[d])
+                w = v.gather(-1, pos)
+                if best is None:
+                    best, at = w, pos
+                    continue
+                take = (w > best) | w.isnan()
+                best, at = take.where(w, best), take.where(pos, at)
+            step = math.prod(spatial[d + 1 :])
+            f = at * step if flat is None else flat.movedim(axis, -1).gather(-1, at) + at * step
+            vals, flat = best.movedim(-1, axis), f.movedim(-1, axis)
+        flat = flat.contiguous()
+    res = xb.reshape(n, c, -1).gather(-1, flat.reshape(n, c, -1)).reshape(flat.shape)
+    if not batched:
+        res, flat = res.squeeze(0), flat.squeeze(0)
+    return (res, flat) if return_indices else res
+
+
+def fractional_max_pool2d(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    kernel_size,
+    output_size=None,
+    output_ratio=None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+):
+    """Fractional max pooling of (N, C, H, W) or (C, H, W): the max over
+    ``kernel_size`` windows at PyTorch's pseudo-random starts, from
+    ``_random_samples`` (N, C, 2) in [0, 1) (drawn from ``mlfuse.manual_seed``'s
+    generator when not given), to ``output_size`` or ``output_ratio`` times the
+    input's size; with ``return_indices`` also the flat index (h * W + w) of
+    each maximum: ``F.fractional_max_pool2d(x, 3, output_ratio=0.5)``."""
+    return _fractional_max_pool(
+        input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 2,
+        "fractional_max_pool2d",
+    )  # fmt: skip
+
+
+def fractional_max_pool3d(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    kernel_size,
+    output_size=None,
+    output_ratio=None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+):
+    """Fractional max pooling of (N, C, T, H, W) or (C, T, H, W), with
+    ``_random_samples`` (N, C, 3): ``F.fractional_max_pool3d(x, 2, output_size=(4, 5, 6))``."""
+    return _fractional_max_pool(
+        input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 3,
+        "fractional_max_pool3d",
+    )  # fmt: skip
+
+
+def fractional_max_pool2d_with_indices(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    kernel_size,
+    output_size=None,
+    output_ratio=None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """``fractional_max_pool2d(..., return_indices=True)``:
+    ``y, idx = F.fractional_max_pool2d_with_indices(x, 2, output_size=5)``."""
+    return _fractional_max_pool(
+        input, kernel_size, output_size, output_ratio, True, _random_samples, 2,
+        "fractional_max_pool2d_with_indices",
+    )  # fmt: skip
+
+
+def fractional_max_pool3d_with_indices(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    kernel_size,
+    output_size=None,
+    output_ratio=None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """``fractional_max_pool3d(..., return_indices=True)``:
+    ``y, idx = F.fractional_max_pool3d_with_indices(x, 2, output_ratio=0.5)``."""
+    return _fractional_max_pool(
+        input, kernel_size, output_size, output_ratio, True, _random_samples, 3,
+        "fractional_max_pool3d_with_indices",
+    )  # fmt: skip
 
 
 def _lp_pool(x: Tensor, norm_type, kernel_size, stride, ceil_mode, nd: int, name: str) -> Tensor:

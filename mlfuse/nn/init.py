@@ -1,6 +1,6 @@
 """``torch.nn.init``'s initialisers: each fills a tensor in place (without
 recording a gradient) and returns it, drawing from the generator
-``mlfuse.manual_seed`` seeds::
+``mlfuse.manual_seed`` seeds, or from ``generator=`` (a ``mlfuse.Generator``)::
 
     w = mlfuse.empty(256, 128)
     nn.init.kaiming_uniform_(w, a=math.sqrt(5))
@@ -76,12 +76,12 @@ def _fan(t: Tensor, mode: str) -> int:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Uniform values in ``[a, b)``: ``uniform_(w, -0.1, 0.1)``."""
-    return _fill(tensor, _rng(None).uniform(a, b, tensor.shape))
+    return _fill(tensor, _rng(generator).uniform(a, b, tensor.shape))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Normal values: ``normal_(w, 0, 0.02)``."""
-    return _fill(tensor, _rng(None).normal(mean, std, tensor.shape))
+    return _fill(tensor, _rng(generator).normal(mean, std, tensor.shape))
 
 
 def trunc_normal_(
@@ -91,7 +91,7 @@ def trunc_normal_(
     """Normal values redrawn until they fall in ``[a, b]``: ``trunc_normal_(w, std=0.02)``."""
     if not a < b:
         raise ArgumentError(f"trunc_normal_: a ({a}) must be below b ({b})")
-    rng = _rng(None)
+    rng = _rng(generator)
     out = rng.normal(mean, std, tensor.shape)
     bad = (out < a) | (out > b)
     while bad.any():
@@ -143,13 +143,13 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor
     """Glorot's uniform: ``+-gain sqrt(6 / (fan_in + fan_out))``: ``xavier_uniform_(w)``."""
     fan_in, fan_out = _fans(tensor)
     bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Glorot's normal, std ``gain sqrt(2 / (fan_in + fan_out))``: ``xavier_normal_(w)``."""
     fan_in, fan_out = _fans(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
 
 
 def kaiming_uniform_(
@@ -158,7 +158,7 @@ def kaiming_uniform_(
 ) -> Tensor:  # fmt: skip
     """He's uniform, bound ``gain sqrt(3 / fan)``: ``kaiming_uniform_(w, a=math.sqrt(5))``."""
     bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / _fan(tensor, mode))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(
@@ -167,7 +167,7 @@ def kaiming_normal_(
 ) -> Tensor:  # fmt: skip
     """He's normal, std ``gain / sqrt(fan)``: ``kaiming_normal_(w, nonlinearity="relu")``."""
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
-    return normal_(tensor, 0.0, std)
+    return normal_(tensor, 0.0, std, generator)
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
@@ -177,7 +177,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         raise ArgumentError(f"orthogonal_ needs at least 2 dims, got shape {tensor.shape}")
     rows = tensor.shape[0]
     cols = tensor.numel() // rows if rows else 0
-    flat = _rng(None).standard_normal((rows, cols))
+    flat = _rng(generator).standard_normal((rows, cols))
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
@@ -193,7 +193,7 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     if tensor.ndim != 2:
         raise ArgumentError(f"sparse_ needs a 2-d tensor, got shape {tensor.shape}")
     rows, cols = tensor.shape
-    rng = _rng(None)
+    rng = _rng(generator)
     vals = rng.normal(0, std, (rows, cols))
     zeros = int(math.ceil(sparsity * rows))
     for c in range(cols):

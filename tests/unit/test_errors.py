@@ -252,12 +252,12 @@ def test_shrink_wrong_number_of_pairs(x):
 @pytest.mark.parametrize("steps", [(0, 1), (1, 0), (-1, 1)], ids=str)
 def test_stride_not_positive(x, steps):
     with pytest.raises(ValueError, match="stride steps must be positive"):
-        x.stride(*steps)
+        x._stride_view(*steps)
 
 
 def test_stride_wrong_count(x):
     with pytest.raises(ValueError, match="stride needs 2 steps, got 1"):
-        x.stride(1)
+        x._stride_view(1)
 
 
 # ---------------------------------------------------------------------------

@@ -1066,13 +1066,17 @@ MOVES = {
     "flip": (lambda t: t.flip(1), lambda a: np.flip(a, 1)),
     "flip-tuple": (lambda t: t.flip((0, -1)), lambda a: np.flip(a, (0, 2))),
     "flip-all": (lambda t: t.flip(None), lambda a: np.flip(a)),
-    "stride": (lambda t: t.stride(1, 2, 3), lambda a: a[:, ::2, ::3]),
-    "stride-big-step": (lambda t: t.stride(5, 1, 1), lambda a: a[::5]),
+    "stride": (lambda t: t._stride_view(1, 2, 3), lambda a: a[:, ::2, ::3]),
+    "stride-big-step": (lambda t: t._stride_view(5, 1, 1), lambda a: a[::5]),
     "contiguous": (lambda t: t.contiguous(), lambda a: a),
     "contiguous-T": (lambda t: t.T.contiguous(), lambda a: a.T),
     "chain": (
         lambda t: (
-            t.permute(2, 0, 1).pad(((1, 1), None, (0, 2))).flip(0).stride(2, 1, 2).reshape(3, -1)
+            t.permute(2, 0, 1)
+            .pad(((1, 1), None, (0, 2)))
+            .flip(0)
+            ._stride_view(2, 1, 2)
+            .reshape(3, -1)
         ),
         lambda a: np.flip(np.pad(a.transpose(2, 0, 1), ((1, 1), (0, 0), (0, 2))), 0)[
             ::2, :, ::2

@@ -543,6 +543,57 @@ def test_data_and_predicates():
     assert x.cpu() is x or x.cpu().device == "cpu"
 
 
+STRIDED_VIEWS = {  # view -> PyTorch's (strides, storage offset) for a (2, 3, 4, 5) tensor
+    "whole": (lambda x: x, ((60, 20, 5, 1), 0)),
+    "permute": (lambda x: x.permute(2, 0, 3, 1), ((5, 60, 1, 20), 0)),
+    "slices": (lambda x: x[1:, ::2, 1:3], ((60, 40, 5, 1), 65)),
+    "transposed reshape": (lambda x: x.transpose(0, 1).reshape(3, 2, 20), ((20, 60, 1), 0)),
+    "select unsqueeze": (lambda x: x[:, 1].unsqueeze(1), ((60, 20, 5, 1), 20)),
+    "expand": (lambda x: x[0, 0, 0].expand(3, 5), ((0, 1), 0)),
+    "copied reshape": (lambda x: x.permute(1, 0, 2, 3).reshape(6, 20), ((20, 1), 0)),
+    "merged slice": (lambda x: x[:, :, 1:, :].reshape(2, 3, 15), ((60, 20, 1), 5)),
+    "reshape permute reshape": (
+        lambda x: x.reshape(6, 4, 5)[2:].permute(2, 1, 0).reshape(5, 4, 2, 2),
+        ((1, 5, 40, 20), 40),
+    ),
+    "expanded select": (lambda x: x.unsqueeze(0).expand(3, 2, 3, 4, 5)[1], ((60, 20, 5, 1), 0)),
+    "narrow squeeze": (lambda x: x.narrow(3, 1, 3).squeeze(), ((60, 20, 5, 1), 1)),
+    "scalar": (lambda x: x[1, 2, 3, 4], ((), 119)),
+    "detach": (lambda x: x.detach()[1], ((20, 5, 1), 60)),
+    "flat steps": (lambda x: x.view(-1)[3:50:7], ((7,), 3)),
+    "movedim": (lambda x: x.movedim(0, -1), ((20, 5, 1, 60), 0)),
+}
+
+
+@pytest.mark.parametrize("name", STRIDED_VIEWS)
+def test_stride_and_storage_offset(name):
+    view, (strides, offset) = STRIDED_VIEWS[name]
+    a = np.arange(120.0).reshape(2, 3, 4, 5)
+    t = view(Tensor(a))
+    assert t.stride() == strides and t.storage_offset() == offset
+    assert tuple(t.stride(d) for d in range(-t.ndim, 0)) == strides[-t.ndim :] if t.ndim else True
+    if name == "copied reshape":
+        return  # PyTorch copies: the strides are those of a storage of its own
+    # the layout reads the view's values from the base's storage
+    got = np.lib.stride_tricks.as_strided(
+        a.reshape(-1)[offset:], t.shape, tuple(8 * s for s in strides)
+    )
+    np.testing.assert_array_equal(got, t.numpy())
+
+
+def test_stride_of_new_tensors_and_errors():
+    x = Tensor(np.zeros((3, 0, 2)))
+    assert x.stride() == (2, 2, 1)
+    assert (Tensor.ones(2, 3) + 1).T.stride() == (1, 3)
+    assert Tensor.ones(4, 4).flip(0).stride() == (4, 1)  # a flip is a new tensor
+    with pytest.raises(IndexError, match="stride: dim 2 is out of range for a tensor of 2 dims"):
+        Tensor.ones(2, 3).stride(2)
+    with pytest.raises(IndexError, match="out of range for a tensor of 0 dims"):
+        Tensor(1.0).stride(0)
+    with pytest.raises(TypeError, match="stride: dim must be an int, got str"):
+        Tensor.ones(2).stride("0")
+
+
 def test_matrix_exp_and_cholesky_helpers():
     a = RNG.standard_normal((2, 3, 3))
     want = np.zeros_like(a)
@@ -818,3 +869,81 @@ def test_matmul_precision_setting_and_functional_names():
     x = mlfuse.arange(8.0).reshape(1, 4, 2)
     assert mlfuse.channel_shuffle(x, 2)[0, :, 0].tolist() == [0.0, 4.0, 2.0, 6.0]
     assert mlfuse.pdist(mlfuse.tensor([[0.0, 0.0], [3.0, 4.0]])).tolist() == [5.0]
+
+
+# -- generators, layouts and memory formats ------------------------------------------
+def test_generator_streams_are_their_own():
+    g = mlfuse.Generator().manual_seed(3)
+    mlfuse.manual_seed(5)
+    a = mlfuse.rand(4, generator=g).numpy()
+    b = mlfuse.randn(2, 3, generator=g).numpy()
+    p = mlfuse.randperm(6, generator=g).numpy()
+    untouched = mlfuse.rand(3).numpy()
+    mlfuse.manual_seed(5)
+    close(mlfuse.rand(3), untouched)  # the global stream did not move
+    assert g.manual_seed(3) is g and g.initial_seed() == 3
+    close(mlfuse.rand(4, generator=g), a)
+    close(mlfuse.randn(2, 3, generator=g), b)
+    np.testing.assert_array_equal(mlfuse.randperm(6, generator=g).numpy(), p)
+    assert sorted(p) == list(range(6))
+    state = g.get_state()
+    w = Tensor.zeros(50)
+    w.normal_(generator=g)
+    x = mlfuse.randint(0, 9, (5,), generator=g).numpy()
+    g.set_state(state)
+    v = Tensor.zeros(50)
+    v.normal_(generator=g)
+    close(v, w.numpy())
+    np.testing.assert_array_equal(mlfuse.randint(0, 9, (5,), generator=g).numpy(), x)
+    # nn.init draws from it too
+    k1 = mlfuse.nn.init.kaiming_uniform_(Tensor.zeros(4, 3), generator=g.manual_seed(1))
+    k2 = mlfuse.nn.init.kaiming_uniform_(Tensor.zeros(4, 3), generator=g.manual_seed(1))
+    close(k1, k2.numpy())
+    assert np.abs(k1.numpy()).max() <= math.sqrt(2.0) * math.sqrt(3.0 / 3)  # relu gain, fan_in 3
+
+
+def test_default_generator_is_the_global_stream():
+    mlfuse.default_generator.manual_seed(11)
+    a = mlfuse.rand(3).numpy()
+    mlfuse.manual_seed(11)
+    close(mlfuse.rand(3), a)
+    assert mlfuse.default_generator.initial_seed() == 11
+    s = mlfuse.get_rng_state()
+    b = mlfuse.rand(2).numpy()
+    mlfuse.default_generator.set_state(s)
+    close(mlfuse.rand(2), b)
+    with pytest.raises(TypeError, match="seed/generator must be an int or a mlfuse.Generator"):
+        mlfuse.rand(2, generator="g")
+    with pytest.raises(TypeError, match="Generator.manual_seed: seed must be an int"):
+        mlfuse.Generator().manual_seed(1.5)
+    with pytest.raises(ValueError, match="a state holds 37 bytes, got 3"):
+        mlfuse.Generator().set_state(Tensor(np.zeros(3, np.uint8)))
+
+
+def test_memory_formats_keep_values():
+    a = RNG.standard_normal((2, 3, 4, 5))
+    x = Tensor(a)
+    y = x.contiguous(memory_format=mlfuse.channels_last)
+    close(y, a)
+    assert y.stride() == (60, 1, 15, 3)  # PyTorch's channels-last strides
+    assert y.is_contiguous(memory_format=mlfuse.channels_last) and not y.is_contiguous()
+    assert x.is_contiguous(memory_format=mlfuse.contiguous_format)
+    assert not x.is_contiguous(memory_format=mlfuse.channels_last)
+    close(x.to(memory_format=mlfuse.channels_last) * 2, 2 * a)
+    assert x.clone(memory_format=mlfuse.channels_last).stride() == (60, 1, 15, 3)
+    z = mlfuse.zeros_like(x, memory_format=mlfuse.preserve_format)
+    assert z.shape == x.shape and not z.numpy().any()
+    e = mlfuse.empty(2, 3, 4, 5, memory_format=mlfuse.channels_last, requires_grad=True)
+    assert e.stride() == (60, 1, 15, 3) and e.is_leaf and e.requires_grad
+    assert mlfuse.ones(2, layout=mlfuse.strided, pin_memory=False).layout is mlfuse.strided
+    assert x.to("cpu", non_blocking=True) is x and x.to(copy=True) is not x
+    assert pickle.loads(pickle.dumps(mlfuse.channels_last)) is mlfuse.channels_last
+    assert not (x.is_sparse or x.is_quantized or x.is_meta or x.is_nested or x.is_mps)
+    with pytest.raises(ValueError, match="contiguous: mlfuse.channels_last needs a tensor of 4 dims"):
+        Tensor.ones(2, 3).contiguous(memory_format=mlfuse.channels_last)
+    with pytest.raises(TypeError, match="memory_format must be one of"):
+        x.contiguous(memory_format="nhwc")
+    with pytest.raises(TypeError, match="zeros\\(\\) got an unexpected keyword argument"):
+        mlfuse.zeros(2, memory_format=mlfuse.contiguous_format)
+    with pytest.raises(TypeError, match="ones: layout must be mlfuse.strided"):
+        mlfuse.ones(2, layout="coo")
