@@ -9,7 +9,8 @@ mlfuse.devices()           # ('cpu',): where tensors can live (Tensor(..., devic
 """
 
 from mlfuse import dtypes
-from mlfuse.autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
+from mlfuse.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from mlfuse.autograd import grad_of as grad
 from mlfuse.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -89,6 +90,7 @@ __all__ = [
     "manual_seed",
     "Generator",
     "default_generator",
+    "dtype",
     "layout",
     "memory_format",
     "strided",
@@ -130,7 +132,9 @@ __all__ = [
     "DimError",
     "UnsupportedModeError",
 ]
-# PyTorch's aliases: mlfuse.half is float16, mlfuse.long is int64, ...
+# PyTorch's aliases: mlfuse.half is float16, mlfuse.long is int64, ...; mlfuse.dtype is
+# the class of them all (``isinstance(x.dtype, mlfuse.dtype)``)
+dtype = dtypes.DType
 half, float, double = float16, float32, float64  # noqa: A001 - PyTorch's names
 short, int, long = int16, int32, int64  # noqa: A001 - PyTorch's names
 __version__ = "0.1.0"
@@ -139,7 +143,7 @@ from mlfuse import nn, optim  # noqa: E402, F401 - torch.nn / torch.optim's plac
 
 # PyTorch's top-level functions (mlfuse.zeros, mlfuse.exp(x), mlfuse.max(x, 1)...); they
 # take the place of the ``mlfuse.tensor`` module's name: ``mlfuse.tensor([1, 2])``
-from mlfuse import cuda, linalg, namespace, special  # noqa: E402, F401 - torch.cuda/linalg/special
+from mlfuse import backends, cuda, linalg, namespace, special  # noqa: E402, F401 - torch's places
 from mlfuse import func  # noqa: E402, F401 - torch.func
 from mlfuse.namespace import *  # noqa: E402, F403
 

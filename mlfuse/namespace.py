@@ -138,7 +138,7 @@ _INPLACE = (
     "gcd_", "i0_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_",
     "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_",
     "round_", "rsqrt_", "selu_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_",
-    "tan_", "tanh_", "trunc_", "xlogy_", "zero_",
+    "tan_", "tanh_", "trunc_", "xlogy_", "zero_", "conj_physical_",
 )  # fmt: skip
 
 
@@ -895,6 +895,9 @@ def set_num_threads(n: int) -> None:
     get_target("cpu").set_threads(n)
 
 
+_INFERENCE: list[bool] = [False]
+
+
 class inference_mode(no_grad):  # noqa: N801 - PyTorch's name
     """``torch.inference_mode``: no gradients are recorded in the block (as
     :class:`mlfuse.no_grad`; ``mode=False`` records them): ``with mlfuse.inference_mode(): ...``."""
@@ -902,6 +905,21 @@ class inference_mode(no_grad):  # noqa: N801 - PyTorch's name
     def __init__(self, mode: bool = True) -> None:
         super().__init__()
         self.mode = not mode
+        self._inference: list[bool] = []
+
+    def __enter__(self):
+        self._inference.append(_INFERENCE[0])
+        _INFERENCE[0] = not self.mode
+        return super().__enter__()
+
+    def __exit__(self, *exc) -> None:
+        _INFERENCE[0] = self._inference.pop()
+        super().__exit__(*exc)
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether the code runs inside :class:`inference_mode` (on)."""
+    return _INFERENCE[0]
 
 
 def compile(model=None, **kwargs):  # noqa: A001 - PyTorch's name
@@ -942,6 +960,7 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
     """Accepted: mlfuse's kernels are deterministic (no atomics; fixed reduction
     orders), so every algorithm already is."""
     _DETERMINISTIC[0] = bool(mode)
+    _SWITCHES["deterministic_warn_only"] = bool(warn_only)
 
 
 def are_deterministic_algorithms_enabled() -> bool:
@@ -1283,6 +1302,226 @@ def get_float32_matmul_precision() -> str:
     return _MATMUL_PRECISION[0]
 
 
+# -- PyTorch's remaining switches and queries ------------------------------------------
+def is_storage(obj) -> bool:
+    """False: mlfuse has no storage objects (tensors own their buffers)."""
+    return False
+
+
+_TENSOR_TYPES = {
+    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
+    "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+    "uint16": "UInt16Tensor", "uint32": "UInt32Tensor", "uint64": "UInt64Tensor",
+}  # fmt: skip
+
+
+def typename(obj) -> str:
+    """PyTorch's type name: ``mlfuse.FloatTensor`` for a float32 tensor, else the
+    object's module and class: ``mlfuse.typename(x)``."""
+    if isinstance(obj, Tensor):
+        return "mlfuse." + _TENSOR_TYPES[obj.dtype.name]
+    module = getattr(obj, "__module__", None) or type(obj).__module__
+    name = getattr(obj, "__qualname__", None) or type(obj).__qualname__
+    return name if module in (None, "builtins") else f"{module}.{name}"
+
+
+def set_default_tensor_type(t) -> None:
+    """PyTorch's legacy spelling of :func:`set_default_dtype`:
+    ``mlfuse.set_default_tensor_type("torch.DoubleTensor")``."""
+    name = t if isinstance(t, str) else getattr(t, "__name__", repr(t))
+    kind = name.rsplit(".", 1)[-1]
+    found = {v: k for k, v in _TENSOR_TYPES.items()}.get(kind)
+    if found not in ("float32", "float64", "float16", "bfloat16"):
+        raise TypeError(
+            f"set_default_tensor_type: expected a floating point tensor type "
+            f"('torch.FloatTensor', 'torch.DoubleTensor'...), got {t!r}"
+        )
+    set_default_dtype(dtypes.as_dtype(found))
+
+
+_SWITCHES = {"warn_always": False, "interop_threads": 1, "deterministic_warn_only": False}
+
+
+def set_warn_always(b: bool) -> None:
+    """Remember PyTorch's switch to repeat once-only warnings (mlfuse's warnings
+    follow Python's ``warnings`` filters)."""
+    _SWITCHES["warn_always"] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    """The last :func:`set_warn_always`."""
+    return _SWITCHES["warn_always"]
+
+
+def get_num_interop_threads() -> int:
+    """Threads for running independent kernels at once: mlfuse launches kernels
+    one after another (each on :func:`get_num_threads` threads), so 1 unless set."""
+    return _SWITCHES["interop_threads"]
+
+
+def set_num_interop_threads(n: int) -> None:
+    """Remember the inter-op thread count (see :func:`get_num_interop_threads`)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ArgumentError(f"set_num_interop_threads: expected a positive int, got {n!r}")
+    _SWITCHES["interop_threads"] = n
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """False: mlfuse's kernels keep subnormal floats (the switch is not supported,
+    as PyTorch answers where it cannot set it)."""
+    return False
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    """Whether :func:`use_deterministic_algorithms` was given ``warn_only=True``."""
+    return _SWITCHES["deterministic_warn_only"]
+
+
+def get_deterministic_debug_mode() -> int:
+    """0, 1 or 2: off, warn, error, from :func:`use_deterministic_algorithms`."""
+    if not are_deterministic_algorithms_enabled():
+        return 0
+    return 1 if is_deterministic_algorithms_warn_only_enabled() else 2
+
+
+def set_deterministic_debug_mode(debug_mode) -> None:
+    """``"default"``/0, ``"warn"``/1 or ``"error"``/2, as PyTorch's."""
+    modes = {"default": 0, "warn": 1, "error": 2}
+    mode = modes.get(debug_mode, debug_mode)
+    if mode not in (0, 1, 2) or isinstance(mode, bool):
+        raise ArgumentError(
+            f"set_deterministic_debug_mode: expected 'default', 'warn', 'error' or 0-2, "
+            f"got {debug_mode!r}"
+        )
+    use_deterministic_algorithms(mode > 0, warn_only=mode == 1)
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether autograd's anomaly detection is on (``mlfuse.autograd.detect_anomaly``)."""
+    from mlfuse import autograd
+
+    return autograd.is_anomaly_enabled()
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection checks gradients for NaN."""
+    from mlfuse import autograd
+
+    return autograd.is_anomaly_check_nan_enabled()
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Turn autograd's anomaly detection on or off."""
+    from mlfuse import autograd
+
+    autograd.set_detect_anomaly(enabled, check_nan)
+
+
+@_creation
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad: bool = False):
+    """A new tensor of ``size`` (zeros; PyTorch's contents are unspecified). Its
+    elements are stored as mlfuse lays them out: ``stride`` is checked, not kept."""
+    size, stride = _shape_arg(tuple(size)), tuple(stride)
+    if len(size) != len(stride):
+        raise ArgumentError(f"empty_strided: {len(size)} sizes but {len(stride)} strides")
+    return zeros(size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+@_creation
+def empty_permuted(size, physical_layout, *, dtype=None, device=None,
+                   requires_grad: bool = False):  # fmt: skip
+    """A new tensor of ``size`` (zeros) whose dims are stored in the order
+    ``physical_layout`` (outermost first), as PyTorch's: ``stride()`` reports it."""
+    size = _shape_arg(tuple(size))
+    order = tuple(physical_layout)
+    if sorted(order) != list(builtins.range(len(size))):
+        raise ArgumentError(
+            f"empty_permuted: physical_layout {order} is not a permutation of {len(size)} dims"
+        )
+    stored = Tensor.zeros(*(size[d] for d in order), dtype=dtype, device=device)
+    back = tuple(order.index(d) for d in builtins.range(len(size)))
+    out = stored.contiguous().permute(back).detach()
+    return out.requires_grad_() if requires_grad else out
+
+
+def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0,
+               requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """A 1-d tensor of the elements in an object exposing the buffer protocol
+    (``bytes``, ``bytearray``, ``array.array``, memoryview): ``count`` elements
+    (-1: all) from byte ``offset``. The values are copied."""
+    dt = dtypes.as_dtype(dtype)
+    if dt.name == "bfloat16":
+        raise DTypeError("frombuffer: bfloat16 buffers are not supported; read uint16 and view")
+    try:
+        arr = np.frombuffer(buffer, dtype=dt.np, count=count, offset=offset)
+    except (TypeError, ValueError) as e:
+        raise ArgumentError(f"frombuffer: {e}") from None
+    return _made(Tensor(arr.copy(), dt), requires_grad)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed: bool,  # noqa: A002
+                output_padding, groups: int) -> Tensor:  # fmt: skip
+    """PyTorch's generic convolution: ``conv{1,2,3}d`` or ``conv_transpose{1,2,3}d``
+    by the weight's dims and ``transposed``."""
+    nd = weight.ndim - 2
+    if nd not in (1, 2, 3):
+        raise ArgumentError(f"convolution: weight must have 3 to 5 dims, got {weight.shape}")
+    if transposed:
+        fn = getattr(F, f"conv_transpose{nd}d")
+        return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    return getattr(F, f"conv{nd}d")(input, weight, bias, stride, padding, dilation, groups)
+
+
+def frobenius_norm(input, dim=(-2, -1), keepdim: bool = False) -> Tensor:  # noqa: A002
+    """``sqrt(sum(x ** 2))`` over ``dim``: ``mlfuse.frobenius_norm(m)``."""
+    return _tensor(input).square().sum(dim, keepdim=keepdim).sqrt()
+
+
+def nuclear_norm(input, dim=(-2, -1), keepdim: bool = False) -> Tensor:  # noqa: A002
+    """The sum of singular values of the matrices over ``dim``: ``mlfuse.nuclear_norm(m)``."""
+    from mlfuse import linalg
+
+    return linalg.matrix_norm(_tensor(input), "nuc", dim, keepdim)
+
+
+def _dropout_(name: str, fn):
+    def inplace(input, p: float = 0.5, train: bool = True) -> Tensor:  # noqa: A002
+        if not isinstance(input, Tensor):
+            raise TypeError(f"mlfuse.{name} writes into a Tensor, got {type(input).__name__}")
+        return input.assign(fn(input, p, train)) if train else input
+
+    inplace.__name__ = inplace.__qualname__ = name
+    inplace.__doc__ = f"``{name.rstrip('_')}`` written into ``input`` (when ``train``)."
+    return inplace
+
+
+def feature_dropout(input, p: float = 0.5, train: bool = True) -> Tensor:  # noqa: A002
+    """Dropout of whole channels (dim 1): ``mlfuse.feature_dropout(x, 0.2, True)``."""
+    x = _tensor(input)
+    if x.ndim < 2:
+        raise ArgumentError(f"feature_dropout needs (N, C, ...) input, got shape {x.shape}")
+    if not 0 <= p <= 1:
+        raise ArgumentError(f"feature_dropout: p must be in [0, 1], got {p}")
+    if not train or p == 0:
+        return x
+    if p == 1:
+        return x * 0
+    from mlfuse.tensor import _random
+
+    shape = x.shape[:2] + (1,) * (x.ndim - 2)
+    keep = _random(lambda g: g.random(shape) >= p, device=x.device)
+    return x * keep.cast(x.dtype) * (1.0 / (1.0 - p))
+
+
+dropout_ = _dropout_("dropout_", lambda x, p, t: F.dropout(x, p, t))
+alpha_dropout_ = _dropout_("alpha_dropout_", lambda x, p, t: F.alpha_dropout(x, p, t))
+feature_dropout_ = _dropout_("feature_dropout_", feature_dropout)
+feature_alpha_dropout_ = _dropout_(
+    "feature_alpha_dropout_", lambda x, p, t: F.feature_alpha_dropout(x, p, t)
+)
+
+
 # -- saving and loading --------------------------------------------------------------
 def save(obj, f) -> None:
     """Pickle ``obj`` (tensors, state dicts, lists of them...) to a path or an open
@@ -1353,4 +1592,12 @@ __all__ = [
     "slice_copy", "fill", "constant_pad_nd", "max_pool1d_with_indices", "poisson", "binomial",
     "get_rng_state", "set_rng_state", "set_float32_matmul_precision",
     "get_float32_matmul_precision", "gradient", "vmap", "lu_unpack",
+    "is_inference_mode_enabled", "is_storage", "typename", "set_default_tensor_type",
+    "set_warn_always", "is_warn_always_enabled", "get_num_interop_threads",
+    "set_num_interop_threads", "set_flush_denormal",
+    "is_deterministic_algorithms_warn_only_enabled", "get_deterministic_debug_mode",
+    "set_deterministic_debug_mode", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+    "set_anomaly_enabled", "empty_strided", "empty_permuted", "frombuffer", "convolution",
+    "frobenius_norm", "nuclear_norm", "feature_dropout", "dropout_", "alpha_dropout_",
+    "feature_dropout_", "feature_alpha_dropout_",
 ]  # fmt: skip

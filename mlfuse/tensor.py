@@ -1099,11 +1099,14 @@ class Tensor:
         autograd.hold(self)
         return self
 
-    def backward(self, gradient=None, retain_graph: bool = False, create_graph: bool = False):
+    def backward(
+        self, gradient=None, retain_graph: bool = False, create_graph: bool = False, inputs=None
+    ):
         """Add the gradients of this tensor (one element, or weighted by
-        ``gradient``) to ``.grad`` of the leaves it was computed from; the
-        gradients stay lazy until read or realized: ``loss.backward()``."""
-        autograd.backward(self, gradient, retain_graph, create_graph)
+        ``gradient``) to ``.grad`` of the leaves it was computed from (of
+        ``inputs`` only, when given); the gradients stay lazy until read or
+        realized: ``loss.backward()``."""
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def gradient(self, *targets: Tensor, gradient=None) -> list[Tensor]:
         """The gradients of this tensor (one element, or weighted by

@@ -18,6 +18,11 @@ Non-differentiable points follow PyTorch: ``relu``'s gradient at 0 and
 ``abs``'s at 0 are 0; ties of ``maximum``/``minimum`` share the gradient
 evenly, as do ties of a max reduction; a running max sends it to the last
 position that reached the maximum so far (``torch.cummax``'s index).
+
+PyTorch's entry points are here under their names: :func:`grad`
+(``torch.autograd.grad``; given a function, the functional ``mlfuse.grad``),
+:func:`backward`, :class:`Function` (custom rules, :mod:`.function`),
+:class:`detect_anomaly` and the recording switches.
 """
 
 from __future__ import annotations
@@ -77,6 +82,67 @@ class enable_grad(set_grad_enabled):
 def is_grad_enabled() -> bool:
     """Whether operations are recorded for autograd here."""
     return graph.grad_enabled.get()
+
+
+_ANOMALY = [False, True]  # enabled, check NaN
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether :class:`detect_anomaly` is on."""
+    return _ANOMALY[0]
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether :class:`detect_anomaly` checks gradients for NaN."""
+    return _ANOMALY[0] and _ANOMALY[1]
+
+
+class set_detect_anomaly:  # noqa: N801 - PyTorch's name
+    """Turn anomaly detection on or off (for good, or inside a ``with`` block):
+    ``mlfuse.autograd.set_detect_anomaly(True)``. While it is on, ``backward()``
+    computes the gradients it adds to ``.grad`` at once and raises
+    RuntimeError naming the tensor whose gradient holds NaN values (gradients
+    are lazy otherwise; the check costs a realize per backward)."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self._old = list(_ANOMALY)
+        _ANOMALY[:] = [bool(mode), bool(check_nan)]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _ANOMALY[:] = self._old
+
+
+class detect_anomaly(contextlib.ContextDecorator):  # noqa: N801 - PyTorch's name
+    """Anomaly detection inside a ``with`` block or a decorated function (see
+    :class:`set_detect_anomaly`): ``with mlfuse.autograd.detect_anomaly(): loss.backward()``."""
+
+    def __init__(self, check_nan: bool = True) -> None:
+        self.check_nan = bool(check_nan)
+        self._old: list[list[bool]] = []
+
+    def __enter__(self):
+        self._old.append(list(_ANOMALY))
+        _ANOMALY[:] = [True, self.check_nan]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _ANOMALY[:] = self._old.pop()
+
+
+def _check_anomaly(t: Tensor, leaf: Tensor, g: Tensor) -> None:
+    """Raise if gradient ``g`` of ``leaf`` (from ``t.backward()``) holds NaN."""
+    import numpy as np
+
+    if np.isnan(g.detach().float().numpy()).any():
+        fn = grad_fn_of(t.node)
+        source = f" of the output of {fn.name()}" if fn is not None else ""
+        raise RuntimeError(
+            f"detect_anomaly: backward{source} gave NaN values in the gradient of a "
+            f"{leaf.dtype.name} tensor of shape {leaf.shape}"
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -599,11 +665,37 @@ def seed_for(t: Tensor, gradient, what: str) -> Tensor:
 
 
 def backward(
-    t: Tensor, gradient: Tensor | None = None, retain_graph: bool = False, create_graph=False
-) -> None:
+    t, gradient=None, retain_graph: bool | None = None, create_graph=False, grad_tensors=None,
+    inputs=None,
+) -> None:  # fmt: skip
     """``t.backward()``: add the gradients of ``t`` to the ``.grad`` of every
-    leaf it depends on."""
+    leaf it depends on. PyTorch's ``torch.autograd.backward(tensors,
+    grad_tensors)`` too: a sequence of tensors, each with its gradient; with
+    ``inputs``, only those tensors' ``.grad`` changes."""
+    from mlfuse.tensor import Tensor
 
+    if gradient is None:
+        gradient = grad_tensors
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is not None:
+        ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        got = grad(t, ins, gradient, retain_graph, create_graph, allow_unused=True)
+        for x, g in zip(ins, got):
+            if g is not None:
+                x._set_grad(g if x.grad is None else x.grad + g)
+        return
+    if not isinstance(t, Tensor):
+        ts = list(t)
+        gs = [None] * len(ts) if gradient is None else (
+            [gradient] if isinstance(gradient, Tensor) else list(gradient)
+        )  # fmt: skip
+        if len(gs) != len(ts):
+            raise RuntimeError(f"backward: {len(gs)} gradients for {len(ts)} tensors")
+        for k, (x, g) in enumerate(zip(ts, gs)):
+            last = k == len(ts) - 1
+            backward(x, g, retain_graph or not last, create_graph)
+        return
     if t.node.tape is None:
         _backward_in_scope(t, gradient)
         return
@@ -614,6 +706,8 @@ def backward(
         g = got.get(id(h.node))
         if g is None:
             continue
+        if is_anomaly_check_nan_enabled():
+            _check_anomaly(t, h, g)
         h._set_grad(g if h.grad is None else h.grad + g)
     if not (retain_graph or create_graph):  # (PyTorch: retain_graph defaults to create_graph)
         for n in postorder([t.node], _tracked):
@@ -662,13 +756,81 @@ def _backward_in_scope(t: Tensor, gradient: Tensor | None) -> None:
             h._set_grad(g if h.grad is None else h.grad + g)
 
 
-def grad(fn: Callable | None = None, argnums: int | Sequence[int] | None = None):
+def grad(
+    outputs=None,
+    inputs=None,
+    grad_outputs=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+    *,
+    argnums: int | Sequence[int] | None = None,
+):
+    """PyTorch's ``torch.autograd.grad``: the gradients of ``outputs`` (a tensor
+    or a sequence, weighted by ``grad_outputs``) with respect to ``inputs``, as
+    a tuple, leaving ``.grad`` alone: ``(dx,) = mlfuse.autograd.grad(loss, x,
+    create_graph=True)``. An input the outputs do not depend on is an error
+    unless ``allow_unused`` (its gradient is then None, or zeros with
+    ``materialize_grads``).
+
+    Given a function instead, it is the functional form ``mlfuse.grad(f)(*xs)``
+    (:func:`grad_of`)."""
+    from mlfuse.tensor import Tensor
+
+    if outputs is None or (callable(outputs) and not isinstance(outputs, Tensor)):
+        return grad_of(outputs, argnums if argnums is not None else inputs)
+    if is_grads_batched:
+        raise NotImplementedError("autograd.grad: is_grads_batched is not supported; use vmap")
+    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs or ())
+    if not ins:
+        raise RuntimeError("autograd.grad: inputs must name at least one tensor")
+    for t in [*outs, *ins]:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"autograd.grad: expected tensors, got {type(t).__name__}")
+    if grad_outputs is None:
+        seeds = [None] * len(outs)
+    else:
+        seeds = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
+        if len(seeds) != len(outs):
+            raise RuntimeError(f"autograd.grad: {len(seeds)} grad_outputs for {len(outs)} outputs")
+    for i, t in enumerate(ins):
+        if not t.requires_grad:
+            raise RuntimeError(f"autograd.grad: input {i} does not require grad")
+    total: dict[int, Tensor] = {}
+    for k, (out, seed) in enumerate(zip(outs, seeds)):
+        if out.node.tape is None:
+            raise RuntimeError(
+                f"autograd.grad: element {k} of the outputs does not require grad and "
+                "does not have a grad_fn"
+            )
+        got = gradients(out.node, seed_for(out, seed, "autograd.grad"), [t.node for t in ins],
+                        create_graph)  # fmt: skip
+        for key, g in got.items():
+            total[key] = g if key not in total else total[key] + g
+    res = []
+    for i, t in enumerate(ins):
+        g = total.get(id(t.node))
+        if g is None:
+            if not (allow_unused or materialize_grads):
+                raise RuntimeError(
+                    f"autograd.grad: input {i} was not used to compute the outputs; pass "
+                    "allow_unused=True if that is intended"
+                )
+            g = Tensor.zeros_like(t) if materialize_grads else None
+        res.append(g)
+    return tuple(res)
+
+
+def grad_of(fn: Callable | None = None, argnums: int | Sequence[int] | None = None):
     """``mlfuse.grad(f)(*xs)``: the gradients of ``f``'s one-element result with
     respect to its tensor arguments (those of ``argnums``, when given), as a
     tuple (one tensor when one is asked for); ``.grad`` of the arguments is
     left alone: ``dx, dw = mlfuse.grad(loss_fn)(x, w)``."""
     if fn is None:
-        return functools.partial(grad, argnums=argnums)
+        return functools.partial(grad_of, argnums=argnums)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -710,3 +872,11 @@ def grad(fn: Callable | None = None, argnums: int | Sequence[int] | None = None)
         return res[0] if isinstance(argnums, int) else res
 
     return wrapper
+
+
+from mlfuse.autograd import function  # noqa: E402, F401 - needs the recording switches above
+from mlfuse.autograd.function import (  # noqa: E402, F401 - torch.autograd's names
+    Function,
+    FunctionCtx,
+    once_differentiable,
+)
