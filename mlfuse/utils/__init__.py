@@ -1,4 +1,6 @@
-"""Small helpers shared across the package."""
+"""Small helpers shared across the package, and PyTorch's ``torch.utils.data`` and
+``torch.utils.checkpoint`` as the submodules :mod:`mlfuse.utils.data` and
+:mod:`mlfuse.utils.checkpoint`."""
 
 from __future__ import annotations
 
@@ -62,3 +64,21 @@ def debug_level() -> int:
         f"MLFUSE_DEBUG={raw!r} is not a debug level; accepted values: {accepted}; "
         "each level prints what the ones below it do"
     )
+
+
+_SUBMODULES = ("data", "checkpoint")
+"""PyTorch's ``torch.utils.data`` and ``torch.utils.checkpoint``: ``mlfuse.utils.data``
+and ``mlfuse.utils.checkpoint``, imported on first use (they need
+:mod:`mlfuse.tensor`, which imports this package's helpers)."""
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SUBMODULES))
