@@ -143,8 +143,24 @@ from mlfuse import nn, optim  # noqa: E402, F401 - torch.nn / torch.optim's plac
 
 # PyTorch's top-level functions (mlfuse.zeros, mlfuse.exp(x), mlfuse.max(x, 1)...); they
 # take the place of the ``mlfuse.tensor`` module's name: ``mlfuse.tensor([1, 2])``
-from mlfuse import backends, cuda, linalg, namespace, special  # noqa: E402, F401 - torch's places
+from mlfuse import amp, backends, cpu, cuda, linalg, namespace, special  # noqa: E402, F401
+from mlfuse.amp import (  # noqa: E402 - torch.autocast and its switches
+    autocast,
+    get_autocast_dtype,
+    is_autocast_available,
+    is_autocast_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from mlfuse import func  # noqa: E402, F401 - torch.func
 from mlfuse.namespace import *  # noqa: E402, F403
 
 __all__ += [n for n in namespace.__all__ if n not in __all__]
+__all__ += [
+    "autocast",
+    "get_autocast_dtype",
+    "is_autocast_available",
+    "is_autocast_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
+]

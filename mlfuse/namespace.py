@@ -1302,6 +1302,36 @@ def get_float32_matmul_precision() -> str:
     return _MATMUL_PRECISION[0]
 
 
+class Size(tuple):
+    """PyTorch's ``torch.Size``: a tuple of dims with :meth:`numel`:
+    ``mlfuse.Size([2, 3])``. ``Tensor.shape`` and ``size()`` are plain tuples,
+    which compare equal to Sizes and are accepted wherever a Size is."""
+
+    def __new__(cls, sizes=()):
+        dims = tuple(sizes)
+        for d in dims:
+            if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+                raise TypeError(f"Size: dims must be ints, got {type(d).__name__}")
+        return super().__new__(cls, (int(d) for d in dims))
+
+    def numel(self) -> int:
+        """The number of elements of a tensor of this shape."""
+        return math.prod(self)
+
+    def __getitem__(self, i):
+        got = super().__getitem__(i)
+        return Size(got) if isinstance(i, slice) else got
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+    def __repr__(self) -> str:
+        return f"mlfuse.Size({list(self)})"
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
 # -- PyTorch's remaining switches and queries ------------------------------------------
 def is_storage(obj) -> bool:
     """False: mlfuse has no storage objects (tensors own their buffers)."""
@@ -1592,7 +1622,7 @@ __all__ = [
     "slice_copy", "fill", "constant_pad_nd", "max_pool1d_with_indices", "poisson", "binomial",
     "get_rng_state", "set_rng_state", "set_float32_matmul_precision",
     "get_float32_matmul_precision", "gradient", "vmap", "lu_unpack",
-    "is_inference_mode_enabled", "is_storage", "typename", "set_default_tensor_type",
+    "Size", "is_inference_mode_enabled", "is_storage", "typename", "set_default_tensor_type",
     "set_warn_always", "is_warn_always_enabled", "get_num_interop_threads",
     "set_num_interop_threads", "set_flush_denormal",
     "is_deterministic_algorithms_warn_only_enabled", "get_deterministic_debug_mode",

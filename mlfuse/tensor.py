@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mlfuse import autograd, dtypes, graph, layouts, targets
+from mlfuse import amp, autograd, dtypes, graph, layouts, targets
 from mlfuse.dtypes import DType
 from mlfuse.errors import (
     ArgumentError,
@@ -533,7 +533,7 @@ def _unpickle(values: np.ndarray, dtype: str, device: str, requires_grad: bool) 
 class Tensor:
     """A lazy n-dimensional array on a device."""
 
-    __slots__ = ("_node", "_base", "_views", "_grad", "__weakref__")
+    __slots__ = ("_node", "_base", "_views", "_grad", "_post_accumulate", "__weakref__")
     __hash__ = object.__hash__
     __array_ufunc__ = None  # ndarray <op> Tensor defers to Tensor's reflected ops
 
@@ -1085,6 +1085,22 @@ class Tensor:
         if not callable(hook):
             raise TypeError(f"register_hook: hook must be callable, got {type(hook).__name__}")
         return autograd.register_hook(self.node, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(self)`` after a backward has added to this leaf's ``.grad``
+        (an optimizer that steps inside the backward pass uses it). Returns a
+        handle whose ``remove()`` takes the hook off."""
+        if not self.is_leaf or not self.requires_grad:
+            raise RuntimeError(
+                "register_post_accumulate_grad_hook: only leaf tensors that require "
+                "grad take post-accumulate hooks"
+            )
+        if not callable(hook):
+            raise TypeError(
+                f"register_post_accumulate_grad_hook: hook must be callable, "
+                f"got {type(hook).__name__}"
+            )
+        return autograd.register_post_accumulate_hook(self, hook)
 
     @property
     def retains_grad(self) -> bool:
@@ -2281,6 +2297,8 @@ class Tensor:
         ``a.matmul(b)``, ``a @ b``."""
         if not isinstance(other, Tensor):
             other = Tensor(other, device=self.device)
+        if amp.active():  # an autocast region: products in its lower precision
+            self, other = amp.lower(self, other)
         if self.ndim == 0 or other.ndim == 0:
             raise ArgumentError("matmul needs tensors of at least 1 dim")
         if self.dtype.is_bool and other.dtype.is_bool:
@@ -6104,6 +6122,154 @@ class Tensor:
         """Where this view starts in its storage, in elements (PyTorch's):
         ``x[1:].storage_offset()`` is ``x.shape[1]`` for a row-major ``x``."""
         return self._layout()[1]
+
+    def dim_order(self) -> tuple[int, ...]:
+        """The dims from the outermost in memory to the innermost (by
+        :meth:`stride`, ties in dim order): ``x.T.dim_order()`` is ``(1, 0)``."""
+        strides = self.stride()
+        return tuple(sorted(range(self.ndim), key=lambda d: -strides[d]))
+
+    def data_ptr(self) -> int:
+        """The address of the first element in host memory (realizes; 0 for an
+        empty tensor). A tensor without memory of its own (a constant never
+        written, or one in device memory) gets a number that identifies its
+        value's node instead, so equal pointers still mean shared values."""
+        if self.numel() == 0:
+            return 0
+        arr = self._shared()
+        if arr is None:
+            return id(self.node)
+        return arr.__array_interface__["data"][0]
+
+    def share_memory_(self) -> Tensor:
+        """This tensor (PyTorch moves the storage to shared memory for worker
+        processes; mlfuse's data loading runs in one process)."""
+        return self
+
+    def is_shared(self) -> bool:
+        """False: no storage is in shared memory (see :meth:`share_memory_`)."""
+        return False
+
+    @property
+    def output_nr(self) -> int:
+        """0: which result of the op that made it this tensor is (mlfuse's ops
+        have one result)."""
+        return 0
+
+    def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
+        """This tensor (tensors are dense), cast to ``dtype`` when given."""
+        return self if dtype is None else self.cast(dtype)
+
+    def to_sparse(self, *args, **kwargs):
+        """Not supported: mlfuse tensors are dense; a clear error, not a missing name."""
+        raise NotImplementedError(
+            "to_sparse: mlfuse has no sparse tensors; keep the tensor dense (the "
+            "kernels skip no zeros, but compute the same values)"
+        )
+
+    to_sparse_coo = to_sparse_csr = to_sparse_csc = to_sparse_bsr = to_sparse_bsc = to_sparse
+
+    def resize_(self, *sizes, memory_format=None) -> Tensor:
+        """Give this tensor the shape ``sizes`` in place: its elements in order,
+        cut, or followed by zeros where it grows (PyTorch leaves those
+        uninitialized): ``x.resize_(2, 3)``."""
+        shape = _shape_arg(sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list))
+                           else sizes)  # fmt: skip
+        layouts.check_memory_format(memory_format, "resize_", len(shape))
+        n, want = self.numel(), math.prod(shape)
+        flat = self.detach().reshape(-1)
+        if want < n:
+            flat = flat[:want]
+        elif want > n:
+            flat = flat.pad(((0, want - n),))
+        self.data = flat.reshape(shape).contiguous()
+        return self
+
+    def resize_as_(self, other: Tensor, memory_format=None) -> Tensor:
+        """:meth:`resize_` to ``other``'s shape."""
+        return self.resize_(other.shape, memory_format=memory_format)
+
+    def set_(self, source=None, storage_offset: int = 0, size=None, stride=None) -> Tensor:
+        """Make this tensor hold ``source``'s values (sharing them: a write to
+        ``source`` shows here); with ``storage_offset``/``size``/``stride``, the
+        view :meth:`as_strided` gives; with nothing, an empty tensor."""
+        if source is None:
+            self.data = Tensor.zeros(0, dtype=self.dtype, device=self.device)
+            return self
+        if not isinstance(source, Tensor):
+            raise TypeError(f"set_: source must be a Tensor, got {type(source).__name__}")
+        if size is not None:
+            view = source.as_strided(
+                size, stride or _row_major_strides(tuple(size)), storage_offset
+            )
+        else:
+            view = source
+        self.node = view.node
+        if view is source:
+            self._base = (source, "detach", None)
+            _add_view(source, self)
+        else:
+            self._base = view._base
+            if view._base is not None:
+                _add_view(view._base[0], self)
+        return self
+
+    def new(self, *args, **kwargs) -> Tensor:
+        """PyTorch's legacy constructor of a tensor of this dtype and device:
+        ``x.new(2, 3)`` (zeros), ``x.new([1, 2])`` (those values), ``x.new()``
+        (empty)."""
+        if kwargs.keys() - {"device"}:
+            raise TypeError(f"new: unexpected keyword arguments {sorted(kwargs)}")
+        dev = kwargs.get("device", self.device)
+        if not args:
+            return Tensor.zeros(0, dtype=self.dtype, device=dev)
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            data = args[0]
+            if isinstance(data, Tensor):
+                return data.detach().cast(self.dtype).to(dev)
+            if (
+                isinstance(data, (tuple, list))
+                and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in data)
+                and isinstance(data, tuple)
+            ):
+                return Tensor.zeros(*data, dtype=self.dtype, device=dev)
+            return Tensor(data, self.dtype, dev)
+        return Tensor.zeros(*_shape_arg(args), dtype=self.dtype, device=dev)
+
+    def apply_(self, callable) -> Tensor:  # noqa: A002 - PyTorch's name
+        """Replace each element ``v`` by ``callable(v)`` in place, on the host
+        (slow: one Python call per element): ``x.apply_(lambda v: v * 2)``."""
+        vals = self.detach().numpy()
+        out = np.vectorize(callable, otypes=[np.float64 if self.dtype.is_float else object])(vals)
+        return self._host_write(out, "apply_")
+
+    def map_(self, tensor: Tensor, callable) -> Tensor:  # noqa: A002
+        """``self[i] = callable(self[i], tensor[i])`` in place, on the host;
+        ``tensor`` broadcasts to this shape: ``x.map_(y, max)``."""
+        other = tensor if isinstance(tensor, Tensor) else Tensor(tensor)
+        b = np.broadcast_to(other.detach().numpy(), self.shape)
+        out = np.vectorize(callable, otypes=[object])(self.detach().numpy(), b)
+        return self._host_write(out, "map_")
+
+    def map2_(self, x: Tensor, y: Tensor, callable) -> Tensor:  # noqa: A002
+        """``self[i] = callable(self[i], x[i], y[i])`` in place, on the host."""
+        bx = np.broadcast_to(Tensor(x).detach().numpy() if not isinstance(x, Tensor)
+                             else x.detach().numpy(), self.shape)  # fmt: skip
+        by = np.broadcast_to(Tensor(y).detach().numpy() if not isinstance(y, Tensor)
+                             else y.detach().numpy(), self.shape)  # fmt: skip
+        out = np.vectorize(callable, otypes=[object])(self.detach().numpy(), bx, by)
+        return self._host_write(out, "map2_")
+
+    def _host_write(self, values: np.ndarray, what: str) -> Tensor:
+        if self.device != "cpu":
+            raise RuntimeError(f"{what} runs Python on each element: CPU tensors only")
+        try:
+            arr = np.asarray(values, dtype=np.float64 if self.dtype.is_float else None)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{what}: the callable must return numbers ({e})") from None
+        with autograd.no_grad():
+            self.assign(Tensor(arr.astype(self.dtype.host), self.dtype, self.device))
+        return self
 
     @property
     def layout(self) -> layouts.layout:

@@ -446,6 +446,26 @@ def register_hook(node: Node, fn: Callable) -> HookHandle:
     return HookHandle(node, fn)
 
 
+class _PostAccumulateHandle:
+    def __init__(self, t: Tensor, fn: Callable):
+        self._t, self._fn = weakref.ref(t), fn
+
+    def remove(self) -> None:
+        t = self._t()
+        hooks = getattr(t, "_post_accumulate", None) if t is not None else None
+        if hooks is not None and self._fn in hooks:
+            hooks.remove(self._fn)
+
+
+def register_post_accumulate_hook(t: Tensor, fn: Callable) -> _PostAccumulateHandle:
+    """Keep ``fn`` on leaf ``t``: ``backward`` calls it after adding to ``t.grad``."""
+    hooks = getattr(t, "_post_accumulate", None)
+    if hooks is None:
+        hooks = t._post_accumulate = []
+    hooks.append(fn)
+    return _PostAccumulateHandle(t, fn)
+
+
 def _run_hook(hook: Callable, g: Tensor) -> Tensor:
     """``hook(g)``: a tensor of ``g``'s shape and dtype replaces it, None keeps it."""
     from mlfuse.tensor import Tensor
@@ -709,6 +729,8 @@ def backward(
         if is_anomaly_check_nan_enabled():
             _check_anomaly(t, h, g)
         h._set_grad(g if h.grad is None else h.grad + g)
+        for hook in list(getattr(h, "_post_accumulate", ())):
+            hook(h)
     if not (retain_graph or create_graph):  # (PyTorch: retain_graph defaults to create_graph)
         for n in postorder([t.node], _tracked):
             if n.tape:  # a leaf keeps needing its gradient

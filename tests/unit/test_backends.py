@@ -159,3 +159,19 @@ def test_inplace_dropouts():
     np.testing.assert_array_equal(k.numpy(), np.ones(5))
     with pytest.raises(TypeError, match="mlfuse.dropout_ writes into a Tensor"):
         mlfuse.dropout_(np.ones(3), 0.5)
+
+
+def test_size():
+    s = mlfuse.Size([2, 3, 4])
+    assert s == (2, 3, 4) and s.numel() == 24 and repr(s) == "mlfuse.Size([2, 3, 4])"
+    assert isinstance(s[1:], mlfuse.Size) and s[1:] == (3, 4) and s[0] == 2
+    assert s + (5,) == (2, 3, 4, 5) and isinstance(s + (5,), mlfuse.Size)
+    assert mlfuse.zeros(s).shape == s and Tensor.ones(2, 3).reshape(mlfuse.Size([3, 2])).shape == (
+        3,
+        2,
+    )
+    import pickle
+
+    assert pickle.loads(pickle.dumps(s)) == s
+    with pytest.raises(TypeError, match="Size: dims must be ints, got float"):
+        mlfuse.Size([2.0])

@@ -939,7 +939,9 @@ def test_memory_formats_keep_values():
     assert x.to("cpu", non_blocking=True) is x and x.to(copy=True) is not x
     assert pickle.loads(pickle.dumps(mlfuse.channels_last)) is mlfuse.channels_last
     assert not (x.is_sparse or x.is_quantized or x.is_meta or x.is_nested or x.is_mps)
-    with pytest.raises(ValueError, match="contiguous: mlfuse.channels_last needs a tensor of 4 dims"):
+    with pytest.raises(
+        ValueError, match="contiguous: mlfuse.channels_last needs a tensor of 4 dims"
+    ):
         Tensor.ones(2, 3).contiguous(memory_format=mlfuse.channels_last)
     with pytest.raises(TypeError, match="memory_format must be one of"):
         x.contiguous(memory_format="nhwc")
@@ -947,3 +949,56 @@ def test_memory_formats_keep_values():
         mlfuse.zeros(2, memory_format=mlfuse.contiguous_format)
     with pytest.raises(TypeError, match="ones: layout must be mlfuse.strided"):
         mlfuse.ones(2, layout="coo")
+
+
+def test_storage_methods():
+    y = Tensor(np.arange(6.0).reshape(2, 3))
+    assert y.T.dim_order() == (1, 0) and y.dim_order() == (0, 1)
+    assert y.data_ptr() == y.detach().data_ptr() != 0
+    assert y[1:].data_ptr() - y.data_ptr() == 3 * 8  # a view starts inside its base
+    assert Tensor.zeros(0).data_ptr() == 0
+    assert y.share_memory_() is y and not y.is_shared() and y.output_nr == 0
+    assert y.to_dense() is y and y.to_dense(mlfuse.float32).dtype == mlfuse.float32
+    with pytest.raises(NotImplementedError, match="mlfuse has no sparse tensors"):
+        y.to_sparse_csr()
+    z = Tensor([1.0, 2.0, 3.0])
+    assert z.resize_(2, 2) is z
+    close(z, [[1.0, 2.0], [3.0, 0.0]])
+    close(z.resize_((3,)), [1.0, 2.0, 3.0])
+    close(Tensor([1.0]).resize_as_(Tensor.ones(2, 1)), [[1.0], [0.0]])
+    a, b = Tensor([1.0, 2.0]), Tensor([5.0, 6.0, 7.0])
+    a.set_(b)
+    b.add_(1)
+    close(a, [6.0, 7.0, 8.0])  # shares b's values
+    a.mul_(2)
+    close(b, [12.0, 14.0, 16.0])
+    c, src = Tensor([0.0]), Tensor(np.arange(6.0))
+    c.set_(src, 1, (2, 2), (2, 1))
+    close(c, [[1.0, 2.0], [3.0, 4.0]])
+    assert Tensor([1.0]).set_().shape == (0,)
+    n = Tensor([1], dtype=mlfuse.int16)
+    assert n.new(2, 3).shape == (2, 3) and n.new(2, 3).dtype == mlfuse.int16
+    assert n.new([4, 5]).numpy().tolist() == [4, 5] and n.new().shape == (0,)
+
+
+def test_host_callbacks_and_post_accumulate_hooks():
+    w = Tensor([1.0, 2.0])
+    assert w.apply_(lambda v: v * 10) is w
+    close(w, [10.0, 20.0])
+    close(w.map_(Tensor([1.0, 3.0]), lambda u, v: u + v), [11.0, 23.0])
+    close(w.map2_(Tensor([1.0, 1.0]), 2.0, lambda u, v, t: u * v * t), [22.0, 46.0])
+    i = Tensor([1, 2])
+    i.apply_(lambda v: v + 1)
+    assert i.numpy().tolist() == [2, 3] and i.dtype == mlfuse.int64
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    h = x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.numpy().copy()))
+    (x * x).sum().backward()
+    (x * 3).sum().backward()
+    np.testing.assert_allclose(seen[0], [2.0, 4.0])
+    np.testing.assert_allclose(seen[1], [5.0, 7.0])  # after accumulating
+    h.remove()
+    (x * x).sum().backward()
+    assert len(seen) == 2
+    with pytest.raises(RuntimeError, match="only leaf tensors that require grad"):
+        (x * 2).register_post_accumulate_grad_hook(print)

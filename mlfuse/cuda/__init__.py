@@ -64,3 +64,6 @@ manual_seed_all = manual_seed
 
 def empty_cache() -> None:
     """Accepted: device buffers return to mlfuse's pool when their tensors die."""
+
+
+from mlfuse.cuda import amp  # noqa: E402, F401 - torch.cuda.amp
