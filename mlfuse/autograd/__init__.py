@@ -902,3 +902,4 @@ from mlfuse.autograd.function import (  # noqa: E402, F401 - torch.autograd's na
     FunctionCtx,
     once_differentiable,
 )
+from mlfuse.autograd import functional  # noqa: E402, F401 - torch.autograd.functional

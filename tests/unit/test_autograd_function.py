@@ -184,3 +184,42 @@ def test_autograd_backward_sequences_and_inputs():
     e = leaf([1.0, 2.0])
     mlfuse.autograd.backward([e * 1, e * e], grad_tensors=[Tensor([1.0, 1.0]), Tensor([1.0, 2.0])])
     np.testing.assert_allclose(e.grad.numpy(), [3.0, 9.0])
+
+
+def test_autograd_functional_against_closed_forms():
+    from mlfuse.autograd import functional as AF
+
+    x, y, v = RNG.standard_normal(3), RNG.standard_normal(3), RNG.standard_normal(3)
+    tx, ty, tv = Tensor(x), Tensor(y), Tensor(v)
+    jx, jy = AF.jacobian(lambda a, b: (a * a * b).sin(), (tx, ty))
+    c = np.cos(x * x * y)
+    np.testing.assert_allclose(jx.numpy(), np.diag(c * 2 * x * y), atol=1e-12)
+    np.testing.assert_allclose(jy.numpy(), np.diag(c * x * x), atol=1e-12)
+    j2 = AF.jacobian(lambda a: (a * 2, a.sum()), tx)
+    assert j2[0].shape == (3, 3) and j2[1].shape == (3,)
+    np.testing.assert_allclose(j2[1].numpy(), np.ones(3))
+
+    def g(a):
+        return (a**3).sum() + a[0] * a[1]
+
+    h_ref = np.diag(6 * x)
+    h_ref[0, 1] = h_ref[1, 0] = 1.0
+    np.testing.assert_allclose(AF.hessian(g, tx).numpy(), h_ref, atol=1e-12)
+    hh = AF.hessian(lambda a, b: (a * a * b).sum(), (tx, ty))
+    np.testing.assert_allclose(hh[0][0].numpy(), np.diag(2 * y), atol=1e-12)
+    np.testing.assert_allclose(hh[0][1].numpy(), np.diag(2 * x), atol=1e-12)
+    np.testing.assert_allclose(hh[1][1].numpy(), np.zeros((3, 3)), atol=1e-12)
+    out, vj = AF.vjp(lambda a: a.exp(), tx, tv)
+    np.testing.assert_allclose(vj.numpy(), v * np.exp(x), rtol=1e-12)
+    out, jv = AF.jvp(lambda a: a.exp() * a, tx, tv)
+    np.testing.assert_allclose(jv.numpy(), v * np.exp(x) * (1 + x), rtol=1e-12)
+    value, hv = AF.hvp(g, tx, tv)
+    np.testing.assert_allclose(hv.numpy(), h_ref @ v, atol=1e-12)
+    np.testing.assert_allclose(value.item(), (x**3).sum() + x[0] * x[1])
+    assert not hv.requires_grad
+    with pytest.raises(ValueError, match="v can be left out only for a one-element output"):
+        AF.vjp(lambda a: a * 2, tx)
+    with pytest.raises(ValueError, match="v must match the function's outputs"):
+        AF.vjp(lambda a: a * 2, tx, Tensor([1.0]))
+    with pytest.raises(TypeError, match="jacobian: inputs must be a Tensor or a tuple"):
+        AF.jacobian(lambda a: a, 3.0)
