@@ -28,7 +28,7 @@ from mlfuse.tensor import Tensor
 
 __all__ = [
     "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
-    "functional_call",
+    "functional_call", "stack_module_state",
 ]  # fmt: skip
 
 
@@ -247,6 +247,34 @@ def functional_call(module, parameter_and_buffer_dicts, args=(), kwargs=None, *,
     finally:
         for owner, attr, old in reversed(saved):
             object.__setattr__(owner, attr, old)
+
+
+def stack_module_state(models) -> tuple[dict, dict]:
+    """The parameters and buffers of models of one architecture, each stacked
+    along a new leading dim, by name: ``(params, buffers)`` for ensembling with
+    :func:`vmap` over :func:`functional_call`. The stacked parameters are new
+    leaves that require grad (as PyTorch's)."""
+    models = list(models)
+    if not models:
+        raise ArgumentError("stack_module_state: expected at least one model")
+    names = [tuple(n for n, _ in m.named_parameters()) for m in models]
+    if any(n != names[0] for n in names):
+        raise ArgumentError(
+            "stack_module_state: the models must have the same parameters (same architecture)"
+        )
+    if any(m.training != models[0].training for m in models):
+        raise ArgumentError("stack_module_state: the models must all be in train or eval mode")
+    params = {
+        name: Tensor.stack(*[dict(m.named_parameters())[name].detach() for m in models])
+        .realize()
+        .requires_grad_()
+        for name in names[0]
+    }
+    buffers = {
+        name: Tensor.stack(*[dict(m.named_buffers())[name] for m in models])
+        for name, _ in models[0].named_buffers()
+    }
+    return params, buffers
 
 
 def _owner(module, dotted: str):

@@ -1111,19 +1111,21 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
             if d is None:
                 norm.append(None)
                 continue
-            if not isinstance(a, Tensor):
+            leaves = _tree_leaves(a)
+            if leaves is None:
                 raise ArgumentError(
-                    f"vmap: argument {k} is a {type(a).__name__}, not a Tensor; give it "
-                    "in_dims None to pass it whole"
+                    f"vmap: argument {k} is a {type(a).__name__}, not a Tensor (or a "
+                    "dict/list/tuple of them); give it in_dims None to pass it whole"
                 )
-            dd = _norm_axis(d, a.ndim, f"in_dims[{k}]")
-            if size is not None and a.shape[dd] != size:
-                raise ArgumentError(
-                    f"vmap: the mapped dims differ in size ({size} and {a.shape[dd]} for "
-                    f"argument {k})"
-                )
-            size = a.shape[dd]
-            norm.append(dd)
+            for t in leaves:
+                dd = _norm_axis(d, t.ndim, f"in_dims[{k}]")
+                if size is not None and t.shape[dd] != size:
+                    raise ArgumentError(
+                        f"vmap: the mapped dims differ in size ({size} and {t.shape[dd]} for "
+                        f"argument {k})"
+                    )
+                size = t.shape[dd]
+            norm.append(d)
         if size is None:
             raise ArgumentError("vmap: no argument is mapped (every in_dims entry is None)")
         state = get_rng_state()
@@ -1131,7 +1133,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
         for i in builtins.range(size):
             if randomness == "same":
                 set_rng_state(state)
-            picked = [a if d is None else a.select(d, i) for a, d in zip(args, norm)]
+            picked = [a if d is None else _tree_select(a, d, i) for a, d in zip(args, norm)]
             outs.append(func(*picked, **kwargs))
             if randomness == "error" and i == 0 and not get_rng_state().equal(state):
                 raise RuntimeError(
@@ -1141,6 +1143,32 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
 
     mapped.__name__ = getattr(func, "__name__", "vmapped")
     return mapped
+
+
+def _tree_leaves(a) -> list[Tensor] | None:
+    """The tensors of ``a``: a tensor, or dicts/lists/tuples of them (None if
+    something else is inside)."""
+    if isinstance(a, Tensor):
+        return [a]
+    items = a.values() if isinstance(a, dict) else a if isinstance(a, (list, tuple)) else None
+    if items is None:
+        return None
+    out: list[Tensor] = []
+    for x in items:
+        got = _tree_leaves(x)
+        if got is None:
+            return None
+        out += got
+    return out
+
+
+def _tree_select(a, d: int, i: int):
+    """Element ``i`` along dim ``d`` of every tensor of ``a``, in ``a``'s structure."""
+    if isinstance(a, Tensor):
+        return a.select(d, i)
+    if isinstance(a, dict):
+        return {k: _tree_select(v, d, i) for k, v in a.items()}
+    return type(a)(_tree_select(v, d, i) for v in a)
 
 
 def _stack_results(outs: list, out_dims):

@@ -903,3 +903,35 @@ from mlfuse.autograd.function import (  # noqa: E402, F401 - torch.autograd's na
     once_differentiable,
 )
 from mlfuse.autograd import functional  # noqa: E402, F401 - torch.autograd.functional
+from mlfuse.autograd.gradcheck import (  # noqa: E402, F401 - torch.autograd's names
+    GradcheckError,
+    gradcheck,
+    gradgradcheck,
+)
+
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        from mlfuse.tensor import Tensor
+
+        return isinstance(obj, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """PyTorch's legacy ``Variable(tensor, requires_grad=False)``: the tensor
+    itself (every tensor is a Variable: ``isinstance(t, Variable)``)."""
+
+    def __new__(cls, data=None, requires_grad: bool = False, volatile: bool = False):
+        from mlfuse.tensor import Tensor
+
+        t = data if isinstance(data, Tensor) else Tensor(data if data is not None else [])
+        if requires_grad:
+            t.requires_grad_()
+        return t
+
+
+def inference_mode(mode: bool = True):
+    """``torch.autograd.inference_mode``: :class:`mlfuse.inference_mode`."""
+    from mlfuse.namespace import inference_mode as mode_
+
+    return mode_(mode)

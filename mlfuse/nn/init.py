@@ -199,3 +199,37 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     for c in range(cols):
         vals[rng.permutation(rows)[:zeros], c] = 0
     return _fill(tensor, vals)
+
+
+def _deprecated(new):
+    """PyTorch's old spelling of ``new`` (without the trailing underscore): warns
+    as PyTorch's does and calls it."""
+    import functools
+    import warnings
+
+    old = new.__name__.rstrip("_")
+
+    @functools.wraps(new)
+    def fn(*args, **kwargs):
+        warnings.warn(
+            f"nn.init.{old} is now deprecated in favor of nn.init.{new.__name__}.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return new(*args, **kwargs)
+
+    fn.__name__ = fn.__qualname__ = old
+    return fn
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

@@ -223,3 +223,35 @@ def test_autograd_functional_against_closed_forms():
         AF.vjp(lambda a: a * 2, tx, Tensor([1.0]))
     with pytest.raises(TypeError, match="jacobian: inputs must be a Tensor or a tuple"):
         AF.jacobian(lambda a: a, 3.0)
+
+
+def test_gradcheck_finds_a_wrong_rule():
+    x = leaf(RNG.standard_normal(3))
+    assert mlfuse.autograd.gradcheck(lambda a: (a * a).sin(), (x,))
+    assert mlfuse.autograd.gradgradcheck(lambda a: (a * a).sin(), (x,))
+
+    class Half(Function):  # the derivative of a*a is 2a, not a
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * a
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return g * a
+
+    with pytest.raises(mlfuse.autograd.GradcheckError, match="Jacobian mismatch for output 0"):
+        mlfuse.autograd.gradcheck(Half.apply, (x,))
+    assert mlfuse.autograd.gradcheck(Half.apply, (x,), raise_exception=False) is False
+    assert mlfuse.autograd.gradcheck(Cube.apply, (x,))
+    with pytest.raises(ValueError, match="at least one input tensor that requires grad"):
+        mlfuse.autograd.gradcheck(lambda a: a, (Tensor([1.0]),))
+
+
+def test_variable_and_inference_mode_spellings():
+    v = mlfuse.autograd.Variable(Tensor([1.0]), requires_grad=True)
+    assert v.requires_grad and isinstance(v, mlfuse.autograd.Variable)
+    assert not isinstance(3.0, mlfuse.autograd.Variable)
+    with mlfuse.autograd.inference_mode():
+        assert mlfuse.is_inference_mode_enabled()

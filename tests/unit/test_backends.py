@@ -175,3 +175,23 @@ def test_size():
     assert pickle.loads(pickle.dumps(s)) == s
     with pytest.raises(TypeError, match="Size: dims must be ints, got float"):
         mlfuse.Size([2.0])
+
+
+def test_old_init_spellings_and_invert_permutation():
+    import warnings
+
+    w = Tensor.zeros(4, 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert mlfuse.nn.init.xavier_uniform(w) is w
+    assert "nn.init.xavier_uniform is now deprecated" in str(caught[0].message)
+    bound = math.sqrt(6.0 / 7.0)
+    assert np.abs(w.numpy()).max() <= bound and w.numpy().std() > 0
+    with pytest.warns(FutureWarning, match="nn.init.constant_"):
+        mlfuse.nn.init.constant(w, 2.0)
+    np.testing.assert_array_equal(w.numpy(), np.full((4, 3), 2.0))
+    p = mlfuse.nn.utils.rnn.invert_permutation(Tensor([2, 0, 3, 1]))
+    np.testing.assert_array_equal(p.numpy(), [1, 3, 0, 2])
+    assert mlfuse.nn.utils.rnn.invert_permutation(None) is None
+    with pytest.raises(ValueError, match="expected a 1-d integer tensor"):
+        mlfuse.nn.utils.rnn.invert_permutation(Tensor([[0, 1]]))

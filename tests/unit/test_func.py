@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mlfuse
-from mlfuse import func
+from mlfuse import Tensor, func
 
 RNG = np.random.default_rng(5)
 X = RNG.standard_normal(4)
@@ -127,3 +127,30 @@ def test_against_torch():
     close(func.jacrev(v)(x), tf.jacrev(v)(tx).numpy())
     out, jv = func.jvp(v, (x,), (x * 0 + 1,))
     close(jv, tf.jvp(v, (tx,), (torch.ones(4, dtype=torch.float64),))[1].numpy())
+
+
+def test_vmap_over_stacked_module_states():
+    import mlfuse.nn as nn
+
+    models = [nn.Linear(3, 2) for _ in range(4)]
+    params, buffers = mlfuse.func.stack_module_state(models)
+    assert params["weight"].shape == (4, 2, 3) and params["bias"].shape == (4, 2)
+    assert params["weight"].is_leaf and params["weight"].requires_grad and buffers == {}
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+
+    def one(p, b, inp):
+        return mlfuse.func.functional_call(models[0], (p, b), (inp,))
+
+    out = mlfuse.vmap(one, in_dims=(0, 0, None))(params, buffers, Tensor(x))
+    for k, m in enumerate(models):
+        w, bias = m.weight.numpy().astype(np.float64), m.bias.numpy().astype(np.float64)
+        np.testing.assert_allclose(out.numpy()[k], x @ w.T + bias, rtol=1e-5, atol=1e-6)
+    # dicts and lists of tensors map leaf by leaf
+    got = mlfuse.vmap(lambda d: d["a"] + d["b"][0])(
+        {"a": Tensor([1.0, 2.0]), "b": [Tensor([3.0, 4.0])]}
+    )
+    np.testing.assert_allclose(got.numpy(), [4.0, 6.0])
+    with pytest.raises(ValueError, match="argument 0 is a str, not a Tensor"):
+        mlfuse.vmap(lambda s: s)("ab")
+    with pytest.raises(ValueError, match="the models must have the same parameters"):
+        mlfuse.func.stack_module_state([nn.Linear(3, 2), nn.Linear(3, 2, bias=False)])

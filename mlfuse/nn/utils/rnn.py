@@ -17,7 +17,21 @@ from mlfuse.tensor import Tensor, cat, stack
 __all__ = [
     "pad_sequence", "unpad_sequence", "unpad_sequences", "PackedSequence",
     "pack_padded_sequence", "pad_packed_sequence", "pack_sequence", "unpack_sequence",
+    "invert_permutation",
 ]  # fmt: skip
+
+
+def invert_permutation(permutation: Tensor | None) -> Tensor | None:
+    """The permutation that undoes ``permutation`` (1-d int64): ``out[p[i]] = i``;
+    None stays None."""
+    if permutation is None:
+        return None
+    if permutation.ndim != 1 or permutation.dtype.is_float:
+        raise ArgumentError(
+            f"invert_permutation: expected a 1-d integer tensor, got {permutation.dtype.name} "
+            f"of shape {permutation.shape}"
+        )
+    return permutation.argsort()
 
 
 def pad_sequence(
