@@ -44,3 +44,8 @@ class PatternError(ArgumentError, AssertionError):
 class IndexTypeError(IndexError, TypeError):
     """An index of a kind that cannot index (an ``IndexError`` in PyTorch and
     numpy, a ``TypeError`` by Python's convention): ``x[1.5]``, ``x["a"]``."""
+
+
+class OutOfMemoryError(RuntimeError):
+    """A device has no memory left for a buffer (``mlfuse.cuda.OutOfMemoryError``,
+    PyTorch's ``torch.cuda.OutOfMemoryError``)."""

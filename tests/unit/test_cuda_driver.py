@@ -268,3 +268,88 @@ def test_the_driver_is_found_where_drivers_install_it(standin, tmp_path, monkeyp
     monkeypatch.setattr(cuda_driver, "PLACES", ())
     with pytest.raises(cuda_driver.CudaUnavailable, match=f"no CUDA driver \\({name}\\)"):
         Driver()
+
+
+def test_memory_counters_follow_the_live_buffers(target):
+    a = target.alloc(256, dtypes.float32)  # 1 KiB
+    assert target.allocated == 1024 and target.peak_allocated == 1024
+    b = target.alloc(2, dtypes.float64)
+    assert target.allocated == 1040
+    del a  # to the pool: no longer allocated, still reserved
+    assert target.allocated == 16 and target._pooled == 1024
+    assert target.peak_allocated == 1040 and target.peak_reserved == 1040
+    c = target.alloc(256, dtypes.float32)  # from the pool
+    assert target.allocated == 1040 and target._pooled == 0
+    w = target.window(c, 64, 16)
+    del w  # a window holds no memory of its own
+    assert target.allocated == 1040
+    del b, c
+
+
+def test_events_time_and_memory_queries(target):
+    import time
+
+    d = target.driver
+    start, end, never = d.event_create(), d.event_create(), d.event_create()
+    d.event_record(start)
+    time.sleep(0.02)
+    d.event_record(end)
+    d.event_synchronize(end)
+    assert d.event_done(end) and 15 <= d.event_elapsed_ms(start, end) < 1000
+    with pytest.raises(CudaError, match="timing between events: CUDA_ERROR_INVALID_HANDLE"):
+        d.event_elapsed_ms(start, never)
+    for ev in (start, end, never):
+        d.event_destroy(ev)
+    assert d.total_memory() == 80 << 30
+    free, total = d.memory_info()
+    assert total == 80 << 30 and free <= total
+
+
+def test_torch_cuda_answers_through_the_driver(standin, monkeypatch):
+    import time
+
+    import mlfuse
+    from mlfuse.targets import get_target
+
+    d = Driver(library=standin)
+    monkeypatch.setattr(cuda_driver, "driver", lambda: d)
+    monkeypatch.setattr(get_target("cuda"), "_driver", None)
+    cuda = mlfuse.cuda
+    assert cuda.is_available() and not cuda.is_initialized()
+    assert cuda.memory_allocated() == 0
+    cuda.init()
+    assert cuda.is_initialized() and cuda.get_device_capability() == (9, 0)
+    props = cuda.get_device_properties(0)
+    assert (props.name, props.total_memory, props.major, props.multi_processor_count) == (
+        "Stand-in GPU 0",
+        80 << 30,
+        9,
+        132,
+    )
+    before = cuda.memory_allocated()
+    x = Tensor(np.ones(1024, np.float32), device="cuda")
+    assert cuda.memory_allocated() - before == 4096
+    assert cuda.max_memory_allocated() >= cuda.memory_allocated()
+    assert cuda.memory_stats()["allocated_bytes.all.current"] == cuda.memory_allocated()
+    del x
+    cuda.reset_peak_memory_stats()
+    assert cuda.max_memory_allocated() == cuda.memory_allocated()
+    start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
+    start.record()
+    time.sleep(0.01)
+    end.record()
+    end.synchronize()
+    assert end.query() and start.elapsed_time(end) >= 5
+    with pytest.raises(RuntimeError, match="both events need enable_timing=True"):
+        cuda.Event().elapsed_time(end)
+    assert issubclass(cuda.OutOfMemoryError, RuntimeError)
+    lib = _lib(standin)
+    lib.standin_live_allocations.restype = ctypes.c_long
+    cuda.empty_cache()  # the pool back to the driver: nothing to retry with
+    lib.standin_limit_allocations(ctypes.c_long(lib.standin_live_allocations()))
+    try:
+        with pytest.raises(cuda.OutOfMemoryError, match="CUDA_ERROR_OUT_OF_MEMORY"):
+            Tensor(np.ones(3, np.float32), device="cuda").realize()
+    finally:
+        lib.standin_limit_allocations(ctypes.c_long(1 << 40))
+    cuda.empty_cache()

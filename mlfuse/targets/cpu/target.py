@@ -250,6 +250,16 @@ class CpuTarget(Target):
     def synchronize(self) -> None:
         """Nothing to wait for: CPU launches return when they are done."""
 
+    def capability(self) -> str:
+        """PyTorch's name of the widest vector unit LLVM targets on this CPU
+        (``"AVX512"``, ``"AVX2"`` or ``"DEFAULT"``)."""
+        import llvmlite.binding as lb
+
+        features = lb.get_host_cpu_features()
+        if features.get("avx512f"):
+            return "AVX512"
+        return "AVX2" if features.get("avx2") else "DEFAULT"
+
     def threads(self) -> int:
         from mlfuse.targets.cpu.threads import num_threads
 

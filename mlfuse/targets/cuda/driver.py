@@ -18,6 +18,8 @@ import os
 import threading
 from functools import cache
 
+from mlfuse.errors import OutOfMemoryError
+
 _c = ctypes
 CUresult = _c.c_int
 CUdeviceptr = _c.c_uint64
@@ -25,6 +27,8 @@ CUdeviceptr = _c.c_uint64
 COMPUTE_CAPABILITY_MAJOR = 75
 COMPUTE_CAPABILITY_MINOR = 76
 MULTIPROCESSOR_COUNT = 16
+CUDA_ERROR_OUT_OF_MEMORY = 2
+CUDA_ERROR_NOT_READY = 600
 CU_JIT_ERROR_LOG_BUFFER = 5
 CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
 JIT_LOG_BYTES = 16384
@@ -63,6 +67,10 @@ class CudaError(RuntimeError):
     """A CUDA driver call failed."""
 
 
+class CudaOutOfMemory(CudaError, OutOfMemoryError):
+    """The device has no memory left for an allocation (``mlfuse.cuda.OutOfMemoryError``)."""
+
+
 class Driver:
     """One device's primary context and the driver calls mlfuse makes on it
     (``library``: the driver's shared library, ``MLFUSE_CUDA_DRIVER`` or
@@ -76,6 +84,7 @@ class Driver:
             raise CudaUnavailable(f"no CUDA driver ({library or LIBRARY}): {e}") from None
         self._lock = threading.Lock()
         self._threads = threading.local()  # a context is current per thread
+        self._declared: dict[str, object] = {}  # the functions called only on request
         self._declare()
         rc = self.lib.cuInit(0)
         if rc != 0:
@@ -144,7 +153,8 @@ class Driver:
 
     def check(self, rc: int, doing: str) -> None:
         if rc != 0:
-            raise CudaError(f"{doing}: {self.error_name(rc)}")
+            kind = CudaOutOfMemory if rc == CUDA_ERROR_OUT_OF_MEMORY else CudaError
+            raise kind(f"{doing}: {self.error_name(rc)}")
 
     # -- the device -----------------------------------------------------------
     def make_current(self) -> None:
@@ -166,6 +176,72 @@ class Driver:
     def synchronize(self, doing: str = "synchronizing") -> None:
         self._here()
         self.check(self.lib.cuCtxSynchronize(), doing)
+
+    def _optional(self, name: str, argtypes: list):
+        """A driver function mlfuse calls only on request (declared on first use)."""
+        found = self._declared.get(name)
+        if found is None:
+            try:
+                found = getattr(self.lib, name)
+            except AttributeError:
+                raise CudaError(f"the CUDA driver has no {name}") from None
+            found.argtypes, found.restype = argtypes, CUresult
+            self._declared[name] = found
+        return found
+
+    def total_memory(self) -> int:
+        """The device's memory in bytes."""
+        n = _c.c_size_t()
+        fn = self._optional("cuDeviceTotalMem_v2", [_c.POINTER(_c.c_size_t), _c.c_int])
+        self.check(fn(_c.byref(n), self.device), "asking the device's memory")
+        return n.value
+
+    def memory_info(self) -> tuple[int, int]:
+        """(free, total) bytes of device memory."""
+        self._here()
+        free, total = _c.c_size_t(), _c.c_size_t()
+        fn = self._optional("cuMemGetInfo_v2", [_c.POINTER(_c.c_size_t)] * 2)
+        self.check(fn(_c.byref(free), _c.byref(total)), "asking the free memory")
+        return free.value, total.value
+
+    # -- events ---------------------------------------------------------------
+    def event_create(self) -> _c.c_void_p:
+        self._here()
+        ev = _c.c_void_p()
+        fn = self._optional("cuEventCreate", [_c.POINTER(_c.c_void_p), _c.c_uint])
+        self.check(fn(_c.byref(ev), 0), "creating an event")
+        return ev
+
+    def event_record(self, ev) -> None:
+        """Record ``ev`` on the stream mlfuse launches on (the default stream)."""
+        self._here()
+        fn = self._optional("cuEventRecord", [_c.c_void_p, _c.c_void_p])
+        self.check(fn(ev, None), "recording an event")
+
+    def event_synchronize(self, ev) -> None:
+        self._here()
+        self.check(self._optional("cuEventSynchronize", [_c.c_void_p])(ev), "waiting for an event")
+
+    def event_done(self, ev) -> bool:
+        self._here()
+        rc = self._optional("cuEventQuery", [_c.c_void_p])(ev)
+        if rc == CUDA_ERROR_NOT_READY:
+            return False
+        self.check(rc, "querying an event")
+        return True
+
+    def event_elapsed_ms(self, start, end) -> float:
+        self._here()
+        ms = _c.c_float()
+        fn = self._optional(
+            "cuEventElapsedTime", [_c.POINTER(_c.c_float), _c.c_void_p, _c.c_void_p]
+        )
+        self.check(fn(_c.byref(ms), start, end), "timing between events")
+        return ms.value
+
+    def event_destroy(self, ev) -> None:
+        self._here()
+        self.check(self._optional("cuEventDestroy_v2", [_c.c_void_p])(ev), "destroying an event")
 
     # -- memory -------------------------------------------------------------
     def alloc(self, nbytes: int) -> int:

@@ -133,6 +133,9 @@ class CudaTarget(Target):
     def __init__(self):
         self._pool: dict[int, list[int]] = {}
         self._pooled = 0
+        self.allocated = 0  # bytes of the live buffers (windows excluded: their bases count)
+        self.peak_allocated = 0
+        self.peak_reserved = 0
         self._last: str | None = None
         self._driver = None
 
@@ -242,11 +245,17 @@ class CudaTarget(Target):
             raise ValueError(f"{what}: {buf!r} was freed")
         return buf
 
+    def _count(self, nbytes: int) -> None:
+        self.allocated += nbytes
+        self.peak_allocated = max(self.peak_allocated, self.allocated)
+        self.peak_reserved = max(self.peak_reserved, self.allocated + self._pooled)
+
     def alloc(self, size: int, dtype: DType) -> CudaBuffer:
         nbytes = max(size * dtype.itemsize, 1)
         free = self._pool.get(nbytes)
         if free:
             self._pooled -= nbytes
+            self._count(nbytes)
             return CudaBuffer(self.name, size, dtype, free.pop(), self)
         from mlfuse.targets.cuda.driver import CudaError
 
@@ -257,6 +266,7 @@ class CudaTarget(Target):
                 raise
             self.trim()  # the pool's buffers are of other sizes: give them back and retry
             ptr = self.driver.alloc(nbytes)
+        self._count(nbytes)
         return CudaBuffer(self.name, size, dtype, ptr, self)
 
     def trim(self) -> None:
@@ -273,6 +283,7 @@ class CudaTarget(Target):
         if b.base is not None:  # a window: the memory is its base's
             return
         nbytes = max(b.nbytes, 1)
+        self.allocated -= nbytes
         if self._pooled + nbytes <= self.POOL_BYTES:
             self._pool.setdefault(nbytes, []).append(ptr)
             self._pooled += nbytes

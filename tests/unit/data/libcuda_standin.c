@@ -9,18 +9,20 @@
  * receives a message, as the real driver's does. Launches run nothing: they
  * record what they were given (the grid, the block, each kernel parameter read
  * as a CUdeviceptr), which the test reads back through standin_* functions.
+ * Events record the host's clock; the device has 80 GiB.
  * Signatures are the driver's. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef int CUresult;
 typedef uint64_t CUdeviceptr;
 
 enum {
     SUCCESS = 0, INVALID_VALUE = 1, OUT_OF_MEMORY = 2, NOT_INITIALIZED = 3, INVALID_CONTEXT = 201, INVALID_PTX = 218,
-    NOT_FOUND = 500, LAUNCH_FAILED = 719,
+    INVALID_HANDLE = 400, NOT_FOUND = 500, NOT_READY = 600, LAUNCH_FAILED = 719,
 };
 
 static int initialized;
@@ -68,6 +70,37 @@ CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
     memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
     return SUCCESS;
 }
+
+CUresult cuDeviceTotalMem_v2(size_t *bytes, int d) { *bytes = (size_t)80 << 30; return SUCCESS; }
+CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
+    NEEDS_CONTEXT;
+    *total = (size_t)80 << 30;
+    *free_bytes = *total - (size_t)live_allocations * 256;
+    return SUCCESS;
+}
+
+/* events: host clock times taken when recorded */
+struct event { double ms; int recorded; };
+CUresult cuEventCreate(void **ev, unsigned flags) { NEEDS_CONTEXT; *ev = calloc(1, sizeof(struct event)); return SUCCESS; }
+CUresult cuEventRecord(void *ev, void *stream) {
+    NEEDS_CONTEXT;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    struct event *e = ev;
+    e->ms = t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+    e->recorded = 1;
+    return SUCCESS;
+}
+CUresult cuEventSynchronize(void *ev) { NEEDS_CONTEXT; return ((struct event *)ev)->recorded ? SUCCESS : INVALID_HANDLE; }
+CUresult cuEventQuery(void *ev) { NEEDS_CONTEXT; return SUCCESS; }
+CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
+    NEEDS_CONTEXT;
+    struct event *x = a, *y = b;
+    if (!x->recorded || !y->recorded) return INVALID_HANDLE;
+    *ms = (float)(y->ms - x->ms);
+    return SUCCESS;
+}
+CUresult cuEventDestroy_v2(void *ev) { free(ev); return SUCCESS; }
 
 CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *options, void **values) {
     NEEDS_CONTEXT;
@@ -119,6 +152,7 @@ CUresult cuGetErrorName(CUresult rc, const char **name) {
     case OUT_OF_MEMORY: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return SUCCESS;
     case INVALID_CONTEXT: *name = "CUDA_ERROR_INVALID_CONTEXT"; return SUCCESS;
     case INVALID_PTX: *name = "CUDA_ERROR_INVALID_PTX"; return SUCCESS;
+    case INVALID_HANDLE: *name = "CUDA_ERROR_INVALID_HANDLE"; return SUCCESS;
     case NOT_FOUND: *name = "CUDA_ERROR_NOT_FOUND"; return SUCCESS;
     case LAUNCH_FAILED: *name = "CUDA_ERROR_LAUNCH_FAILED"; return SUCCESS;
     default: *name = NULL; return INVALID_VALUE;
