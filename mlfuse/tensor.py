@@ -6131,9 +6131,10 @@ class Tensor:
 
     def data_ptr(self) -> int:
         """The address of the first element in host memory (realizes; 0 for an
-        empty tensor). A tensor without memory of its own (a constant never
-        written, or one in device memory) gets a number that identifies its
-        value's node instead, so equal pointers still mean shared values."""
+        empty tensor): ``x.data_ptr() == x.detach().data_ptr()``. A tensor
+        without memory of its own (a constant never written, or one in device
+        memory) gets a number that identifies its value's node instead, so
+        equal pointers still mean shared values."""
         if self.numel() == 0:
             return 0
         arr = self._shared()
@@ -6143,17 +6144,18 @@ class Tensor:
 
     def share_memory_(self) -> Tensor:
         """This tensor (PyTorch moves the storage to shared memory for worker
-        processes; mlfuse's data loading runs in one process)."""
+        processes; mlfuse's data loading runs in one process): ``w.share_memory_()``."""
         return self
 
     def is_shared(self) -> bool:
-        """False: no storage is in shared memory (see :meth:`share_memory_`)."""
+        """False: no storage is in shared memory (see :meth:`share_memory_`):
+        ``x.is_shared()``."""
         return False
 
     @property
     def output_nr(self) -> int:
         """0: which result of the op that made it this tensor is (mlfuse's ops
-        have one result)."""
+        have one result): ``y.output_nr``."""
         return 0
 
     def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
@@ -6161,7 +6163,9 @@ class Tensor:
         return self if dtype is None else self.cast(dtype)
 
     def to_sparse(self, *args, **kwargs):
-        """Not supported: mlfuse tensors are dense; a clear error, not a missing name."""
+        """Not supported: mlfuse tensors are dense; ``x.to_sparse()`` raises a clear
+        NotImplementedError rather than a missing name (``to_sparse_coo``,
+        ``to_sparse_csr``... alike)."""
         raise NotImplementedError(
             "to_sparse: mlfuse has no sparse tensors; keep the tensor dense (the "
             "kernels skip no zeros, but compute the same values)"
