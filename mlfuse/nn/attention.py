@@ -53,17 +53,6 @@ def _check_p(p, name: str) -> float:
     return float(p)
 
 
-def _additive(mask: Tensor, what: str, name: str, dtype) -> Tensor:
-    """A bool mask (True: not allowed) as 0 / -inf, a float one as it is."""
-    if not isinstance(mask, Tensor):
-        raise TypeError(f"{name}: {what} must be a Tensor, got {type(mask).__name__}")
-    if mask.dtype.is_bool:
-        return mask.where(-math.inf, 0.0).cast(dtype)
-    if not mask.dtype.is_float:
-        raise ArgumentError(f"{name}: {what} must be bool or float, got {mask.dtype.name}")
-    return mask.cast(dtype)
-
-
 class MultiheadAttention(Module):
     """Attention of ``num_heads`` heads of ``embed_dim // num_heads`` dims:
     ``out, weights = nn.MultiheadAttention(64, 4)(q, k, v)``. Inputs are
@@ -118,54 +107,6 @@ class MultiheadAttention(Module):
         self.bias_k = self.bias_v = None
         self.add_zero_attn = False
 
-    def _projections(self):
-        e = self.embed_dim
-        if self.in_proj_weight is not None:
-            w = self.in_proj_weight
-            ws = (w[:e], w[e : 2 * e], w[2 * e :])
-        else:
-            ws = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
-        b = self.in_proj_bias
-        bs = (b[:e], b[e : 2 * e], b[2 * e :]) if b is not None else (None, None, None)
-        return ws, bs
-
-    def _mask(self, attn_mask, key_padding_mask, is_causal, n, tgt, src, batched, dtype):
-        """The additive mask, broadcastable to the scores (N, heads, L, S), or None."""
-        name = "MultiheadAttention"
-        out = None
-        if attn_mask is not None:
-            m = _additive(attn_mask, "attn_mask", name, dtype)
-            if m.ndim == 2:
-                if m.shape != (tgt, src):
-                    raise ArgumentError(
-                        f"{name}: a 2-d attn_mask must be (L, S) = {(tgt, src)}, got {m.shape}"
-                    )
-            elif m.ndim == 3:
-                want = (n * self.num_heads, tgt, src)
-                if m.shape != want:
-                    raise ArgumentError(
-                        f"{name}: a 3-d attn_mask must be (N * num_heads, L, S) = {want}, "
-                        f"got {m.shape}"
-                    )
-                m = m.reshape(n, self.num_heads, tgt, src)
-            else:
-                raise ArgumentError(f"{name}: attn_mask must be 2-d or 3-d, got {m.shape}")
-            out = m
-        elif is_causal:
-            keep = Tensor.ones(tgt, src, dtype=dtypes.bool_, device=self.out_proj.weight.device)
-            out = keep.tril().where(0.0, -math.inf).cast(dtype)
-        if key_padding_mask is not None:
-            m = _additive(key_padding_mask, "key_padding_mask", name, dtype)
-            want = (n, src) if batched else (src,)
-            if m.shape != want:
-                raise ArgumentError(
-                    f"{name}: key_padding_mask must be {'(N, S)' if batched else '(S,)'} = "
-                    f"{want}, got {m.shape}"
-                )
-            m = m.reshape(n, 1, 1, src)
-            out = m if out is None else out + m
-        return out
-
     def forward(
         self,
         query: Tensor,
@@ -178,64 +119,21 @@ class MultiheadAttention(Module):
         is_causal: bool = False,
     ):
         """``(attn_output, attn_weights or None)``: ``mha.forward(x, x, x,
-        key_padding_mask=pad, need_weights=False)``. ``is_causal`` with no
-        ``attn_mask`` masks the upper triangle (PyTorch asks for the mask too;
-        given one, it is used as it is)."""
-        name = "MultiheadAttention"
-        for what, t in (("query", query), ("key", key), ("value", value)):
-            if not isinstance(t, Tensor):
-                raise TypeError(f"{name}: {what} must be a Tensor, got {type(t).__name__}")
-        if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
-            raise ArgumentError(
-                f"{name}: query, key and value must all be 3-d (batched) or 2-d (unbatched), "
-                f"got {query.shape}, {key.shape}, {value.shape}"
-            )
-        batched = query.ndim == 3
+        key_padding_mask=pad, need_weights=False)``, ``F.multi_head_attention_forward``
+        with the layer's weights. ``is_causal`` with no ``attn_mask`` masks the
+        upper triangle (PyTorch asks for the mask too; given one, it is used as it is)."""
         q, k, v = query, key, value
-        if batched and self.batch_first:
+        if self.batch_first and all(isinstance(t, Tensor) and t.ndim == 3 for t in (q, k, v)):
             q, k, v = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)
-        if not batched:
-            q, k, v = q.unsqueeze(1), k.unsqueeze(1), v.unsqueeze(1)
-        tgt, n, e = q.shape
-        src = k.shape[0]
-        if e != self.embed_dim:
-            raise ArgumentError(f"{name}: query has {e} features, embed_dim is {self.embed_dim}")
-        if k.shape[-1] != self.kdim or v.shape[-1] != self.vdim:
-            raise ArgumentError(
-                f"{name}: key and value must have kdim={self.kdim} and vdim={self.vdim} "
-                f"features, got {k.shape[-1]} and {v.shape[-1]}"
-            )
-        if k.shape[:2] != v.shape[:2] or k.shape[1] != n:
-            raise ArgumentError(
-                f"{name}: key {key.shape} and value {value.shape} must have one length and the "
-                f"query's batch"
-            )
-        dt = dtypes.promote(q.dtype, self.out_proj.weight.dtype)
-        (wq, wk, wv), (bq, bk, bv) = self._projections()
-        h, hd = self.num_heads, self.head_dim
-
-        def heads(x: Tensor, w, b, length: int) -> Tensor:  # (len, N, E) -> (N, heads, len, hd)
-            return F.linear(x, w, b).reshape(length, n, h, hd).permute(1, 2, 0, 3)
-
-        qh, kh, vh = heads(q, wq, bq, tgt), heads(k, wk, bk, src), heads(v, wv, bv, src)
-        mask = self._mask(attn_mask, key_padding_mask, is_causal, n, tgt, src, batched, dt)
-        p = self.dropout if self.training else 0.0
-        weights = None
-        if need_weights:
-            scores = (qh @ kh.transpose(-2, -1)) * (1 / math.sqrt(hd))
-            if mask is not None:
-                scores = scores + mask
-            attn = scores.softmax(-1)
-            attn = F.dropout(attn, p) if p else attn
-            out = attn @ vh
-            weights = attn.mean(1) if average_attn_weights else attn
-            weights = weights if batched else weights.squeeze(0)
-        else:
-            out = F.scaled_dot_product_attention(qh, kh, vh, attn_mask=mask, dropout_p=p)
-        out = self.out_proj(out.permute(2, 0, 1, 3).reshape(tgt, n, e))
-        if not batched:
-            out = out.squeeze(1)
-        elif self.batch_first:
+        out, weights = F._multi_head_attention(
+            q, k, v, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
+            self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight,
+            self.out_proj.bias, self.training, key_padding_mask, need_weights, attn_mask,
+            not self._qkv_same_embed_dim, self.q_proj_weight, self.k_proj_weight,
+            self.v_proj_weight, None, None, average_attn_weights, is_causal,
+            "MultiheadAttention",
+        )  # fmt: skip
+        if self.batch_first and out.ndim == 3:
             out = out.transpose(0, 1)
         return out, weights
 

@@ -976,7 +976,9 @@ def _multi_head_attention(
             raise ArgumentError(f"{name}: in_proj_weight must be (3E, E) = {(3 * e, e)}, got {got}")
         ws = (in_proj_weight[:e], in_proj_weight[e : 2 * e], in_proj_weight[2 * e :])
     if in_proj_bias is not None and in_proj_bias.shape != (3 * e,):
-        raise ArgumentError(f"{name}: in_proj_bias must be (3E,) = {(3 * e,)}, got {in_proj_bias.shape}")
+        raise ArgumentError(
+            f"{name}: in_proj_bias must be (3E,) = {(3 * e,)}, got {in_proj_bias.shape}"
+        )
     wq, wk, wv = ws
     if k.shape[-1] != wk.shape[1] or v.shape[-1] != wv.shape[1]:
         raise ArgumentError(
@@ -1006,8 +1008,7 @@ def _multi_head_attention(
             want = (n * h, tgt, src)
             if m.shape != want:
                 raise ArgumentError(
-                    f"{name}: a 3-d attn_mask must be (N * num_heads, L, S) = {want}, got "
-                    f"{m.shape}"
+                    f"{name}: a 3-d attn_mask must be (N * num_heads, L, S) = {want}, got {m.shape}"
                 )
             m = m.reshape(n, h, tgt, src)
         else:
@@ -1029,7 +1030,9 @@ def _multi_head_attention(
 
     def extra_key(mask_, pad_):  # one more key: a zero column in the masks
         col = ((0, 0), (0, 0), (0, 0), (0, 1))
-        return (None if mask_ is None else mask_.pad(col)), (None if pad_ is None else pad_.pad(col))
+        return (None if mask_ is None else mask_.pad(col)), (
+            None if pad_ is None else pad_.pad(col)
+        )
 
     def heads(x: Tensor) -> Tensor:  # (len, N, E) -> (N, heads, len, hd)
         return x.reshape(x.shape[0], n, h, hd).permute(1, 2, 0, 3)
@@ -1043,7 +1046,9 @@ def _multi_head_attention(
             raise ArgumentError(f"{name}: bias_k and bias_v cannot be added to static_k/static_v")
         for what, t in (("bias_k", bias_k), ("bias_v", bias_v)):
             if t.numel() != e:
-                raise ArgumentError(f"{name}: {what} must be (1, 1, E) = {(1, 1, e)}, got {t.shape}")
+                raise ArgumentError(
+                    f"{name}: {what} must be (1, 1, E) = {(1, 1, e)}, got {t.shape}"
+                )
         kp = kp.cat(bias_k.reshape(1, 1, e).expand(1, n, e), dim=0)
         vp = vp.cat(bias_v.reshape(1, 1, e).expand(1, n, e), dim=0)
         mask, pad = extra_key(mask, pad)

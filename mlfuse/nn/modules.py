@@ -14,9 +14,12 @@ from the generator ``mlfuse.manual_seed`` seeds.
 from __future__ import annotations
 
 import math
+import warnings
+from typing import NamedTuple
 
 import numpy as np
 
+from mlfuse import dtypes
 from mlfuse.nn import functional as F
 from mlfuse.errors import ArgumentError
 from mlfuse.tensor import FROZEN, Tensor
@@ -429,12 +432,15 @@ class _BatchNorm(Module):
         self.running_var = Tensor.ones(num_features).realize() if track_running_stats else None
         self.num_batches_tracked = Tensor(np.zeros((), np.int64)) if track_running_stats else None
 
-    def forward(self, x: Tensor) -> Tensor:
-        """``F.batch_norm`` in the module's mode: ``bn.forward(x)``."""
+    def _check_input(self, x: Tensor) -> None:
         if x.ndim not in self._ndims:
             raise ArgumentError(
                 f"{type(self).__name__}: input must be {self._layout}, got {x.shape}"
             )
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``F.batch_norm`` in the module's mode: ``bn.forward(x)``."""
+        self._check_input(x)
         if self.training and self.num_batches_tracked is not None:
             self.num_batches_tracked.assign(self.num_batches_tracked + 1)
         return F.batch_norm(
@@ -500,6 +506,84 @@ class BatchNorm(_BatchNorm):
     @training.setter
     def training(self, mode: bool) -> None:
         self.__dict__["training"] = bool(mode)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """PyTorch's ``nn.SyncBatchNorm`` in one process: batch norm of (N, C, *)
+    with any number of spatial dims (the statistics are the batch's own; with
+    no process group to synchronize over, ``process_group`` is kept but not
+    used, as PyTorch does outside ``torch.distributed``):
+    ``nn.SyncBatchNorm(16)(x)``, ``nn.SyncBatchNorm.convert_sync_batchnorm(model)``."""
+
+    _layout = "(N, C, *)"
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        process_group=None,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats)
+        self.process_group = process_group
+        if dtype is not None or device is not None:
+            for k in ("weight", "bias", "running_mean", "running_var"):
+                t = getattr(self, k)
+                if t is not None:
+                    t = t.cast(dtype or t.dtype).to(device or t.device)
+                    setattr(self, k, _param(t) if k in ("weight", "bias") else t.realize())
+
+    def _check_input(self, x: Tensor) -> None:
+        if x.ndim < 2:
+            raise ArgumentError(
+                f"SyncBatchNorm: expected at least 2D input (N, C, *), got {x.ndim}D {x.shape}"
+            )
+        if x.shape[1] == 0:
+            raise ArgumentError("SyncBatchNorm: the number of input channels should be non-zero")
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
+        """``module`` with every batch norm in it (``BatchNorm1d/2d/3d``, itself
+        included) replaced by a ``SyncBatchNorm`` holding the same parameters,
+        running statistics and training mode (sub-modules are replaced in place;
+        the result is ``module`` unless it is itself a batch norm):
+        ``model = nn.SyncBatchNorm.convert_sync_batchnorm(model)``."""
+        if not isinstance(module, Module):
+            raise TypeError(
+                f"convert_sync_batchnorm: module must be a Module, got {type(module).__name__}"
+            )
+        done: dict[int, Module] = {}
+
+        def convert(m: Module) -> Module:
+            if id(m) in done:  # a module used twice stays one module
+                return done[id(m)]
+            out = m
+            if isinstance(m, _BatchNorm):
+                out = cls(m.num_features, m.eps, m.momentum, m.affine, m.track_running_stats,
+                          process_group)  # fmt: skip
+                for k in ("weight", "bias", "running_mean", "running_var", "num_batches_tracked"):
+                    setattr(out, k, getattr(m, k))
+                out.training = m.training
+            done[id(m)] = out
+            for k, v in list(vars(out).items()):
+                if isinstance(v, Module):
+                    setattr(out, k, convert(v))
+                elif isinstance(v, list):
+                    v[:] = [convert(s) if isinstance(s, Module) else s for s in v]
+                elif isinstance(v, tuple) and any(isinstance(s, Module) for s in v):
+                    setattr(out, k, tuple(convert(s) if isinstance(s, Module) else s for s in v))
+            return out
+
+        return convert(module)
+
+    def _settings(self) -> str:
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}"
+        )
 
 
 class LayerNorm2d(LayerNorm):
@@ -732,6 +816,77 @@ class MaxUnpool3d(_MaxUnpool):
     _fn = staticmethod(F.max_unpool3d)
 
 
+class _FractionalMaxPool(Module):
+    _nd = 2
+
+    def __init__(
+        self,
+        kernel_size,
+        output_size=None,
+        output_ratio=None,
+        return_indices: bool = False,
+        _random_samples: Tensor | None = None,
+    ) -> None:
+        name, nd = type(self).__name__, self._nd
+        kernel = F._tuple(kernel_size, nd, f"{name}: kernel_size")
+        if any(k <= 0 for k in kernel):
+            raise ArgumentError(f"{name}: kernel_size must be greater than 0, got {kernel_size}")
+        if output_size is None and output_ratio is None:
+            raise ArgumentError(
+                f"{name} requires specifying either an output size, or a pooling ratio"
+            )
+        if output_size is not None and output_ratio is not None:
+            raise ArgumentError(
+                f"{name}: only one of output_size and output_ratio may be specified"
+            )
+        self.kernel_size, self.return_indices = kernel, bool(return_indices)
+        self.output_size = None if output_size is None else F._tuple(
+            output_size, nd, f"{name}: output_size"
+        )  # fmt: skip
+        self.output_ratio = None
+        if output_ratio is not None:
+            ratio = (
+                output_ratio if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * nd
+            )
+            if len(ratio) != nd or not all(
+                isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and 0 < v < 1
+                for v in ratio
+            ):
+                raise ArgumentError(
+                    f"{name}: output_ratio must be between 0 and 1 (got {output_ratio})"
+                )
+            self.output_ratio = tuple(float(v) for v in ratio)
+        self.register_buffer("_random_samples", _random_samples)
+
+    def forward(self, x: Tensor):
+        """The max over the pseudo-random windows (and where each maximum is,
+        with ``return_indices``): ``pool.forward(x)``."""
+        fn = F.fractional_max_pool2d if self._nd == 2 else F.fractional_max_pool3d
+        return fn(
+            x, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+            _random_samples=self._random_samples,
+        )  # fmt: skip
+
+    def _settings(self) -> str:
+        out = f"output_size={self.output_size}" if self.output_size else (
+            f"output_ratio={self.output_ratio}"
+        )  # fmt: skip
+        return f"kernel_size={self.kernel_size}, {out}"
+
+
+class FractionalMaxPool2d(_FractionalMaxPool):
+    """``F.fractional_max_pool2d`` with fixed settings (fresh windows each call
+    unless ``_random_samples`` (N, C, 2) fixes them):
+    ``nn.FractionalMaxPool2d(3, output_ratio=0.5)(x)``."""
+
+
+class FractionalMaxPool3d(_FractionalMaxPool):
+    """``F.fractional_max_pool3d`` with fixed settings:
+    ``nn.FractionalMaxPool3d(2, output_size=(4, 4, 4))(x)``."""
+
+    _nd = 3
+
+
 class _AvgPool(Module):
     _nd = 2
 
@@ -807,6 +962,8 @@ class Sequential(Module):
 
 class _ParameterMeta(type):
     def __instancecheck__(cls, obj) -> bool:
+        if isinstance(obj, UninitializedParameter):  # a parameter to be (as PyTorch's)
+            return True
         return isinstance(obj, Tensor) and obj.requires_grad and obj.is_leaf
 
 
@@ -848,6 +1005,61 @@ class Buffer(metaclass=_BufferMeta):
         t = _BufferTensor(data.numpy(), data.dtype, data.device)
         t.persistent = bool(persistent)
         return t
+
+
+class _Uninitialized:
+    """A tensor whose shape is not known yet: what a lazy module's attribute
+    holds until the first call builds the real one. It is not a Tensor (not in
+    ``parameters()`` or ``state_dict()``); a Tensor attribute of it raises."""
+
+    __slots__ = ("requires_grad", "dtype", "device")
+    _what = "parameter"
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None) -> None:
+        self.requires_grad = bool(requires_grad)
+        self.dtype = None if dtype is None else dtypes.as_dtype(dtype)
+        self.device = device
+
+    def materialize(self, shape, device=None, dtype=None) -> Tensor:
+        """A tensor of ``shape`` (zeros) with this one's dtype, device and
+        ``requires_grad``; mlfuse's tensors cannot change class in place, so
+        store the result: ``self.weight = self.weight.materialize((8, 4))``."""
+        shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        t = Tensor.zeros(
+            shape, dtype=dtype or self.dtype or dtypes.default_float, device=device or self.device
+        ).realize()
+        return _param(t) if self.requires_grad else t
+
+    def __getattr__(self, name: str):
+        if not name.startswith("__") and hasattr(Tensor, name):
+            raise ArgumentError(
+                f"{type(self).__name__}: can't access {name!r} of an uninitialized {self._what}: "
+                f"call the lazy module once (or materialize(shape)) first"
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+
+class UninitializedParameter(_Uninitialized):
+    """A parameter whose shape the first call of its lazy module decides (what
+    ``nn.LazyLinear(8).weight`` holds until then, as PyTorch):
+    ``isinstance(lazy.weight, nn.UninitializedParameter)``."""
+
+    __slots__ = ()
+
+
+class UninitializedBuffer(_Uninitialized):
+    """A buffer whose shape the first call of its lazy module decides (what
+    ``nn.LazyBatchNorm2d().running_mean`` holds until then, as PyTorch):
+    ``isinstance(bn.running_mean, nn.UninitializedBuffer)``."""
+
+    __slots__ = ()
+    _what = "buffer"
+
+    def __init__(self, requires_grad: bool = False, device=None, dtype=None) -> None:
+        super().__init__(requires_grad, device, dtype)
 
 
 class ParameterList(Module):
@@ -1117,6 +1329,24 @@ class ModuleDict(Module):
         raise NotImplementedError("ModuleDict has no forward: index it by key")
 
 
+class Container(Module):
+    """PyTorch's deprecated ``nn.Container``: a Module whose keyword arguments
+    are its sub-modules (subclass ``nn.Module`` instead); it warns, as PyTorch's:
+    ``nn.Container(enc=nn.Linear(4, 8), dec=nn.Linear(8, 4))``."""
+
+    def __init__(self, **kwargs) -> None:
+        warnings.warn(
+            "nn.Container is deprecated. All of its functionality is now implemented in "
+            "nn.Module. Subclass that instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        for key, value in kwargs.items():
+            if value is not None and not isinstance(value, Module):
+                raise TypeError(f"Container: {key!r} is not a Module: {type(value).__name__}")
+            setattr(self, key, value)
+
+
 # ---------------------------------------------------------------------------
 # normalization, resampling and reshaping layers
 # ---------------------------------------------------------------------------
@@ -1273,6 +1503,46 @@ class LocalResponseNorm(Module):
     def forward(self, x: Tensor) -> Tensor:
         """Divide by the neighbouring channels' energy: ``lrn.forward(x)``."""
         return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+
+
+class CrossMapLRN2d(Module):
+    """PyTorch's legacy ``nn.CrossMapLRN2d`` (Lua Torch's SpatialCrossMapLRN) on
+    (N, C, H, W): ``x * (k + alpha / size * s)^-beta``, ``s`` the sum of the
+    squares of channels ``c - p + 1 .. c + p - 1`` (``p = (size - 1) // 2 + 1``),
+    as PyTorch computes it: its running sum never drops channel 0, so for the
+    channels ``c >= p`` ``s`` also holds channel 0's square (the output is
+    PyTorch's; the gradient is that of this output, not PyTorch's hand-written
+    backward): ``nn.CrossMapLRN2d(5, 1e-4, 0.75, 2)(x)``."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        self.size = _positive_int(size, "CrossMapLRN2d: size")
+        self.alpha, self.beta, self.k = alpha, beta, k
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Divide by the neighbouring channels' energy: ``lrn.forward(x)``."""
+        if not isinstance(x, Tensor):
+            raise TypeError(f"CrossMapLRN2d: input must be a Tensor, got {type(x).__name__}")
+        if x.ndim != 4:
+            raise ArgumentError(
+                f"CrossMapLRN2d: expected input to be 4D (N, C, H, W), got {x.ndim}D {x.shape}"
+            )
+        xf = x._float()
+        c, p = x.shape[1], (self.size - 1) // 2 + 1
+        sq = xf * xf
+        padded = sq.pad(((0, 0), (p - 1, p - 1), (0, 0), (0, 0)))
+        full = tuple((0, s) for s in x.shape)
+        total = None
+        for i in range(2 * p - 1):
+            win = padded.shrink(full[:1] + ((i, i + c),) + full[2:])
+            total = win if total is None else total + win
+        assert total is not None
+        if c > p:  # PyTorch's running sum keeps channel 0 from channel p on
+            late = Tensor(np.arange(c) >= p, device=x.device).reshape(1, c, 1, 1)
+            total = total + late.where(sq[:, :1], 0.0)
+        return xf * (total * (self.alpha / self.size) + self.k) ** -self.beta
+
+    def _settings(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
 class Upsample(Module):
@@ -1823,6 +2093,26 @@ class NLLLoss(_Loss):
         return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
 
 
+class NLLLoss2d(NLLLoss):
+    """PyTorch's deprecated alias of :class:`NLLLoss` (which takes (N, C, H, W)
+    log-probabilities too); it warns, as PyTorch's: ``nn.NLLLoss2d()(logp, labels)``."""
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average=None,
+        ignore_index: int = -100,
+        reduce=None,
+        reduction: str = "mean",
+    ) -> None:
+        warnings.warn(
+            "NLLLoss2d has been deprecated. Please use NLLLoss instead as a drop-in replacement",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
 class CTCLoss(_Loss):
     """``F.ctc_loss``, connectionist temporal classification, of log-probabilities
     (T, N, C) against targets: ``nn.CTCLoss(blank=0)(logp, targets, in_lens, tgt_lens)``."""
@@ -2321,6 +2611,188 @@ class TripletMarginWithDistanceLoss(_Loss):
 
 
 # ---------------------------------------------------------------------------
+# adaptive softmax
+# ---------------------------------------------------------------------------
+
+
+def _projection(in_features: int, out_features: int) -> Linear:
+    """``Linear(in_features, out_features, bias=False)``, either size possibly 0."""
+    lin = Linear.__new__(Linear)
+    lin.in_features, lin.out_features = in_features, out_features
+    bound = 1 / math.sqrt(in_features) if in_features else 0.0
+    lin.weight = _param(Tensor.uniform(out_features, in_features, low=-bound, high=bound))
+    lin.bias = None
+    return lin
+
+
+class _ASMoutput(NamedTuple):
+    """``(output, loss)`` of :class:`AdaptiveLogSoftmaxWithLoss`: the target's
+    log-probability per sample and their negated mean: ``res.loss.backward()``."""
+
+    output: Tensor
+    loss: Tensor
+
+
+class AdaptiveLogSoftmaxWithLoss(Module):
+    """Efficient softmax approximation (Grave et al.): the ``cutoffs[0]`` most
+    frequent classes and one entry per cluster in a ``head`` Linear, each
+    cluster of the others (split at ``cutoffs``) in a ``tail`` of two Linears
+    whose hidden size shrinks by ``div_value`` a cluster, with PyTorch's
+    parameter names and shapes (``head.weight``, ``tail.0.0.weight``...):
+    ``out, loss = nn.AdaptiveLogSoftmaxWithLoss(64, 1000, [100, 500])(x, labels)``.
+    Every cluster's tail is computed for the whole batch (lazily, no
+    data-dependent row selection), masked to the rows whose target is in it."""
+
+    def __init__(
+        self,
+        in_features: int,
+        n_classes: int,
+        cutoffs,
+        div_value: float = 4.0,
+        head_bias: bool = False,
+        device=None,
+        dtype=None,
+    ) -> None:
+        name = "AdaptiveLogSoftmaxWithLoss"
+        _positive_int(in_features, f"{name}: in_features")
+        _positive_int(n_classes, f"{name}: n_classes")
+        cutoffs = list(cutoffs)
+        if len(cutoffs) == 0:
+            raise ArgumentError(f"{name}: cutoffs should be a sequence of length larger than 0")
+        if (
+            not all(isinstance(c, (int, np.integer)) and not isinstance(c, bool) for c in cutoffs)
+            or cutoffs != sorted(cutoffs)
+            or min(cutoffs) <= 0
+            or max(cutoffs) > n_classes - 1
+            or len(set(cutoffs)) != len(cutoffs)
+        ):
+            raise ArgumentError(
+                f"{name}: cutoffs should be a sequence of unique, positive integers sorted in an "
+                f"increasing order, where each value is between 1 and n_classes-1, got {cutoffs}"
+            )
+        self.in_features, self.n_classes = in_features, n_classes
+        self.cutoffs = [int(c) for c in cutoffs] + [n_classes]
+        self.div_value, self.head_bias = div_value, bool(head_bias)
+        self.shortlist_size = self.cutoffs[0]
+        self.n_clusters = len(self.cutoffs) - 1
+        self.head_size = self.shortlist_size + self.n_clusters
+        self.head = Linear(in_features, self.head_size, bias=self.head_bias)
+        if isinstance(div_value, bool) or not isinstance(div_value, (int, float)) or div_value <= 0:
+            raise ArgumentError(f"{name}: div_value must be a positive number, got {div_value!r}")
+        tails = []
+        for i in range(self.n_clusters):
+            # (PyTorch's sizes: a hidden size that rounds to 0 is kept, the cluster then uniform)
+            hsz = int(in_features // (div_value ** (i + 1)))
+            osz = self.cutoffs[i + 1] - self.cutoffs[i]
+            tails.append(Sequential(_projection(in_features, hsz), _projection(hsz, osz)))
+        self.tail = ModuleList(tails)
+        if dtype is not None or device is not None:
+            for _, m in self.named_modules():
+                for k, v in list(vars(m).items()):
+                    if isinstance(v, Tensor):
+                        setattr(m, k, _param(v.cast(dtype or v.dtype).to(device or v.device)))
+
+    def reset_parameters(self) -> None:
+        """Draw every weight again (PyTorch's Linear initialisation)."""
+        from mlfuse.nn import init
+
+        for p in self.parameters():
+            fan_in = p.shape[-1] if p.ndim > 1 else self.in_features
+            if p.numel():
+                init.uniform_(p, -1 / math.sqrt(fan_in), 1 / math.sqrt(fan_in))
+
+    def _input(self, x, what: str, ndims=(1, 2)) -> Tensor:
+        name = "AdaptiveLogSoftmaxWithLoss"
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{name}: {what} must be a Tensor, got {type(x).__name__}")
+        if x.ndim not in ndims or x.shape[-1] != self.in_features:
+            want = " or ".join(("(in_features,)", "(N, in_features)")[d - 1] for d in ndims)
+            raise ArgumentError(
+                f"{name}: {what} must be {want} with in_features={self.in_features}, got {x.shape}"
+            )
+        return x
+
+    def forward(self, input: Tensor, target: Tensor) -> _ASMoutput:  # noqa: A002
+        """``(output, loss)``: each sample's log-probability of its target (N,)
+        (or () unbatched) and the mean negative log-likelihood:
+        ``res = asm.forward(x, labels); res.loss.backward()``."""
+        name = "AdaptiveLogSoftmaxWithLoss"
+        if not isinstance(target, Tensor):
+            raise TypeError(f"{name}: target must be a Tensor, got {type(target).__name__}")
+        if target.ndim == 1:
+            self._input(input, "a 1-d target's input", (2,))
+            if input.shape[0] != target.shape[0]:
+                raise ArgumentError(
+                    f"{name}: input {input.shape} and target {target.shape} should have the same "
+                    f"size in the batch dimension"
+                )
+        elif target.ndim == 0:
+            self._input(input, "a 0-d target's input", (1,))
+        else:
+            raise ArgumentError(
+                f"{name}: 0D or 1D target tensor expected, multi-target not supported, got "
+                f"{target.shape}"
+            )
+        if target.dtype.is_float or target.dtype.is_bool:
+            raise TypeError(f"{name}: target must hold class indices, got {target.dtype.name}")
+        batched = target.ndim > 0
+        x = input if batched else input.unsqueeze(0)
+        t = (target if batched else target.unsqueeze(0)).cast(dtypes.int64)
+        if t.node.realized and t.numel():  # a realized target is checked (a lazy one is not)
+            vals = t.numpy()
+            if vals.min() < 0 or vals.max() >= self.n_classes:
+                raise ArgumentError(
+                    f"{name}: Target values should be in [0, {self.n_classes - 1}], but values "
+                    f"in range [{vals.min()}, {vals.max()}] were found."
+                )
+        head_index, output = t, None
+        for i in range(self.n_clusters):
+            low, high = self.cutoffs[i], self.cutoffs[i + 1]
+            inside = (t >= low) & (t < high)
+            head_index = inside.where(self.shortlist_size + i, head_index)
+            logp = self.tail[i](x).log_softmax(1)
+            local = logp.gather(1, inside.where(t - low, 0).unsqueeze(1)).squeeze(1)
+            local = inside.where(local, 0.0)
+            output = local if output is None else output + local
+        head_logp = self.head(x).log_softmax(1)
+        picked = head_logp.gather(1, head_index.unsqueeze(1)).squeeze(1)
+        output = picked if output is None else output + picked
+        loss = (-output).mean()
+        return _ASMoutput(output if batched else output.squeeze(0), loss)
+
+    def _full_log_prob(self, x: Tensor, head_output: Tensor) -> Tensor:
+        head_logp = head_output.log_softmax(1)
+        parts = [head_logp[:, : self.shortlist_size]]
+        for i in range(self.n_clusters):
+            at = self.shortlist_size + i
+            parts.append(self.tail[i](x).log_softmax(1) + head_logp[:, at : at + 1])
+        return parts[0].cat(*parts[1:], dim=1)
+
+    def log_prob(self, input: Tensor) -> Tensor:  # noqa: A002
+        """The log-probability of every class, (N, n_classes) (or (n_classes,)
+        unbatched): ``asm.log_prob(x).exp().sum(1)`` is ones."""
+        x = self._input(input, "input")
+        xb = x if x.ndim == 2 else x.unsqueeze(0)
+        out = self._full_log_prob(xb, self.head(xb))
+        return out if x.ndim == 2 else out.squeeze(0)
+
+    def predict(self, input: Tensor) -> Tensor:  # noqa: A002
+        """The most likely class of each sample, as PyTorch picks it: the head's
+        argmax when it is a shortlist class, else the argmax of the full
+        log-probabilities: ``asm.predict(x)``."""
+        x = self._input(input, "input")
+        xb = x if x.ndim == 2 else x.unsqueeze(0)
+        head_output = self.head(xb)
+        best = head_output.argmax(1)
+        full = self._full_log_prob(xb, head_output).argmax(1)
+        out = (best >= self.shortlist_size).where(full, best)
+        return out if x.ndim == 2 else out.squeeze(0)
+
+    def _settings(self) -> str:
+        return f"{self.in_features}, {self.n_classes}, cutoffs={self.cutoffs[:-1]}"
+
+
+# ---------------------------------------------------------------------------
 # lazy modules: the input size inferred at the first call
 # ---------------------------------------------------------------------------
 
@@ -2344,6 +2816,14 @@ class _LazyModule(Module):
     def has_uninitialized_params(self) -> bool:
         """True until the first call has built the parameters."""
         return True
+
+    def _placeholders(self, params, buffers=()) -> None:
+        """The attributes the first call builds, held meanwhile as
+        :class:`UninitializedParameter` / :class:`UninitializedBuffer` (as PyTorch)."""
+        for k in params:
+            setattr(self, k, UninitializedParameter())
+        for k in buffers:
+            setattr(self, k, UninitializedBuffer())
 
     def initialize_parameters(self, x: Tensor) -> None:
         """Build the parameters for the input ``x`` and become the regular module."""
@@ -2378,6 +2858,9 @@ class LazyLinear(_LazyModule):
         _positive_int(out_features, "LazyLinear: out_features")
         super().__init__(out_features, bias)
         self.out_features = out_features
+        self._placeholders(("weight", "bias") if bias else ("weight",))
+        if not bias:
+            self.bias = None
 
     def _infer(self, x: Tensor) -> int:
         if x.ndim < 1:
@@ -2411,6 +2894,9 @@ class _LazyConv(_LazyModule):
         super().__init__(out_channels, kernel_size, stride, padding, dilation, groups, bias,
                          padding_mode)  # fmt: skip
         self.out_channels = out_channels
+        self._placeholders(("weight", "bias") if bias else ("weight",))
+        if not bias:
+            self.bias = None
 
     def _infer(self, x: Tensor) -> int:
         nd = self._nd
@@ -2494,6 +2980,16 @@ class _LazyNorm(_LazyModule):
     _size_name = "num_features"
     _nd = 1
 
+    def _norm_placeholders(self, affine: bool, track_running_stats: bool) -> None:
+        self._placeholders(
+            ("weight", "bias") if affine else (),
+            ("running_mean", "running_var") if track_running_stats else (),
+        )
+        for k in (() if affine else ("weight", "bias")) + (
+            () if track_running_stats else ("running_mean", "running_var")
+        ):
+            setattr(self, k, None)
+
     def _infer(self, x: Tensor) -> int:
         if x.ndim < 2:
             raise ArgumentError(f"{type(self).__name__}: input must be (N, C, ...), got {x.shape}")
@@ -2513,6 +3009,7 @@ class _LazyBatchNorm(_LazyNorm):
                 f"{type(self).__name__}: momentum must be in [0, 1], got {momentum!r}"
             )
         super().__init__(eps, momentum, affine, track_running_stats)
+        self._norm_placeholders(affine, track_running_stats)
 
 
 class LazyBatchNorm1d(_LazyBatchNorm):
@@ -2545,6 +3042,7 @@ class _LazyInstanceNorm(_LazyNorm):
         track_running_stats: bool = True,
     ) -> None:  # PyTorch's lazy defaults: affine, with running statistics
         super().__init__(eps, momentum, affine, track_running_stats)
+        self._norm_placeholders(affine, track_running_stats)
 
     def _infer(self, x: Tensor) -> int:
         nd = self._nd
@@ -2583,6 +3081,7 @@ __all__ = [
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
     "AdaptiveAvgPool3d",
+    "AdaptiveLogSoftmaxWithLoss",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
     "AdaptiveMaxPool3d",
@@ -2607,6 +3106,7 @@ __all__ = [
     "ConstantPad1d",
     "ConstantPad2d",
     "ConstantPad3d",
+    "Container",
     "Conv1d",
     "Conv2d",
     "Conv3d",
@@ -2616,6 +3116,7 @@ __all__ = [
     "CosineEmbeddingLoss",
     "CosineSimilarity",
     "CrossEntropyLoss",
+    "CrossMapLRN2d",
     "Dropout",
     "Dropout1d",
     "Dropout2d",
@@ -2626,6 +3127,8 @@ __all__ = [
     "FeatureAlphaDropout",
     "Flatten",
     "Fold",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
     "GELU",
     "GLU",
     "GaussianNLLLoss",
@@ -2682,6 +3185,7 @@ __all__ = [
     "MultiLabelSoftMarginLoss",
     "MultiMarginLoss",
     "NLLLoss",
+    "NLLLoss2d",
     "PReLU",
     "PairwiseDistance",
     "Parameter",
@@ -2712,6 +3216,7 @@ __all__ = [
     "Softplus",
     "Softshrink",
     "Softsign",
+    "SyncBatchNorm",
     "Tanh",
     "Tanhshrink",
     "Threshold",
@@ -2719,6 +3224,8 @@ __all__ = [
     "TripletMarginWithDistanceLoss",
     "Unflatten",
     "Unfold",
+    "UninitializedBuffer",
+    "UninitializedParameter",
     "Upsample",
     "UpsamplingBilinear2d",
     "UpsamplingNearest2d",

@@ -34,8 +34,9 @@ import numpy as np
 
 from mlfuse import dtypes
 from mlfuse.autograd import is_grad_enabled, no_grad
-from mlfuse.errors import ArgumentError
+from mlfuse.errors import ArgumentError, UnsupportedModeError
 from mlfuse.nn import functional as F
+from mlfuse.nn import init
 from mlfuse.nn.modules import Module, _param, _positive_int
 from mlfuse.tensor import Tensor, _derivative
 
@@ -319,9 +320,18 @@ def _reversed(x: Tensor, rev: Tensor | None) -> Tensor:
     return x.gather(0, rev.unsqueeze(-1).expand(*x.shape))
 
 
-class _RNNBase(Module):
-    """The layers' shared parameters and sequence loop (``mode``: RNN_TANH,
-    RNN_RELU, LSTM or GRU)."""
+def _reset(module: Module, hidden_size: int) -> None:
+    """Every parameter drawn again uniformly in ``+-1/sqrt(hidden_size)`` (PyTorch's)."""
+    bound = 1 / math.sqrt(hidden_size)
+    for p in module.parameters():
+        init.uniform_(p, -bound, bound)
+
+
+class RNNBase(Module):
+    """The base of ``nn.RNN``, ``nn.LSTM`` and ``nn.GRU``: their parameters and
+    sequence loop for ``mode`` ``'RNN_TANH'``, ``'RNN_RELU'``, ``'LSTM'`` or
+    ``'GRU'``, PyTorch's constructor (which runs, too):
+    ``nn.RNNBase("GRU", 8, 16, num_layers=2)(x)`` is ``nn.GRU(8, 16, 2)(x)``."""
 
     def __init__(
         self,
@@ -338,6 +348,10 @@ class _RNNBase(Module):
         dtype=None,
     ) -> None:
         name = type(self).__name__
+        if mode not in _GATES:
+            raise UnsupportedModeError(
+                f"{name}: unrecognized RNN mode {mode!r} (one of {', '.join(map(repr, _GATES))})"
+            )
         self.mode = mode
         self.input_size = _positive_int(input_size, f"{name}: input_size")
         self.hidden_size = _positive_int(hidden_size, f"{name}: hidden_size")
@@ -377,6 +391,19 @@ class _RNNBase(Module):
     def flatten_parameters(self) -> None:
         """Nothing to do (PyTorch packs the weights for cuDNN; kept so code that
         calls it runs): ``lstm.flatten_parameters()``."""
+
+    def reset_parameters(self) -> None:
+        """Draw every weight and bias again, uniform in ``+-1/sqrt(hidden_size)``
+        (PyTorch's initialisation): ``lstm.reset_parameters()``."""
+        _reset(self, self.hidden_size)
+
+    @property
+    def all_weights(self) -> list[list[Tensor]]:
+        """The parameters of each layer and direction, in PyTorch's order:
+        ``lstm.all_weights[0]`` is ``[weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0]``."""
+        per = len(self._flat_weights_names) // (self.num_layers * (2 if self.bidirectional else 1))
+        names = self._flat_weights_names
+        return [[getattr(self, k) for k in names[i : i + per]] for i in range(0, len(names), per)]
 
     def _weights(self, layer: int, reverse: bool) -> tuple:
         sfx = f"_l{layer}" + ("_reverse" if reverse else "")
@@ -491,7 +518,7 @@ class _RNNBase(Module):
         return s
 
 
-class RNN(_RNNBase):
+class RNN(RNNBase):
     """Elman RNN, ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (or
     relu), stacked ``num_layers`` deep: ``out, h_n = nn.RNN(8, 16, 2)(x, h_0)``;
     ``out`` is (L, N, D * hidden_size), ``h_n`` (num_layers * D, N, hidden_size)."""
@@ -518,7 +545,7 @@ class RNN(_RNNBase):
         )  # fmt: skip
 
 
-class LSTM(_RNNBase):
+class LSTM(RNNBase):
     """Long short-term memory (gates ``i, f, g, o``; with ``proj_size`` the hidden
     state is projected by ``weight_hr``): ``out, (h_n, c_n) = nn.LSTM(8, 16,
     batch_first=True)(x)``."""
@@ -542,7 +569,7 @@ class LSTM(_RNNBase):
         )  # fmt: skip
 
 
-class GRU(_RNNBase):
+class GRU(RNNBase):
     """Gated recurrent unit (gates ``r, z, n``; ``n = tanh(W_in x + b_in + r *
     (W_hn h + b_hn))``, ``h' = (1 - z) n + z h``): ``out, h_n = nn.GRU(8, 16)(x)``."""
 
@@ -569,18 +596,39 @@ class GRU(_RNNBase):
 # ---------------------------------------------------------------------------
 
 
-class _CellBase(Module):
-    def __init__(self, mode, input_size, hidden_size, bias, device, dtype) -> None:
+class RNNCellBase(Module):
+    """The base of ``nn.RNNCell``, ``nn.LSTMCell`` and ``nn.GRUCell``: the
+    parameters of ``num_chunks`` gates (``weight_ih`` (num_chunks * hidden_size,
+    input_size), ``weight_hh``, ``bias_ih``, ``bias_hh``), PyTorch's constructor,
+    for cells of one's own: ``class MyCell(nn.RNNCellBase): ...
+    super().__init__(8, 16, bias=True, num_chunks=4)``."""
+
+    mode: str | None = None  # the built-in cells' step ("RNN_TANH", "LSTM"...)
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool,
+        num_chunks: int,
+        device=None,
+        dtype=None,
+    ) -> None:
         name = type(self).__name__
-        self.mode = mode
         self.input_size = _positive_int(input_size, f"{name}: input_size")
         self.hidden_size = _positive_int(hidden_size, f"{name}: hidden_size")
+        _positive_int(num_chunks, f"{name}: num_chunks")
         self.bias = bool(bias)
-        gates, bound = _GATES[mode] * hidden_size, 1 / math.sqrt(hidden_size)
+        gates, bound = num_chunks * hidden_size, 1 / math.sqrt(hidden_size)
         self.weight_ih = _uniform((gates, input_size), bound, dtype, device)
         self.weight_hh = _uniform((gates, hidden_size), bound, dtype, device)
         self.bias_ih = _uniform((gates,), bound, dtype, device) if bias else None
         self.bias_hh = _uniform((gates,), bound, dtype, device) if bias else None
+
+    def reset_parameters(self) -> None:
+        """Draw every weight and bias again, uniform in ``+-1/sqrt(hidden_size)``
+        (PyTorch's initialisation): ``cell.reset_parameters()``."""
+        _reset(self, self.hidden_size)
 
     def _step(self, input, hx):
         name = type(self).__name__
@@ -619,45 +667,6 @@ class _CellBase(Module):
             c = c.squeeze(0) if lstm else None
         return (h, c) if lstm else h
 
-    def _forward_packed(self, packed, hx):
-        """A :class:`~mlfuse.nn.utils.rnn.PackedSequence` run as one batch per
-        distinct length (each the plain layer over exactly its steps, so the
-        reverse direction starts at each sequence's own end), the outputs packed
-        again as the input was and the final states in the batch's original order."""
-        from mlfuse.nn.utils.rnn import pad_packed_sequence, repack_like
-
-        padded, lens_t = pad_packed_sequence(packed)  # (T, B, I), original order
-        lens = lens_t.numpy()
-        steps = padded.shape[0]
-        lstm = self.mode == "LSTM"
-        if lstm and hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
-            raise ArgumentError(
-                f"{type(self).__name__}: hx must be a tuple (h_0, c_0), got {type(hx).__name__}"
-            )
-        outs, hs, cs, order = [], [], [], []
-        for length in sorted(set(lens.tolist()), reverse=True):
-            idx = np.nonzero(lens == length)[0]
-            at = Tensor(idx, dtype=dtypes.int64, device=padded.device)
-            sub = padded[:length, at]
-            h_sub = None if hx is None else (hx[0][:, at], hx[1][:, at]) if lstm else hx[:, at]
-            out, state = self.forward(sub.transpose(0, 1) if self.batch_first else sub, h_sub)
-            out = out.transpose(0, 1) if self.batch_first else out
-            if length < steps:
-                out = out.pad(((0, steps - length), (0, 0), (0, 0)))
-            outs.append(out)
-            hs.append(state[0] if lstm else state)
-            if lstm:
-                cs.append(state[1])
-            order.extend(idx.tolist())
-        back = Tensor(np.argsort(order, kind="stable"), dtype=dtypes.int64, device=padded.device)
-        out = (outs[0] if len(outs) == 1 else outs[0].cat(*outs[1:], dim=1))[:, back]
-        hn = (hs[0] if len(hs) == 1 else hs[0].cat(*hs[1:], dim=1))[:, back]
-        result = repack_like(out, packed)
-        if lstm:
-            cn = (cs[0] if len(cs) == 1 else cs[0].cat(*cs[1:], dim=1))[:, back]
-            return result, (hn, cn)
-        return result, hn
-
     def _settings(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
         if not self.bias:
@@ -667,7 +676,7 @@ class _CellBase(Module):
         return s
 
 
-class RNNCell(_CellBase):
+class RNNCell(RNNCellBase):
     """One Elman step ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu):
     ``h = nn.RNNCell(8, 16)(x, h)`` with x (N, 8) or (8,)."""
 
@@ -685,15 +694,15 @@ class RNNCell(_CellBase):
                 f"RNNCell: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}"
             )
         self.nonlinearity = nonlinearity
-        mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
-        super().__init__(mode, input_size, hidden_size, bias, device, dtype)
+        self.mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:  # noqa: A002
         """The next hidden state (hx: zeros when not given): ``cell.forward(x, h)``."""
         return self._step(input, hx)
 
 
-class LSTMCell(_CellBase):
+class LSTMCell(RNNCellBase):
     """One LSTM step (gates ``i, f, g, o``), returning ``(h', c')``:
     ``h, c = nn.LSTMCell(8, 16)(x, (h, c))``; ``cell(x)`` starts from zeros (as
     PyTorch's, and tinygrad's ``cell(x, hc)``)."""
@@ -701,7 +710,8 @@ class LSTMCell(_CellBase):
     def __init__(
         self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None
     ) -> None:
-        super().__init__("LSTM", input_size, hidden_size, bias, device, dtype)
+        self.mode = "LSTM"
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
     def forward(self, input: Tensor, hx=None) -> tuple[Tensor, Tensor]:  # noqa: A002
         """The next ``(h, c)`` from ``hx = (h, c)`` (zeros when None):
@@ -709,17 +719,18 @@ class LSTMCell(_CellBase):
         return self._step(input, hx)
 
 
-class GRUCell(_CellBase):
+class GRUCell(RNNCellBase):
     """One GRU step (gates ``r, z, n``): ``h = nn.GRUCell(8, 16)(x, h)``."""
 
     def __init__(
         self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None
     ) -> None:
-        super().__init__("GRU", input_size, hidden_size, bias, device, dtype)
+        self.mode = "GRU"
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:  # noqa: A002
         """The next hidden state (hx: zeros when not given): ``cell.forward(x, h)``."""
         return self._step(input, hx)
 
 
-__all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNCell"]
+__all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
