@@ -8,15 +8,17 @@
     scaler.step(opt)                         # skipped when a gradient overflowed
     scaler.update()
 
-Inside an enabled region, matrix products (``@``, ``matmul``, ``mm``,
-``bmm``) cast their float32 and half operands to the region's dtype (float16
-on CUDA, bfloat16 on the CPU by default), as PyTorch's lower-precision ops do;
+Inside an enabled region, the ops PyTorch runs in lower precision (matrix
+products: ``@``, ``matmul``, ``mm``, ``bmm``, ``F.linear``; convolutions and
+transposed convolutions) cast their float32 and half operands to the
+region's dtype (float16 on CUDA, bfloat16 on the CPU by default), and the
+ops PyTorch keeps in float32 (softmax, log_softmax, softmin, layer, group and
+RMS norms, ``normalize``, the losses) cast half operands up to float32.
 float64 and integer operands are left alone, as PyTorch's. Other ops run in
 their operands' dtype. :func:`lower_precision` and :func:`float32_precision`
-mark functions whose tensor arguments a region lowers or keeps in float32.
-mlfuse computes half-precision values in float32 registers and rounds them
-when stored, so a region changes what is stored between kernels, never the
-arithmetic inside a fused kernel.
+mark such functions. mlfuse computes half-precision values in float32
+registers and rounds them when stored, so a region changes what is stored
+between kernels, never the arithmetic inside a fused kernel.
 """
 
 from __future__ import annotations
@@ -167,12 +169,12 @@ def float32_precision(fn):
 
 
 def _casting(fn, cast):
-    from mlfuse.tensor import Tensor
-
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if not active():
             return fn(*args, **kwargs)
+        from mlfuse.tensor import Tensor
+
         idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         keys = [k for k, v in kwargs.items() if isinstance(v, Tensor)]
         cast_args = cast(*(args[i] for i in idx), *(kwargs[k] for k in keys))

@@ -1966,6 +1966,7 @@ class Tensor:
         return _derivative("std", x.var(axis, keepdim, correction).sqrt(), (x,), rule)
 
     @_traced
+    @amp.float32_precision
     @_half_in_float32
     def softmax(self, axis=-1):
         """``exp(x) / sum(exp(x))`` along ``axis``, computed stably: ``x.softmax(-1)``."""
@@ -1983,6 +1984,7 @@ class Tensor:
         )
 
     @_traced
+    @amp.float32_precision
     @_half_in_float32
     def log_softmax(self, axis=-1):
         """``log(softmax(x))``, computed stably: ``x.log_softmax(-1)``."""

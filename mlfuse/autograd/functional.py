@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mlfuse import func
 from mlfuse.errors import ArgumentError
 
 __all__ = ["jacobian", "hessian", "vjp", "jvp", "vhp", "hvp"]
@@ -49,6 +48,8 @@ def _check_v(v, outs: tuple, what: str) -> tuple:
 def vjp(fn: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(fn(inputs), v @ J)``: the vector-Jacobian product, one per input; ``v``
     may be left out for a one-element output."""
+    from mlfuse import func
+
     from mlfuse.tensor import Tensor
 
     ins, many_in = _as_tuple(inputs, "vjp: inputs")
@@ -67,6 +68,8 @@ def vjp(fn: Callable, inputs, v=None, create_graph: bool = False, strict: bool =
 def jvp(fn: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(fn(inputs), J @ v)``: the Jacobian-vector product (``v`` one tensor per
     input; may be left out for a one-element input)."""
+    from mlfuse import func
+
     from mlfuse.tensor import Tensor
 
     ins, _ = _as_tuple(inputs, "jvp: inputs")
@@ -84,6 +87,8 @@ def jacobian(fn: Callable, inputs, create_graph: bool = False, strict: bool = Fa
     """The Jacobian of ``fn`` at ``inputs``: of shape ``output.shape + input.shape``
     (a tuple over inputs for a tuple of inputs, a tuple over outputs for a tuple
     of outputs, nested as PyTorch's)."""
+    from mlfuse import func
+
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ArgumentError(f"jacobian: strategy must be 'reverse-mode' or 'forward-mode', "
                             f"got {strategy!r}")  # fmt: skip
@@ -108,6 +113,8 @@ def hessian(fn: Callable, inputs, create_graph: bool = False, strict: bool = Fal
             vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode"):  # fmt: skip
     """The Hessian of a one-element ``fn`` at ``inputs``: ``input.shape +
     input.shape`` (a tuple of tuples over pairs of inputs for a tuple)."""
+    from mlfuse import func
+
     ins, many_in = _as_tuple(inputs, "hessian: inputs")
 
     def grads(*args):
@@ -133,6 +140,8 @@ def hessian(fn: Callable, inputs, create_graph: bool = False, strict: bool = Fal
 
 def vhp(fn: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(fn(inputs), v @ H)``: a vector-Hessian product of a one-element ``fn``."""
+    from mlfuse import func
+
     ins, many_in = _as_tuple(inputs, "vhp: inputs")
     vs = _check_v(v, ins, "vhp") if v is not None else None
     if vs is None:

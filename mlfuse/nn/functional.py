@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from mlfuse import dtypes
+from mlfuse import amp, dtypes
 from mlfuse.autograd import no_grad
 from mlfuse.errors import ArgumentError, DTypeError, UnsupportedModeError
 from mlfuse.tensor import Tensor, _derivative, _random
@@ -96,6 +96,7 @@ def one_hot(x: Tensor, num_classes: int = -1) -> Tensor:
 # ---------------------------------------------------------------------------
 
 
+@amp.lower_precision
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``x @ weight.T + bias`` with PyTorch's ``(out, in)`` weight: ``F.linear(x, w, b)``."""
     if weight.ndim != 2:
@@ -270,6 +271,7 @@ def _conv_nd(x, weight, bias, stride, padding, dilation, groups, nd: int, name: 
     return out
 
 
+@amp.lower_precision
 def conv2d(
     x: Tensor,
     weight: Tensor,
@@ -334,6 +336,7 @@ def _conv_transpose_nd(
     return _conv_nd(x, w, bias, 1, pads, dilation, groups, nd, name)
 
 
+@amp.lower_precision
 def conv_transpose2d(
     x: Tensor,
     weight: Tensor,
@@ -352,6 +355,7 @@ def conv_transpose2d(
     )
 
 
+@amp.lower_precision
 def conv_transpose1d(
     x: Tensor,
     weight: Tensor,
@@ -369,6 +373,7 @@ def conv_transpose1d(
     )
 
 
+@amp.lower_precision
 def conv1d(
     x: Tensor,
     weight: Tensor,
@@ -383,6 +388,7 @@ def conv1d(
     return _conv_nd(x, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
+@amp.lower_precision
 def conv3d(
     x: Tensor,
     weight: Tensor,
@@ -765,6 +771,7 @@ def batch_norm(
     return out
 
 
+@amp.float32_precision
 def layer_norm(
     x: Tensor,
     normalized_shape,
@@ -796,6 +803,7 @@ def layer_norm(
     return out.cast(x.dtype) if half else out
 
 
+@amp.float32_precision
 def group_norm(
     x: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None, eps=1e-5
 ) -> Tensor:
@@ -1124,6 +1132,7 @@ def _reduce(loss: Tensor, reduction: str, what: str, count: Tensor | None = None
     raise ArgumentError(f"{what}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
 
 
+@amp.float32_precision
 def nll_loss(
     input: Tensor,  # noqa: A002 - PyTorch's names
     target: Tensor,
@@ -1151,6 +1160,7 @@ def nll_loss(
     return _reduce(loss, reduction, "nll_loss", w.sum() if reduction == "mean" else None)
 
 
+@amp.float32_precision
 def cross_entropy(
     input: Tensor,  # noqa: A002 - PyTorch's names
     target: Tensor,
@@ -1194,12 +1204,14 @@ def cross_entropy(
     return _reduce(loss, reduction, "cross_entropy")
 
 
+@amp.float32_precision
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
     """Mean squared error: ``F.mse_loss(pred, y)``."""
     d = input - target
     return _reduce(d * d, reduction, "mse_loss")
 
 
+@amp.float32_precision
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
     """Mean absolute error: ``F.l1_loss(pred, y)``."""
     return _reduce((input - target).abs(), reduction, "l1_loss")
@@ -1220,6 +1232,7 @@ def binary_cross_entropy(
     return _reduce(loss, reduction, "binary_cross_entropy")
 
 
+@amp.float32_precision
 def binary_cross_entropy_with_logits(
     input: Tensor,  # noqa: A002 - PyTorch's names
     target: Tensor,
@@ -1296,6 +1309,7 @@ def softsign(x: Tensor) -> Tensor:
     return x.softsign()
 
 
+@amp.float32_precision
 def softmin(x: Tensor, dim: int = -1) -> Tensor:
     """``softmax(-x)`` along ``dim``: ``F.softmin(x, dim=1)``."""
     return (-x._float()).softmax(dim)
@@ -1311,6 +1325,7 @@ def glu(x: Tensor, dim: int = -1) -> Tensor:
     return a * b.sigmoid()
 
 
+@amp.float32_precision
 def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     """``x / max(norm_p(x, dim), eps)``: ``F.normalize(x, dim=-1)``."""
     return x._float() / x.norm(p, dim=dim, keepdim=True).maximum(eps)
@@ -1365,6 +1380,7 @@ def adaptive_avg_pool2d(x: Tensor, output_size) -> Tensor:
     return (xf.unsqueeze(-3).unsqueeze(-3) * (ph * pw)).sum((-2, -1))
 
 
+@amp.float32_precision
 def smooth_l1_loss(
     input: Tensor,  # noqa: A002 - PyTorch's names
     target: Tensor,
@@ -1383,6 +1399,7 @@ def smooth_l1_loss(
     )
 
 
+@amp.float32_precision
 def huber_loss(
     input: Tensor,  # noqa: A002 - PyTorch's names
     target: Tensor,
@@ -1399,6 +1416,7 @@ def huber_loss(
     )
 
 
+@amp.float32_precision
 def kl_div(
     input: Tensor,  # noqa: A002 - PyTorch's names
     target: Tensor,
@@ -1968,6 +1986,7 @@ def instance_norm(
     return out
 
 
+@amp.float32_precision
 def rms_norm(
     x: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None
 ) -> Tensor:
@@ -2224,6 +2243,7 @@ def gaussian_nll_loss(
     return _reduce(loss, reduction, "gaussian_nll_loss")
 
 
+@amp.float32_precision
 def cosine_embedding_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
 ) -> Tensor:
@@ -2793,6 +2813,7 @@ def lp_pool3d(x: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode=F
     return _lp_pool(x, norm_type, kernel_size, stride, ceil_mode, 3, "lp_pool3d")
 
 
+@amp.lower_precision
 def conv_transpose3d(
     x: Tensor,
     weight: Tensor,

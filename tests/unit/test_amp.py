@@ -116,3 +116,27 @@ def test_grad_scaler_api():
         GradScaler("cpu", growth_factor=1.0)
     with pytest.raises(ValueError, match="backoff_factor must be in"):
         GradScaler("cpu", backoff_factor=2.0)
+
+
+def test_layers_lower_and_float32_ops_widen():
+    import mlfuse.nn as nn
+    import mlfuse.nn.functional as F
+
+    x = Tensor(f32(4, 8))
+    lin, conv = nn.Linear(8, 3), nn.Conv2d(3, 4, 3)
+    img = Tensor(f32(2, 3, 8, 8))
+    with autocast("cpu"):
+        y = lin(x)
+        assert y.dtype == mlfuse.bfloat16  # weight, bias and input lowered together
+        assert conv(img).dtype == mlfuse.bfloat16
+        assert y.softmax(-1).dtype == mlfuse.float32 and F.log_softmax(y, 1).dtype == mlfuse.float32
+        assert F.layer_norm(y, (3,)).dtype == mlfuse.float32
+        loss = F.cross_entropy(y, Tensor([0, 1, 2, 0]))
+        assert loss.dtype == mlfuse.float32
+    loss.backward()
+    assert lin.weight.grad.dtype == mlfuse.float32  # the parameters keep their dtype
+    # the region's product is the float32 one within bfloat16 rounding
+    ref = x.numpy().astype(np.float64) @ lin.weight.numpy().T.astype(np.float64)
+    ref += lin.bias.numpy()
+    np.testing.assert_allclose(y.float().numpy(), ref, atol=0.05 * np.abs(ref).max())
+    assert lin(x).dtype == mlfuse.float32 and x.softmax(-1).dtype == mlfuse.float32
