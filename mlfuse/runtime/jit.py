@@ -256,3 +256,54 @@ def jit(fn: Callable | None = None, *, prune: bool = False):
     if fn is None:
         return functools.partial(Jit, prune=prune)
     return Jit(fn, prune)
+
+
+# -- PyTorch's ``torch.jit`` spellings, as attributes of :func:`jit` ---------------------
+# Model code written for TorchScript runs as it is: mlfuse compiles the eager
+# program itself (lazily, fused and cached), so scripting and tracing return
+# the function or module they are given, and the guards answer "not scripting".
+
+
+def _script(obj=None, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
+    """``torch.jit.script(model)``: the model itself (mlfuse compiles eager code)."""
+    return obj
+
+
+def _trace(func, example_inputs=None, *args, **kwargs):
+    """``torch.jit.trace(fn, example)``: the function itself."""
+    return func
+
+
+def _ignore(drop=False, **kwargs):
+    """``@torch.jit.ignore`` (with or without arguments): the function itself."""
+    if callable(drop):
+        return drop
+    return lambda fn: fn
+
+
+def _same(fn):
+    """A TorchScript marker: the function or class itself."""
+    return fn
+
+
+def _annotate(the_type, the_value):
+    """``torch.jit.annotate(T, v)``: ``v``."""
+    return the_value
+
+
+def _false() -> bool:
+    """False: code never runs under TorchScript here."""
+    return False
+
+
+jit.script = _script  # type: ignore[attr-defined]
+jit.trace = _trace  # type: ignore[attr-defined]
+jit.trace_module = _trace  # type: ignore[attr-defined]
+jit.ignore = _ignore  # type: ignore[attr-defined]
+jit.unused = _same  # type: ignore[attr-defined]
+jit.export = _same  # type: ignore[attr-defined]
+jit.interface = _same  # type: ignore[attr-defined]
+jit.annotate = _annotate  # type: ignore[attr-defined]
+jit.is_scripting = _false  # type: ignore[attr-defined]
+jit.is_tracing = _false  # type: ignore[attr-defined]
+jit.Final = __import__("typing").Final  # type: ignore[attr-defined]

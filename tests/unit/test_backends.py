@@ -195,3 +195,34 @@ def test_old_init_spellings_and_invert_permutation():
     assert mlfuse.nn.utils.rnn.invert_permutation(None) is None
     with pytest.raises(ValueError, match="expected a 1-d integer tensor"):
         mlfuse.nn.utils.rnn.invert_permutation(Tensor([[0, 1]]))
+
+
+def test_torchscript_and_compiler_markers():
+    @mlfuse.jit.script
+    def double(x):
+        return x * 2
+
+    np.testing.assert_array_equal(double(Tensor([1.0, 2.0])).numpy(), [2.0, 4.0])
+    model = mlfuse.nn.Linear(2, 2)
+    assert mlfuse.jit.script(model) is model and mlfuse.jit.trace(model, Tensor.ones(1, 2)) is model
+    assert not mlfuse.jit.is_scripting() and not mlfuse.jit.is_tracing()
+
+    @mlfuse.jit.ignore
+    def a():
+        return 1
+
+    @mlfuse.jit.ignore(drop=True)
+    def b():
+        return 2
+
+    assert (a(), b(), mlfuse.jit.unused(a)(), mlfuse.jit.annotate(list, [3])) == (1, 2, 1, [3])
+    assert not mlfuse.compiler.is_compiling() and mlfuse.compiler.disable(a) is a
+
+    @mlfuse.compiler.disable(recursive=False)
+    def c():
+        return 4
+
+    assert c() == 4
+    # the jit decorator itself still captures and replays
+    step = mlfuse.jit(lambda t: (t + 1).realize())
+    assert [step(Tensor([float(i)])).item() for i in range(3)] == [1.0, 2.0, 3.0]
