@@ -1374,6 +1374,29 @@ _TENSOR_TYPES = {
 }  # fmt: skip
 
 
+class _TensorTypeMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tensor) and obj.dtype.name == cls._dtype and obj.device == "cpu"
+
+
+def _tensor_type(name: str, dtype_name: str):
+    def __new__(cls, *args, device=None):
+        dt = dtypes.as_dtype(dtype_name)
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            data = args[0]
+            if isinstance(data, Tensor):
+                return data.detach().cast(dt)
+            return Tensor(data, dt, device)
+        return Tensor.zeros(*_shape_arg(args), dtype=dt, device=device)
+
+    doc = (
+        f"PyTorch's legacy ``torch.{name}``: ``mlfuse.{name}(2, 3)`` (zeros: PyTorch's are "
+        f"uninitialized), ``mlfuse.{name}([1, 2])`` (those values), both {dtype_name}; "
+        f"``isinstance(x, mlfuse.{name})`` holds for a CPU {dtype_name} tensor."
+    )
+    return _TensorTypeMeta(name, (), {"__new__": __new__, "_dtype": dtype_name, "__doc__": doc})
+
+
 def typename(obj) -> str:
     """PyTorch's type name: ``mlfuse.FloatTensor`` for a float32 tensor, else the
     object's module and class: ``mlfuse.typename(x)``."""
@@ -1382,6 +1405,18 @@ def typename(obj) -> str:
     module = getattr(obj, "__module__", None) or type(obj).__module__
     name = getattr(obj, "__qualname__", None) or type(obj).__qualname__
     return name if module in (None, "builtins") else f"{module}.{name}"
+
+
+FloatTensor = _tensor_type("FloatTensor", "float32")
+DoubleTensor = _tensor_type("DoubleTensor", "float64")
+HalfTensor = _tensor_type("HalfTensor", "float16")
+BFloat16Tensor = _tensor_type("BFloat16Tensor", "bfloat16")
+LongTensor = _tensor_type("LongTensor", "int64")
+IntTensor = _tensor_type("IntTensor", "int32")
+ShortTensor = _tensor_type("ShortTensor", "int16")
+CharTensor = _tensor_type("CharTensor", "int8")
+ByteTensor = _tensor_type("ByteTensor", "uint8")
+BoolTensor = _tensor_type("BoolTensor", "bool")
 
 
 def set_default_tensor_type(t) -> None:
@@ -1650,7 +1685,9 @@ __all__ = [
     "slice_copy", "fill", "constant_pad_nd", "max_pool1d_with_indices", "poisson", "binomial",
     "get_rng_state", "set_rng_state", "set_float32_matmul_precision",
     "get_float32_matmul_precision", "gradient", "vmap", "lu_unpack",
-    "Size", "is_inference_mode_enabled", "is_storage", "typename", "set_default_tensor_type",
+    "Size", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
+    "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor",
+    "is_inference_mode_enabled", "is_storage", "typename", "set_default_tensor_type",
     "set_warn_always", "is_warn_always_enabled", "get_num_interop_threads",
     "set_num_interop_threads", "set_flush_denormal",
     "is_deterministic_algorithms_warn_only_enabled", "get_deterministic_debug_mode",

@@ -1851,11 +1851,22 @@ class Tensor:
         """Cast to uint8 (integers wrap, ``-1`` is 255): ``x.byte()``."""
         return self.cast(dtypes.uint8)
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking: bool = False):
         """The dtype's name without an argument, else a cast: ``x.type()`` is
-        ``'float32'``, ``x.type(mlfuse.float16)`` is ``x.half()``."""
+        ``'float32'``, ``x.type(mlfuse.float16)`` is ``x.half()``; PyTorch's
+        tensor type names cast too (``x.type('torch.DoubleTensor')``, and
+        ``'torch.cuda.FloatTensor'`` moves to the GPU)."""
         if dtype is None:
             return self.dtype.name
+        if isinstance(dtype, str) and dtype.endswith("Tensor"):
+            from mlfuse.namespace import _TENSOR_TYPES
+
+            kind = dtype.rsplit(".", 1)[-1]
+            found = {v: k for k, v in _TENSOR_TYPES.items()}.get(kind)
+            if found is None:
+                raise TypeError(f"type: unknown tensor type {dtype!r}")
+            out = self.cast(found)
+            return out.to("cuda") if ".cuda." in dtype else out
         return self.cast(dtype)
 
     def element_size(self) -> int:

@@ -226,3 +226,23 @@ def test_torchscript_and_compiler_markers():
     # the jit decorator itself still captures and replays
     step = mlfuse.jit(lambda t: (t + 1).realize())
     assert [step(Tensor([float(i)])).item() for i in range(3)] == [1.0, 2.0, 3.0]
+
+
+def test_legacy_tensor_types():
+    a, b = mlfuse.FloatTensor(2, 3), mlfuse.LongTensor([1, 2])
+    assert a.shape == (2, 3) and a.dtype == mlfuse.float32 and not a.numpy().any()
+    assert b.dtype == mlfuse.int64 and b.numpy().tolist() == [1, 2]
+    assert isinstance(a, mlfuse.FloatTensor) and not isinstance(b, mlfuse.FloatTensor)
+    assert isinstance(b, mlfuse.LongTensor) and not isinstance(3, mlfuse.LongTensor)
+    assert mlfuse.ByteTensor(Tensor([1.0, 2.0])).dtype == mlfuse.uint8
+    x = Tensor([1.5, 2.5])
+    assert x.type("torch.DoubleTensor").dtype == mlfuse.float64
+    assert x.type("torch.LongTensor").numpy().tolist() == [1, 2]
+    assert x.type() == "float32" and x.type(mlfuse.float16).dtype == mlfuse.float16
+    with pytest.raises(TypeError, match="unknown tensor type 'torch.FooTensor'"):
+        x.type("torch.FooTensor")
+    mlfuse.set_default_tensor_type(mlfuse.DoubleTensor)
+    try:
+        assert mlfuse.get_default_dtype() == mlfuse.float64
+    finally:
+        mlfuse.set_default_tensor_type(mlfuse.FloatTensor)
