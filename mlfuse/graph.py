@@ -19,6 +19,7 @@ import contextvars
 import gc
 import math
 import sys
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -30,7 +31,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from mlfuse import dtypes
+from mlfuse import dtypes, profiler
 from mlfuse.dtypes import DType
 from mlfuse.targets import Buffer, get_target
 from mlfuse.utils import debug_level, postorder
@@ -792,8 +793,11 @@ def compiled_for(g: Graph):
         if c is None:
             from mlfuse.driver import compile_module
 
+            t0 = time.perf_counter()
             with gc_paused():
                 c = compile_module(to_module(g), g.device, cache_key=name)
+            if profiler.active():
+                profiler.compiled(time.perf_counter() - t0, t0, len(c.items))
         _programs[g.key] = c
         if len(_programs) > PROGRAM_CACHE_SIZE:
             _programs.popitem(last=False)
@@ -927,13 +931,14 @@ def _realize_on(pending: list[Node]) -> None:
     c = compiled_for(g)
 
     trace = None
-    if debug_level() >= 2:
+    printing = debug_level() >= 2
+    if printing or profiler.active():  # each launch timed (and waited for)
         items = {it.name: it for it in c.items}  # type: ignore[attr-defined]
-        trace = lambda launch, run: _trace(launch, run, items.get(launch.name))  # noqa: E731
+        trace = lambda launch, run: _trace(launch, run, items.get(launch.name), g.device, printing)  # noqa: E731
     outs = c.program.run(g.buffers, trace=trace, windows=g.windows)  # type: ignore[attr-defined]
     if _recording is not None:  # mlfuse.jit is capturing
         _recording.append(Run(c.program, list(g.buffers), outs, bool(g.copies), g.windows))  # type: ignore[attr-defined]
-    if trace is not None:
+    if printing:
         for line in c.items.not_fused:  # type: ignore[attr-defined]
             print(f"mlfuse: not fused: {line}", file=sys.stderr)
     for n, r in zip(pending, outs):
@@ -949,15 +954,18 @@ def _realize_on(pending: list[Node]) -> None:
             n.become(n.srcs[0].buffer)  # type: ignore[arg-type]
 
 
-def _trace(launch, run, item) -> None:
-    """MLFUSE_DEBUG=2: each kernel as it runs, with what it does, why it exists,
+def _trace(launch, run, item, device: str, printing: bool) -> None:
+    """A timed launch, handed to an active :mod:`mlfuse.profiler`; with
+    MLFUSE_DEBUG=2 also printed as it runs, with what it does, why it exists,
     its time and what it achieved: GB/s (bytes read + written over the time)
     and, for a contraction, GFLOP/s (``ScheduleItem.flops`` over the time)."""
-    import time
-
     t0 = time.perf_counter()
     run()
     dt = time.perf_counter() - t0
+    if profiler.active():
+        profiler.kernel_ran(launch.name, t0, dt, device, item)
+    if not printing:
+        return
     if item is None:
         print(f"mlfuse: {launch.name} | {dt * 1e6:.0f} us", file=sys.stderr)
         return
