@@ -246,3 +246,12 @@ def test_legacy_tensor_types():
         assert mlfuse.get_default_dtype() == mlfuse.float64
     finally:
         mlfuse.set_default_tensor_type(mlfuse.FloatTensor)
+
+
+def test_distributed_guards():
+    dist = mlfuse.distributed
+    assert not dist.is_available() and not dist.is_initialized()
+    with pytest.raises(RuntimeError, match="Default process group has not been initialized"):
+        dist.get_rank()
+    with pytest.raises(RuntimeError, match="no multi-process backend"):
+        dist.init_process_group("nccl")
