@@ -5422,6 +5422,28 @@ class Tensor:
         a, b = a._float(), b._float()
         return ((a == 0) & b.isnan().logical_not()).where(0.0, a * b.log())
 
+    def igamma(self, other) -> Tensor:
+        """The regularized lower incomplete gamma function P(self, other)
+        (``mlfuse.special.gammainc``): ``a.igamma(x)``."""
+        from mlfuse import special
+
+        return special.gammainc(self, other)
+
+    def igammac(self, other) -> Tensor:
+        """The regularized upper incomplete gamma function Q(self, other)
+        (``mlfuse.special.gammaincc``): ``a.igammac(x)``."""
+        from mlfuse import special
+
+        return special.gammaincc(self, other)
+
+    def igamma_(self, other) -> Tensor:
+        """:meth:`igamma` written into this tensor: ``a.igamma_(x)``."""
+        return self.assign(self.igamma(other).cast(self.dtype))
+
+    def igammac_(self, other) -> Tensor:
+        """:meth:`igammac` written into this tensor: ``a.igammac_(x)``."""
+        return self.assign(self.igammac(other).cast(self.dtype))
+
     @_traced
     def copysign(self, other) -> Tensor:
         """``|self|`` with the sign of ``other`` (-0.0 counts as negative):
