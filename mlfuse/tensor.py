@@ -5540,8 +5540,9 @@ class Tensor:
         approximation (g = 7, 9 terms) from 2.5 up; the reflection
         ``log(pi / |sin(pi x)|) - lgamma(1 - x)`` below 0.5, with ``sin`` of the distance
         to the nearest integer; ``-log|x|`` for tiny x; +inf at 0 and the negative
-        integers: ``x.lgamma()``."""
-        return self._in_float64(_lgamma64)
+        integers: ``x.lgamma()``. Its gradient is digamma (the closed form: the
+        branches' clamps and ``where``s would split or lose it)."""
+        return self._in_float64(_lgamma64, "lgamma", lambda x, out: x.digamma())
 
     @_traced
     def digamma(self) -> Tensor:
@@ -5564,7 +5565,10 @@ class Tensor:
         r = x - x.round()  # tan(pi x) has period 1: reduce to [-0.5, 0.5]
         out = refl.where(psi - math.pi / (r * math.pi).tan(), psi)
         out = (x == 0).where(x.signbit().where(math.inf, -math.inf), out)  # PyTorch's signs
-        return ((x < 0) & (x == x.floor())).where(math.nan, out)
+        out = ((x < 0) & (x == x.floor())).where(math.nan, out)
+        # the gradient is trigamma (differentiating the reflection's tan gives NaN
+        # at the integers, where it is not taken)
+        return _derivative("digamma", out, (x,), lambda c, g: (g * c.x.polygamma(1),))
 
     @_traced
     def polygamma(self, n: int) -> Tensor:

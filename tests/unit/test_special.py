@@ -491,3 +491,15 @@ def test_igamma_spellings_and_shifted_chebyshev():
     for kind, want in refs.items():
         f = getattr(special, f"shifted_chebyshev_polynomial_{kind}")
         np.testing.assert_allclose(f(Tensor(u), 3).numpy(), want, atol=1e-12)
+
+
+def test_lgamma_and_digamma_gradients_are_the_closed_forms():
+    euler = 0.5772156649015329
+    x = Tensor(np.array([1.0, 1.5, 2.0, 5.0]), requires_grad=True)
+    x.lgamma().sum().backward()  # digamma: 1 - gamma at 2, finite at the integers
+    want = [-euler, 2 - euler - 2 * math.log(2), 1 - euler, 25 / 12 - euler]
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-13)
+    y = Tensor(np.array([1.0, 2.0, 0.5]), requires_grad=True)
+    y.digamma().sum().backward()  # trigamma
+    pi2 = math.pi**2
+    np.testing.assert_allclose(y.grad.numpy(), [pi2 / 6, pi2 / 6 - 1, pi2 / 2], rtol=1e-8)
