@@ -213,7 +213,15 @@ def log_ndtr(input) -> Tensor:  # noqa: A002
         term = term * (-(2 * k - 1)) * inv2
         series = series + term
     tail = z * z * -0.5 - (-z * math.sqrt(2 * math.pi)).log() + series.log()
-    return far.where(tail, (x > 0).where(upper, middle))
+    out = far.where(tail, (x > 0).where(upper, middle))
+    # d/dx log(ndtr(x)) = pdf / cdf = sqrt(2/pi) / erfcx(-x/sqrt(2)): finite where the
+    # branches' erfc underflows (the untaken branches' NaN would reach the gradient)
+    return _derivative(
+        "log_ndtr",
+        out,
+        (x,),
+        lambda c, g: (g * (math.sqrt(2 / math.pi) / erfcx(c.x * (-1 / _SQRT2))),),
+    )
 
 
 def xlog1py(input, other) -> Tensor:  # noqa: A002

@@ -503,3 +503,14 @@ def test_lgamma_and_digamma_gradients_are_the_closed_forms():
     y.digamma().sum().backward()  # trigamma
     pi2 = math.pi**2
     np.testing.assert_allclose(y.grad.numpy(), [pi2 / 6, pi2 / 6 - 1, pi2 / 2], rtol=1e-8)
+
+
+def test_log_ndtr_gradient_in_the_far_tail():
+    v = np.array([-30.0, -12.0, -3.0, 0.0, 4.0])
+    x = Tensor(v, requires_grad=True)
+    special.log_ndtr(x).sum().backward()
+    # pdf / cdf (at -30 from mpmath: the cdf underflows numpy)
+    cdf = np.array([math.erfc(-t / math.sqrt(2)) / 2 for t in v])
+    pdf = np.exp(-v * v / 2) / math.sqrt(2 * math.pi)
+    want = np.where(v > -20, pdf / np.where(cdf > 0, cdf, 1), 30.033259667433677)  # mpmath
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-10)
