@@ -28,7 +28,8 @@ def run_chain(shape, ops, final: str):
     base = np.arange(1, int(np.prod(shape)) + 1, dtype=np.float32).reshape(shape)
     t, x = Tensor(base), base
     for name, arg in ops:
-        t = getattr(t, name)(*(arg,) if name not in ("reshape", "expand", "stride") else arg)
+        method = "_stride_view" if name == "stride" else name  # (Tensor.stride is PyTorch's)
+        t = getattr(t, method)(*(arg,) if name not in ("reshape", "expand", "stride") else arg)
         x = numpy_apply(x, name, arg)
     f_t, f_x = FINAL[final]
     return f_t(t), f_x(x)
