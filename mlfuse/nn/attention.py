@@ -18,7 +18,9 @@ is *not* allowed, a float one is added to the scores.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import enum
 import math
 
 from mlfuse import dtypes
@@ -467,7 +469,45 @@ class Transformer(Module):
         return keep.where(0.0, -math.inf).cast(dtype or dtypes.default_float)
 
 
+class SDPBackend(enum.IntEnum):
+    """PyTorch's attention kernels' names (``torch.nn.attention.SDPBackend``)."""
+
+    ERROR = -1
+    MATH = 0
+    FLASH_ATTENTION = 1
+    EFFICIENT_ATTENTION = 2
+    CUDNN_ATTENTION = 3
+    OVERRIDEABLE = 4
+
+
+_ALLOWED: list[frozenset] = [frozenset(SDPBackend) - {SDPBackend.ERROR}]
+
+
+@contextlib.contextmanager
+def sdpa_kernel(backends, set_priority: bool = False):
+    """Allow only ``backends`` (one or a list of :class:`SDPBackend`) for
+    ``F.scaled_dot_product_attention`` inside the block. mlfuse computes
+    attention with its own fused kernels whichever are named, so the choice is
+    checked and remembered (``allowed_backends()``), and the results are the same."""
+    chosen = [backends] if isinstance(backends, SDPBackend) else list(backends)
+    for b in chosen:
+        if not isinstance(b, SDPBackend):
+            raise TypeError(f"sdpa_kernel: expected SDPBackend values, got {b!r}")
+    _ALLOWED.append(frozenset(chosen))
+    try:
+        yield
+    finally:
+        _ALLOWED.pop()
+
+
+def allowed_backends() -> frozenset:
+    """The backends the innermost :func:`sdpa_kernel` allows (all, outside one)."""
+    return _ALLOWED[-1]
+
+
 __all__ = [
+    "SDPBackend",
+    "sdpa_kernel",
     "MultiheadAttention",
     "Transformer",
     "TransformerDecoder",

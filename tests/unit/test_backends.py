@@ -255,3 +255,18 @@ def test_distributed_guards():
         dist.get_rank()
     with pytest.raises(RuntimeError, match="no multi-process backend"):
         dist.init_process_group("nccl")
+
+
+def test_sdpa_kernel_choice():
+    from mlfuse.nn.attention import SDPBackend, allowed_backends, sdpa_kernel
+
+    q = Tensor(np.random.default_rng(0).standard_normal((1, 2, 4, 8)).astype(np.float32))
+    plain = mlfuse.nn.functional.scaled_dot_product_attention(q, q, q).numpy()
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]):
+        assert allowed_backends() == {SDPBackend.FLASH_ATTENTION, SDPBackend.MATH}
+        chosen = mlfuse.nn.functional.scaled_dot_product_attention(q, q, q).numpy()
+    np.testing.assert_array_equal(plain, chosen)
+    assert SDPBackend.MATH in allowed_backends() and len(allowed_backends()) == 5
+    with pytest.raises(TypeError, match="expected SDPBackend values"):
+        with sdpa_kernel(["flash"]):
+            pass
