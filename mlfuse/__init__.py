@@ -144,9 +144,18 @@ from mlfuse import nn, optim  # noqa: E402, F401 - torch.nn / torch.optim's plac
 # PyTorch's top-level functions (mlfuse.zeros, mlfuse.exp(x), mlfuse.max(x, 1)...); they
 # take the place of the ``mlfuse.tensor`` module's name: ``mlfuse.tensor([1, 2])``
 from mlfuse import amp, backends, compiler, cpu, cuda, linalg, namespace, profiler  # noqa: E402, F401
-from mlfuse import distributed, distributions, special, testing  # noqa: E402, F401
+from mlfuse import distributed, distributions, random, special, testing  # noqa: E402, F401
 from mlfuse.amp import (  # noqa: E402 - torch.autocast and its switches
     autocast,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_gpu_dtype,
     get_autocast_dtype,
     is_autocast_available,
     is_autocast_enabled,
@@ -159,6 +168,15 @@ from mlfuse.namespace import *  # noqa: E402, F403
 __all__ += [n for n in namespace.__all__ if n not in __all__]
 __all__ += [
     "autocast",
+    "clear_autocast_cache",
+    "get_autocast_cpu_dtype",
+    "get_autocast_gpu_dtype",
+    "is_autocast_cache_enabled",
+    "is_autocast_cpu_enabled",
+    "set_autocast_cache_enabled",
+    "set_autocast_cpu_dtype",
+    "set_autocast_cpu_enabled",
+    "set_autocast_gpu_dtype",
     "get_autocast_dtype",
     "is_autocast_available",
     "is_autocast_enabled",

@@ -32,6 +32,15 @@ from typing import Any
 from mlfuse import dtypes
 
 __all__ = [
+    "is_autocast_cpu_enabled",
+    "get_autocast_cpu_dtype",
+    "get_autocast_gpu_dtype",
+    "set_autocast_cpu_enabled",
+    "set_autocast_cpu_dtype",
+    "set_autocast_gpu_dtype",
+    "is_autocast_cache_enabled",
+    "set_autocast_cache_enabled",
+    "clear_autocast_cache",
     "active",
     "is_autocast_enabled",
     "set_autocast_enabled",
@@ -85,6 +94,54 @@ def set_autocast_dtype(device_type: str, dtype) -> None:
     """The dtype later regions of ``device_type`` use when they name none."""
     kind = _device_type(device_type)
     _STATE[kind] = (_STATE[kind][0], _lower_dtype(dtype, "set_autocast_dtype"))
+
+
+def is_autocast_cpu_enabled() -> bool:
+    """PyTorch's older query: :func:`is_enabled` for the CPU."""
+    return is_enabled("cpu")
+
+
+def get_autocast_cpu_dtype() -> dtypes.DType:
+    """PyTorch's older query: :func:`get_autocast_dtype` for the CPU."""
+    return get_autocast_dtype("cpu")
+
+
+def get_autocast_gpu_dtype() -> dtypes.DType:
+    """PyTorch's older query: :func:`get_autocast_dtype` for CUDA."""
+    return get_autocast_dtype("cuda")
+
+
+def set_autocast_cpu_enabled(enabled: bool) -> None:
+    """PyTorch's older switch: :func:`set_autocast_enabled` for the CPU."""
+    set_autocast_enabled("cpu", enabled)
+
+
+def set_autocast_cpu_dtype(dtype) -> None:
+    """PyTorch's older switch: :func:`set_autocast_dtype` for the CPU."""
+    set_autocast_dtype("cpu", dtype)
+
+
+def set_autocast_gpu_dtype(dtype) -> None:
+    """PyTorch's older switch: :func:`set_autocast_dtype` for CUDA."""
+    set_autocast_dtype("cuda", dtype)
+
+
+_CACHE = [True]
+
+
+def is_autocast_cache_enabled() -> bool:
+    """Whether casts of weights are cached inside regions (remembered: mlfuse's
+    casts are lazy ops the scheduler fuses, not copies to cache)."""
+    return _CACHE[0]
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Remember whether casts are cached (see :func:`is_autocast_cache_enabled`)."""
+    _CACHE[0] = bool(enabled)
+
+
+def clear_autocast_cache() -> None:
+    """Nothing cached to clear (see :func:`is_autocast_cache_enabled`)."""
 
 
 def set_autocast_enabled(device_type: str, enabled: bool) -> None:

@@ -49,24 +49,30 @@ def init_process_group(*args, **kwargs) -> None:
 
 
 def get_rank(group=None) -> int:
+    """Raises: there is no process group (see the module\'s documentation)."""
     _no_group("get_rank")
 
 
 def get_world_size(group=None) -> int:
+    """Raises: there is no process group (see the module\'s documentation)."""
     _no_group("get_world_size")
 
 
 def barrier(group=None, async_op: bool = False, device_ids=None):
+    """Raises: there is no process group (see the module\'s documentation)."""
     _no_group("barrier")
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
+    """Raises: there is no process group (see the module\'s documentation)."""
     _no_group("all_reduce")
 
 
 def broadcast(tensor, src: int = 0, group=None, async_op: bool = False):
+    """Raises: there is no process group (see the module\'s documentation)."""
     _no_group("broadcast")
 
 
 def destroy_process_group(group=None) -> None:
+    """Raises: there is no process group (see the module\'s documentation)."""
     _no_group("destroy_process_group")

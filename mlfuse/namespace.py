@@ -1580,6 +1580,58 @@ def nuclear_norm(input, dim=(-2, -1), keepdim: bool = False) -> Tensor:  # noqa:
     return linalg.matrix_norm(_tensor(input), "nuc", dim, keepdim)
 
 
+def get_device(input) -> int:  # noqa: A002
+    """``input.get_device()``: -1 on the CPU, the GPU's index on one."""
+    return _tensor(input).get_device()
+
+
+def is_inference(input) -> bool:  # noqa: A002
+    """False: mlfuse has no inference tensors."""
+    return False
+
+
+def real(input) -> Tensor:  # noqa: A002
+    """The real part: the tensor itself (mlfuse has no complex dtypes)."""
+    return _tensor(input)
+
+
+def matrix_rank(input, tol=None, symmetric: bool = False) -> Tensor:  # noqa: A002
+    """PyTorch's deprecated spelling of ``mlfuse.linalg.matrix_rank``."""
+    from mlfuse import linalg
+
+    return linalg.matrix_rank(_tensor(input), atol=tol, hermitian=symmetric)
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps: float):  # noqa: A002
+    """``(layer_norm(input), mean, rstd)``, the statistics over the normalized
+    dims kept as size-1 dims (PyTorch's ``aten`` op)."""
+    x = _tensor(input)
+    dims = tuple(builtins.range(x.ndim - len(tuple(normalized_shape)), x.ndim))
+    mean = x.mean(dims, keepdim=True)
+    rstd = (x.var(dims, keepdim=True, correction=0) + eps).rsqrt()
+    out = (x - mean) * rstd
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out, mean, rstd
+
+
+def native_dropout(input, p: float, train: bool | None):  # noqa: A002
+    """``(output, mask)``: dropout and the bool mask of the kept elements
+    (PyTorch's ``aten`` op; outside training the mask is all True)."""
+    from mlfuse.tensor import _random
+
+    x = _tensor(input)
+    if not train or p == 0:
+        return x, Tensor.ones(*x.shape, dtype=dtypes.bool_, device=x.device)
+    if not 0 <= p <= 1:
+        raise ArgumentError(f"native_dropout: p must be in [0, 1], got {p}")
+    keep = _random(lambda g: g.random(x.shape) >= p, device=x.device)
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    return x * keep.cast(x.dtype) * scale, keep.cast(dtypes.bool_)
+
+
 def _dropout_(name: str, fn):
     def inplace(input, p: float = 0.5, train: bool = True) -> Tensor:  # noqa: A002
         if not isinstance(input, Tensor):
@@ -1696,5 +1748,6 @@ __all__ = [
     "set_deterministic_debug_mode", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     "set_anomaly_enabled", "empty_strided", "empty_permuted", "frombuffer", "convolution",
     "frobenius_norm", "nuclear_norm", "feature_dropout", "dropout_", "alpha_dropout_",
-    "feature_dropout_", "feature_alpha_dropout_",
+    "feature_dropout_", "feature_alpha_dropout_", "get_device", "is_inference", "real",
+    "matrix_rank", "native_layer_norm", "native_dropout",
 ]  # fmt: skip

@@ -39,6 +39,8 @@ class ProfilerActivity(enum.Enum):
 
 
 class ProfilerAction(enum.Enum):
+    """What a :func:`schedule` asks of a step."""
+
     NONE = 0
     WARMUP = 1
     RECORD = 2

@@ -291,6 +291,7 @@ seed_all = seed
 
 
 def initial_seed() -> int:
+    """The seed the generator was last seeded with."""
     from mlfuse.tensor import default_generator
 
     return default_generator.initial_seed()
@@ -304,6 +305,7 @@ def get_rng_state(device="cuda"):
 
 
 def set_rng_state(new_state, device="cuda") -> None:
+    """Restore a state :func:`get_rng_state` returned."""
     from mlfuse.namespace import set_rng_state as restore
 
     restore(new_state)

@@ -270,3 +270,27 @@ def test_sdpa_kernel_choice():
     with pytest.raises(TypeError, match="expected SDPBackend values"):
         with sdpa_kernel(["flash"]):
             pass
+
+
+def test_random_module_and_aten_spellings():
+    with mlfuse.random.fork_rng():
+        inside = mlfuse.rand(3).numpy()
+    np.testing.assert_array_equal(mlfuse.rand(3).numpy(), inside)  # the stream was restored
+    g = mlfuse.random.manual_seed(4)
+    assert mlfuse.random.initial_seed() == 4 and g is None
+    x = np.random.default_rng(2).standard_normal((2, 3, 4))
+    out, mean, rstd = mlfuse.native_layer_norm(Tensor(x), (4,), None, None, 1e-5)
+    m = x.mean(-1, keepdims=True)
+    r = 1 / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(out.numpy(), (x - m) * r, rtol=1e-10)
+    assert mean.shape == (2, 3, 1) and rstd.shape == (2, 3, 1)
+    kept, mask = mlfuse.native_dropout(Tensor.ones(2000), 0.25, True)
+    assert mask.dtype == mlfuse.bool_ and abs((~mask.numpy()).mean() - 0.25) < 0.05
+    np.testing.assert_allclose(kept.numpy(), mask.numpy() / 0.75, rtol=1e-6)
+    same, all_true = mlfuse.native_dropout(Tensor.ones(3), 0.5, False)
+    assert all_true.numpy().all() and same.numpy().tolist() == [1.0, 1.0, 1.0]
+    assert mlfuse.get_device(Tensor([1.0])) == -1 and not mlfuse.is_inference(Tensor([1.0]))
+    assert mlfuse.matrix_rank(Tensor(np.ones((3, 3)))).item() == 1
+    assert (
+        mlfuse.get_autocast_cpu_dtype() == mlfuse.bfloat16 and not mlfuse.is_autocast_cpu_enabled()
+    )
