@@ -6259,8 +6259,8 @@ class Tensor:
 
     def new(self, *args, **kwargs) -> Tensor:
         """PyTorch's legacy constructor of a tensor of this dtype and device:
-        ``x.new(2, 3)`` (zeros), ``x.new([1, 2])`` (those values), ``x.new()``
-        (empty)."""
+        ``x.new(2, 3)`` or ``x.new(mlfuse.Size([2, 3]))`` (zeros), ``x.new([1, 2])``
+        or ``x.new((1, 2))`` (those values), ``x.new()`` (empty)."""
         if kwargs.keys() - {"device"}:
             raise TypeError(f"new: unexpected keyword arguments {sorted(kwargs)}")
         dev = kwargs.get("device", self.device)
@@ -6270,11 +6270,9 @@ class Tensor:
             data = args[0]
             if isinstance(data, Tensor):
                 return data.detach().cast(self.dtype).to(dev)
-            if (
-                isinstance(data, (tuple, list))
-                and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in data)
-                and isinstance(data, tuple)
-            ):
+            from mlfuse.namespace import Size
+
+            if isinstance(data, Size):  # sizes; a plain tuple or list is data, as PyTorch's
                 return Tensor.zeros(*data, dtype=self.dtype, device=dev)
             return Tensor(data, self.dtype, dev)
         return Tensor.zeros(*_shape_arg(args), dtype=self.dtype, device=dev)

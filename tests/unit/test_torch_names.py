@@ -979,6 +979,8 @@ def test_storage_methods():
     n = Tensor([1], dtype=mlfuse.int16)
     assert n.new(2, 3).shape == (2, 3) and n.new(2, 3).dtype == mlfuse.int16
     assert n.new([4, 5]).numpy().tolist() == [4, 5] and n.new().shape == (0,)
+    assert n.new((4, 5)).numpy().tolist() == [4, 5]  # a tuple is data, a Size is sizes
+    assert n.new(mlfuse.Size([4, 5])).shape == (4, 5)
 
 
 def test_host_callbacks_and_post_accumulate_hooks():
