@@ -1374,6 +1374,7 @@ _TENSOR_TYPES = {
     "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
     "uint16": "UInt16Tensor", "uint32": "UInt32Tensor", "uint64": "UInt64Tensor",
 }  # fmt: skip
+_TENSOR_TYPE_DTYPES = {v: k for k, v in _TENSOR_TYPES.items()}  # "FloatTensor" -> "float32"
 
 
 class _TensorTypeMeta(type):
@@ -1426,7 +1427,7 @@ def set_default_tensor_type(t) -> None:
     ``mlfuse.set_default_tensor_type("torch.DoubleTensor")``."""
     name = t if isinstance(t, str) else getattr(t, "__name__", repr(t))
     kind = name.rsplit(".", 1)[-1]
-    found = {v: k for k, v in _TENSOR_TYPES.items()}.get(kind)
+    found = _TENSOR_TYPE_DTYPES.get(kind)
     if found not in ("float32", "float64", "float16", "bfloat16"):
         raise TypeError(
             f"set_default_tensor_type: expected a floating point tensor type "

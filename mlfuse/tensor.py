@@ -1859,10 +1859,9 @@ class Tensor:
         if dtype is None:
             return self.dtype.name
         if isinstance(dtype, str) and dtype.endswith("Tensor"):
-            from mlfuse.namespace import _TENSOR_TYPES
+            from mlfuse.namespace import _TENSOR_TYPE_DTYPES
 
-            kind = dtype.rsplit(".", 1)[-1]
-            found = {v: k for k, v in _TENSOR_TYPES.items()}.get(kind)
+            found = _TENSOR_TYPE_DTYPES.get(dtype.rsplit(".", 1)[-1])
             if found is None:
                 raise TypeError(f"type: unknown tensor type {dtype!r}")
             out = self.cast(found)

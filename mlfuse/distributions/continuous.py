@@ -9,9 +9,7 @@ import numbers
 from mlfuse.distributions import constraints
 from mlfuse.distributions.distribution import Distribution
 from mlfuse.distributions.utils import (
-    _digamma,
     _digammas,
-    _lgamma,
     _lgammas,
     _draw,
     _float_tensor,
@@ -413,11 +411,11 @@ class Gamma(Distribution):
             self._validate_sample(value)
         value = _float_tensor(value, self.rate)
         c, r = self.concentration, self.rate
-        return c.xlogy(r) + (c - 1).xlogy(value) - r * value - _lgamma(c)
+        return c.xlogy(r) + (c - 1).xlogy(value) - r * value - c.lgamma()
 
     def entropy(self):
         c = self.concentration
-        return c - self.rate.log() + _lgamma(c) + (1.0 - c) * _digamma(c)
+        return c - self.rate.log() + c.lgamma() + (1.0 - c) * c.digamma()
 
 
 class Chi2(Gamma):
@@ -523,7 +521,7 @@ class Dirichlet(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         c = self.concentration
-        lg = _lgamma(_with_total(c))  # one lgamma for the entries and their total
+        lg = _with_total(c).lgamma()  # one lgamma for the entries and their total
         return (c - 1.0).xlogy(value).sum(-1) + lg[..., -1] - lg[..., :-1].sum(-1)
 
     @property
@@ -552,7 +550,7 @@ class Dirichlet(Distribution):
         k = c.shape[-1]
         a0 = c.sum(-1)
         ca0 = _with_total(c)
-        lg, dg = _lgamma(ca0), _digamma(ca0)
+        lg, dg = ca0.lgamma(), ca0.digamma()
         return (
             lg[..., :-1].sum(-1)
             - lg[..., -1]

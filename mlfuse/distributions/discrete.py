@@ -12,7 +12,6 @@ from mlfuse import dtypes
 from mlfuse.distributions import constraints
 from mlfuse.distributions.distribution import Distribution
 from mlfuse.distributions.utils import (
-    _lgamma,
     _lgammas,
     _float_tensor,
     _host,
@@ -302,7 +301,7 @@ class Poisson(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         value = _float_tensor(value, self.rate)
-        return value.xlogy(self.rate) - self.rate - _lgamma(value + 1)
+        return value.xlogy(self.rate) - self.rate - (value + 1).lgamma()
 
 
 def _clamp_by_zero(x: Tensor) -> Tensor:

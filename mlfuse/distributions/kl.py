@@ -31,10 +31,8 @@ from mlfuse.distributions.independent import Independent
 from mlfuse.distributions.multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from mlfuse.distributions.transformed_distribution import TransformedDistribution
 from mlfuse.distributions.utils import (
-    _digamma,
     _digammas,
     _host,
-    _lgamma,
     _lgammas,
     _sum_rightmost,
     euler_constant,
@@ -186,7 +184,7 @@ def _kl_gamma_gamma(p, q):
     t1 = q.concentration * (p.rate / q.rate).log()
     lq, lp = _lgammas(q.concentration, p.concentration)
     t2 = lq - lp
-    t3 = (p.concentration - q.concentration) * _digamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * p.concentration.digamma()
     t4 = (q.rate - p.rate) * (p.concentration / p.rate)
     return t1 + t2 + t3 + t4
 
@@ -198,8 +196,8 @@ def _kl_dirichlet_dirichlet(p, q):
     sum_p, sum_q = pc.sum(-1, keepdim=True), qc.sum(-1, keepdim=True)
     k = shape[-1]
     # one lgamma and one digamma for all the arguments
-    lg = _lgamma(cat([pc, qc, sum_p, sum_q], -1))
-    dg = _digamma(cat([pc, sum_p], -1))
+    lg = cat([pc, qc, sum_p, sum_q], -1).lgamma()
+    dg = cat([pc, sum_p], -1).digamma()
     t1 = lg[..., 2 * k] - lg[..., 2 * k + 1]
     t2 = (lg[..., :k] - lg[..., k : 2 * k]).sum(-1)
     t3 = pc - qc
@@ -293,7 +291,7 @@ def _kl_gumbel_gumbel(p, q):
     ct3 = p.loc / q.scale
     t1 = -ct1.log() - ct2 + ct3
     t2 = ct1 * euler_constant
-    t3 = (ct2 + _lgamma(1 + ct1) - ct3).exp()
+    t3 = (ct2 + (1 + ct1).lgamma() - ct3).exp()
     return t1 + t2 + t3 - (1 + euler_constant)
 
 

@@ -63,16 +63,6 @@ def finfo(dt):
     return _finfo(dt)
 
 
-def _lgamma(x: Tensor) -> Tensor:
-    """``x.lgamma()`` (as a function, for :func:`_stacked`)."""
-    return x.lgamma()
-
-
-def _digamma(x: Tensor) -> Tensor:
-    """``x.digamma()`` (as a function, for :func:`_stacked`)."""
-    return x.digamma()
-
-
 def _stacked(fn, xs) -> tuple[Tensor, ...]:
     """``fn`` of each of ``xs`` (tensors or numbers, broadcast together) by one
     call on their stack: lgamma and digamma are long series, and one expansion
@@ -86,13 +76,13 @@ def _stacked(fn, xs) -> tuple[Tensor, ...]:
 
 
 def _lgammas(*xs) -> tuple[Tensor, ...]:
-    """``_lgamma`` of each argument, in one call (see :func:`_stacked`)."""
-    return _stacked(_lgamma, xs)
+    """``lgamma`` of each argument, in one call (see :func:`_stacked`)."""
+    return _stacked(Tensor.lgamma, xs)
 
 
 def _digammas(*xs) -> tuple[Tensor, ...]:
-    """``_digamma`` of each argument, in one call (see :func:`_stacked`)."""
-    return _stacked(_digamma, xs)
+    """``digamma`` of each argument, in one call (see :func:`_stacked`)."""
+    return _stacked(Tensor.digamma, xs)
 
 
 def clamp_probs(probs: Tensor) -> Tensor:
