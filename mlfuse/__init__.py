@@ -8,6 +8,8 @@ y.numpy()                  # compile, run, read back
 mlfuse.devices()           # ('cpu',): where tensors can live (Tensor(..., device=...))
 """
 
+import math
+
 from mlfuse import dtypes
 from mlfuse.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from mlfuse.autograd import grad_of as grad
@@ -164,9 +166,32 @@ from mlfuse.amp import (  # noqa: E402 - torch.autocast and its switches
 )
 from mlfuse import func  # noqa: E402, F401 - torch.func
 from mlfuse.namespace import *  # noqa: E402, F403
+from mlfuse.complex_tensors import (  # noqa: E402 - complex tensors: pairs of real ones
+    ComplexTensor,
+    imag,
+    polar,
+    real,
+    view_as_complex,
+    view_as_real,
+)
+from mlfuse.complex_tensors import make_complex as complex  # noqa: E402, A001 - PyTorch's name
+
+complex64, complex128 = dtypes.complex64, dtypes.complex128
+cfloat, cdouble = complex64, complex128
 
 __all__ += [n for n in namespace.__all__ if n not in __all__]
 __all__ += [
+    "ComplexTensor",
+    "complex",
+    "polar",
+    "real",
+    "imag",
+    "view_as_complex",
+    "view_as_real",
+    "complex64",
+    "complex128",
+    "cfloat",
+    "cdouble",
     "autocast",
     "clear_autocast_cache",
     "get_autocast_cpu_dtype",
@@ -183,3 +208,15 @@ __all__ += [
     "set_autocast_dtype",
     "set_autocast_enabled",
 ]
+
+# PyTorch's constants and top-level names for classes kept in submodules
+from mlfuse.amp import GradScaler  # noqa: E402
+from mlfuse.cuda import Event, Stream  # noqa: E402
+from mlfuse.errors import OutOfMemoryError  # noqa: E402
+
+pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
+newaxis = None
+__all__ += ["GradScaler", "Event", "Stream", "OutOfMemoryError", "pi", "e", "inf", "nan", "newaxis"]
+# ``mlfuse.bool`` is PyTorch's torch.bool; bound last, as it shadows the builtin here
+# (and left out of __all__, so that ``from mlfuse import *`` keeps the builtin)
+bool = bool_  # noqa: A001

@@ -23,7 +23,7 @@ class DType:
 
     name: str
     itemsize: int
-    kind: str  # "f" float, "i" integer (signed or unsigned), "b" bool
+    kind: str  # "f" float, "i" integer (signed or unsigned), "b" bool, "c" complex
     priority: int  # rank among the dtypes of its kind, for promotion
     unsigned: bool = False
 
@@ -69,6 +69,33 @@ class DType:
         return self.kind == "b"
 
     @property
+    def is_floating_point(self) -> bool:
+        """PyTorch's spelling of :attr:`is_float`: ``mlfuse.float16.is_floating_point``."""
+        return self.kind == "f"
+
+    @property
+    def is_complex(self) -> bool:
+        """complex64 or complex128: values held as a real and an imaginary part
+        (see :mod:`mlfuse.complex_tensors`)."""
+        return self.kind == "c"
+
+    @property
+    def to_real(self) -> DType:
+        """The dtype of a complex dtype's parts (complex64: float32); a real dtype
+        itself, as ``torch.dtype.to_real``."""
+        return _PART.get(self.name, self)
+
+    @property
+    def to_complex(self) -> DType:
+        """The complex dtype whose parts are this float dtype (float64:
+        complex128; float16 and bfloat16: complex64), as ``torch.dtype.to_complex``."""
+        if self.is_complex:
+            return self
+        if not self.is_float:
+            raise TypeError(f"to_complex: {self.name} is not a floating point dtype")
+        return complex128 if self.itemsize == 8 else complex64
+
+    @property
     def is_signed(self) -> bool:
         """Whether negative values exist: ``mlfuse.int8.is_signed`` (floats too, as torch)."""
         return not self.is_bool and not self.unsigned
@@ -95,6 +122,11 @@ class DType:
     def ir(self) -> Attribute:
         found = _IR_MADE.get(self.name)
         if found is None:
+            if self.is_complex:
+                raise TypeError(
+                    f"{self.name} has no IR element type: complex tensors are computed as "
+                    "pairs of real tensors (mlfuse.complex_tensors)"
+                )
             found = _IR_MADE[self.name] = _IR[self.name]()
         return found
 
@@ -115,6 +147,11 @@ float16 = DType("float16", 2, "f", 0)
 bfloat16 = DType("bfloat16", 2, "f", 0)
 float32 = DType("float32", 4, "f", 1)
 float64 = DType("float64", 8, "f", 2)
+complex64 = DType("complex64", 8, "c", 1)
+complex128 = DType("complex128", 16, "c", 2)
+COMPLEX = (complex64, complex128)
+"""The complex dtypes; not in :data:`ALL`, which lists those kernels compute in."""
+_PART = {"complex64": float32, "complex128": float64}
 
 ALL = (
     bool_,
@@ -153,6 +190,8 @@ _NP = {
     "bfloat16": BF16_STORAGE,
     "float32": np.dtype(np.float32),
     "float64": np.dtype(np.float64),
+    "complex64": np.dtype(np.complex64),
+    "complex128": np.dtype(np.complex128),
 }
 _IR = {
     "bool": lambda: IntegerType(1),
@@ -171,9 +210,11 @@ _IR = {
 }
 _IR_MADE: dict[str, Attribute] = {}  # name -> its element type, made when first asked
 _FROM_IR: dict[Attribute, DType] = {}  # element type -> dtype, filled on first use
-_BY_NAME = {d.name: d for d in ALL}
+_BY_NAME = {d.name: d for d in ALL + COMPLEX}
 _BY_NAME.update(
     {
+        "cfloat": complex64,
+        "cdouble": complex128,
         "bool_": bool_,
         "half": float16,
         "float": float32,
@@ -188,7 +229,7 @@ _BY_NAME.update(
         "ulong": uint64,
     }
 )
-_NAMES = ", ".join(d.name for d in ALL)
+_NAMES = ", ".join(d.name for d in ALL + COMPLEX)
 _ALIASES = frozenset(_BY_NAME) - {d.name for d in ALL} | {"bool", "uchar"}
 
 
@@ -339,10 +380,15 @@ def as_dtype(x) -> DType:
         return default_int
     if x is float:
         return default_float
+    if x is complex:
+        return default_float.to_complex
     if type(x).__module__ == "torch" and type(x).__name__ == "dtype":
         return as_dtype(str(x))  # torch.float16 -> "torch.float16"
     try:
-        return from_numpy(np.dtype(x))
+        npdt = np.dtype(x)
+        if npdt.kind == "c":
+            return _BY_NAME[npdt.name] if npdt.name in _BY_NAME else complex128
+        return from_numpy(npdt)
     except TypeError as e:
         raise TypeError(f"not a dtype: {x!r} ({e})") from None
 
@@ -357,6 +403,10 @@ def promote(a: DType, b: DType) -> DType:
     bfloat16 gives float32. Unlike numpy, int32 + float32 is float32."""
     if a == b:
         return a
+    if a.is_complex or b.is_complex:  # complex wins; its parts promote as floats
+        pa, pb = a.to_real, b.to_real
+        part = promote(pa if pa.is_float else float32, pb if pb.is_float else float32)
+        return part.to_complex
     if a.kind != b.kind:
         order = "bif"
         return a if order.index(a.kind) > order.index(b.kind) else b
@@ -393,12 +443,12 @@ def result_type(*operands) -> DType:
         dt = getattr(x, "dtype", None) if not isinstance(x, DType) else x
         if isinstance(dt, DType):
             typed = dt if typed is None else promote(typed, dt)
-        elif isinstance(x, (bool, int, float)):
+        elif isinstance(x, (bool, int, float, complex)):
             scalars.append(x)
         else:
             typed = as_dtype(x) if typed is None else promote(typed, as_dtype(x))
     if typed is None:  # scalars only: the kind of the highest one, default sizes
-        kinds = {bool: 0, int: 1, float: 2}
+        kinds = {bool: 0, int: 1, float: 2, complex: 3}
         top = builtins.max(scalars, key=lambda v: kinds[type(v)] if type(v) in kinds else 2)
         typed = as_dtype(type(top))
         return typed
@@ -419,5 +469,9 @@ def scalar_dtype(v, other: DType) -> DType:
     if isinstance(v, int):
         return other if not other.is_bool else default_int
     if isinstance(v, float):
-        return other if other.is_float else default_float
+        return other if other.is_float or other.is_complex else default_float
+    if isinstance(v, complex):
+        return (
+            other if other.is_complex else (other if other.is_float else default_float).to_complex
+        )
     raise TypeError(f"cannot combine a tensor with {type(v).__name__} {v!r}")

@@ -202,6 +202,9 @@ def _creation(fn=None, *, formats: bool = False):
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays, or a
     tensor, detached): ``mlfuse.tensor([[1, 2], [3, 4]])``."""
+    if isinstance(data, Tensor) and data.dtype.is_complex:
+        t = data.detach().to(device=device, dtype=dtype).clone().realize()
+        return t.requires_grad_() if requires_grad else t
     if isinstance(data, Tensor):
         t = data._detached()
         t = t.cast(dtype) if dtype is not None else t
@@ -1591,11 +1594,6 @@ def is_inference(input) -> bool:  # noqa: A002
     return False
 
 
-def real(input) -> Tensor:  # noqa: A002
-    """The real part: the tensor itself (mlfuse has no complex dtypes)."""
-    return _tensor(input)
-
-
 def matrix_rank(input, tol=None, symmetric: bool = False) -> Tensor:  # noqa: A002
     """PyTorch's deprecated spelling of ``mlfuse.linalg.matrix_rank``."""
     from mlfuse import linalg
@@ -1749,6 +1747,6 @@ __all__ = [
     "set_deterministic_debug_mode", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     "set_anomaly_enabled", "empty_strided", "empty_permuted", "frombuffer", "convolution",
     "frobenius_norm", "nuclear_norm", "feature_dropout", "dropout_", "alpha_dropout_",
-    "feature_dropout_", "feature_alpha_dropout_", "get_device", "is_inference", "real",
+    "feature_dropout_", "feature_alpha_dropout_", "get_device", "is_inference",
     "matrix_rank", "native_layer_norm", "native_dropout",
 ]  # fmt: skip

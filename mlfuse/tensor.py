@@ -526,6 +526,53 @@ def _leaf_node(n: Node) -> Node:
     return a
 
 
+def _is_complex(data, dtype) -> bool:
+    """Whether ``Tensor(data, dtype)`` makes a complex tensor."""
+    if dtype is not None and dtypes.as_dtype(dtype).is_complex:
+        return True
+    if isinstance(data, (complex, np.complexfloating)):
+        return True
+    if isinstance(data, np.ndarray):
+        return data.dtype.kind == "c"
+    if isinstance(data, (list, tuple)) and data:
+        from mlfuse import complex_tensors as _complex
+
+        return _complex.is_complex_data(data)
+    return False
+
+
+def _complex_dtype(data, dtype) -> DType | None:
+    """The complex dtype ``Tensor(data, dtype)`` makes: the one given, a numpy
+    array's, else the default float's (complex64)."""
+    if dtype is not None:
+        dt = dtypes.as_dtype(dtype)
+        if not dt.is_complex:
+            raise DTypeError(f"complex values cannot be stored as {dt.name}; use .real or .abs()")
+        return dt
+    if isinstance(data, (np.ndarray, np.complexfloating)) and data.dtype.kind == "c":
+        return dtypes.as_dtype(data.dtype)
+    return dtypes.default_float.to_complex
+
+
+def _complex_operand(other) -> bool:
+    """A Python/numpy complex number or complex array on the other side of a real op."""
+    return isinstance(other, (complex, np.complexfloating)) or (
+        isinstance(other, np.ndarray) and other.dtype.kind == "c"
+    )
+
+
+def _complex_value(x) -> bool:
+    """A complex tensor, number or array."""
+    return (isinstance(x, Tensor) and x.dtype.kind == "c") or _complex_operand(x)
+
+
+def _complex_op(op: str, t: Tensor, other) -> Tensor:
+    """``t <op> other`` done by complex tensors (``op`` is a dunder name)."""
+    from mlfuse import complex_tensors as _complex
+
+    return getattr(_complex.as_complex(t), op)(other)
+
+
 def _unpickle(values: np.ndarray, dtype: str, device: str, requires_grad: bool) -> Tensor:
     return Tensor(values, dtype, device, requires_grad)
 
@@ -567,6 +614,16 @@ class Tensor:
     def __reduce__(self):
         # pickled as its values (realized), dtype, device and requires_grad
         return (_unpickle, (self.numpy(), self.dtype.name, self.device, self.requires_grad))
+
+    def __new__(cls, data: Any = None, dtype=None, device=None, requires_grad: bool = False):
+        # complex values make a ComplexTensor (a pair of real tensors); its
+        # __init__ then sees itself made and does nothing
+        if cls is Tensor and type(data) is not Node and _is_complex(data, dtype):
+            from mlfuse import complex_tensors as _complex
+
+            z = _complex.from_numpy(np.asarray(data), device, _complex_dtype(data, dtype))
+            return z.requires_grad_() if requires_grad else z
+        return object.__new__(cls)
 
     def __init__(
         self,
@@ -658,6 +715,13 @@ class Tensor:
         """
         value = fill_value
         shape = _shape_arg((shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))
+        if isinstance(value, (complex, np.complexfloating)) or (
+            dtype is not None and dtypes.as_dtype(dtype).is_complex
+        ):
+            from mlfuse import complex_tensors as _complex
+
+            z = _complex.full(shape, value, dtype or dtypes.default_float.to_complex, device)
+            return z.requires_grad_() if requires_grad else z
         if dtype is None:
             dt = (
                 dtypes.bool_
@@ -804,9 +868,14 @@ class Tensor:
     def randn(
         *shape, seed: int | Generator | None = None, dtype=None, device=None, requires_grad=False
     ) -> Tensor:
-        """Standard normal random values: ``Tensor.randn(2, 3, seed=0)``."""
+        """Standard normal random values: ``Tensor.randn(2, 3, seed=0)``; complex
+        dtypes draw each part from N(0, 1/2), as PyTorch's."""
         dt = dtype or dtypes.default_float
         shape = _shape_arg(shape)
+        if dtypes.as_dtype(dt).is_complex:
+            from mlfuse import complex_tensors as _complex
+
+            return _complex.randn(shape, dt, device, requires_grad, seed)
         return _random(lambda g: g.standard_normal(shape), dt, device, requires_grad, seed)
 
     @staticmethod
@@ -816,6 +885,10 @@ class Tensor:
         """Uniform random values in [0, 1): ``Tensor.rand(2, 3, seed=0)``. Values are
         multiples of 2^-p for the dtype's precision p, so that none rounds up to 1."""
         dt = dtypes.as_dtype(dtype or dtypes.default_float)
+        if dt.is_complex:  # each part uniform in [0, 1), as PyTorch's
+            from mlfuse import complex_tensors as _complex
+
+            return _complex.rand(_shape_arg(shape), dt, device, requires_grad, seed)
         if not dt.is_float:
             raise ArgumentTypeError(f"rand: dtype must be floating point, got {dt.name}")
         shape = _shape_arg(shape)
@@ -1297,6 +1370,8 @@ class Tensor:
 
     def _arith(self, kind: str, other, reverse=False) -> Tensor:
         """+, - and *; on two bools they are numpy's or, error and and."""
+        if _complex_operand(other):
+            return _complex_op(f"__{'r' if reverse else ''}{kind}__", self, other)
         a, b = self._operands(other, reverse)
         if a.dtype.is_bool:
             if kind == "sub":
@@ -1330,11 +1405,15 @@ class Tensor:
 
     @_traced
     def __truediv__(self, other):
+        if _complex_operand(other):
+            return _complex_op("__truediv__", self, other)
         a, b = self._operands(other)
         return a._float()._binary("div", b._float())
 
     @_traced
     def __rtruediv__(self, other):
+        if _complex_operand(other):
+            return _complex_op("__rtruediv__", self, other)
         a, b = self._operands(other, reverse=True)
         return a._float()._binary("div", b._float())
 
@@ -1403,6 +1482,8 @@ class Tensor:
 
     @_traced
     def __rpow__(self, other):
+        if _complex_operand(other):
+            return _complex_op("__rpow__", self, other)
         a, b = self._operands(other, reverse=True)
         if not a.dtype.is_float:
             return a._int_pow(b)
@@ -1777,6 +1858,10 @@ class Tensor:
     @_traced
     def where(self, a, b):
         """``self ? a : b`` elementwise (self is the condition)."""
+        if _complex_value(a) or _complex_value(b):
+            from mlfuse import complex_tensors as _complex
+
+            return _complex.where(self.cast(dtypes.bool_), a, b)
         cond = self.cast(dtypes.bool_)
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
             a = Tensor.full((), a, device=self.device)
@@ -1797,10 +1882,15 @@ class Tensor:
 
     @_traced
     def cast(self, dtype) -> Tensor:
-        """Convert to ``dtype`` (floats to ints truncate toward zero): ``x.cast(mlfuse.int32)``."""
+        """Convert to ``dtype`` (floats to ints truncate toward zero): ``x.cast(mlfuse.int32)``;
+        a complex dtype gives a complex tensor with a zero imaginary part."""
         dt = dtypes.as_dtype(dtype)
         if dt == self.dtype:
             return self
+        if dt.is_complex:
+            from mlfuse import complex_tensors as _complex
+
+            return _complex.as_complex(self.cast(dt.to_real))
         return Tensor(graph.make("cast", (self.node,), None, self.shape, dt))
 
     @_traced
@@ -2309,6 +2399,8 @@ class Tensor:
         ``a.matmul(b)``, ``a @ b``."""
         if not isinstance(other, Tensor):
             other = Tensor(other, device=self.device)
+        if other.dtype.kind == "c":
+            return other.__rmatmul__(self)
         if amp.active():  # an autocast region: products in its lower precision
             self, other = amp.lower(self, other)
         if self.ndim == 0 or other.ndim == 0:
@@ -5512,7 +5604,7 @@ class Tensor:
         return self.isinf(detect_positive=False)
 
     def isreal(self) -> Tensor:
-        """True everywhere (mlfuse has no complex dtypes): ``x.isreal()``."""
+        """True everywhere (a real tensor; complex tensors are ComplexTensor): ``x.isreal()``."""
         return Tensor.full(self.shape, True, dtypes.bool_, self.device)
 
     @_traced
@@ -6369,7 +6461,8 @@ class Tensor:
         return self.device.startswith("cuda")
 
     def is_complex(self) -> bool:
-        """False: mlfuse has no complex dtypes: ``x.is_complex()``."""
+        """False for a real tensor (complex ones are :class:`mlfuse.ComplexTensor`):
+        ``x.is_complex()``."""
         return False
 
     def is_signed(self) -> bool:
@@ -6634,15 +6727,29 @@ class Tensor:
 
     @property
     def real(self) -> Tensor:
-        """The real part: the tensor itself (mlfuse has no complex dtypes): ``x.real``."""
+        """The real part: a real tensor itself (a complex tensor's is its real part): ``x.real``."""
         return self
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part of a complex tensor; a real tensor has none (PyTorch's
+        error): ``z.imag``."""
+        raise DTypeError("imag is not implemented for tensors with non-complex dtypes.")
+
+    def cfloat(self) -> Tensor:
+        """As complex64 (a zero imaginary part): ``x.cfloat()``."""
+        return self.cast(dtypes.complex64)
+
+    def cdouble(self) -> Tensor:
+        """As complex128 (a zero imaginary part): ``x.cdouble()``."""
+        return self.cast(dtypes.complex128)
 
     def positive(self) -> Tensor:
         """The tensor itself (``+x``): ``x.positive()``."""
         return self
 
     def conj(self) -> Tensor:
-        """The complex conjugate: the tensor itself (no complex dtypes): ``x.conj()``."""
+        """The complex conjugate: a real tensor itself: ``x.conj()``."""
         return self
 
     resolve_conj = resolve_neg = conj_physical = conj
@@ -7073,6 +7180,10 @@ def cat(tensors, dim: int = 0) -> Tensor:
     for t in ts:
         if not isinstance(t, Tensor):
             raise ArgumentTypeError(f"cat: expected Tensors, got {type(t).__name__}")
+    if any(t.dtype.kind == "c" for t in ts):
+        from mlfuse import complex_tensors as _complex
+
+        return _complex.cat(ts, dim)
     nd = ts[0].ndim
     if nd == 0:
         raise DimError("cat: zero-dimensional tensors cannot be concatenated (use stack)")
@@ -7151,6 +7262,10 @@ def stack(tensors, dim: int = 0) -> Tensor:
                 "stack: every tensor must have one shape, got "
                 + " and ".join(str(u.shape) for u in ts)
             )
+    if any(t.dtype.kind == "c" for t in ts):
+        from mlfuse import complex_tensors as _complex
+
+        return _complex.stack(ts, dim)
     d = _norm_axis(dim, ts[0].ndim + 1, "dim")
     return cat([t.unsqueeze(d) for t in ts], d)
 
@@ -7232,6 +7347,10 @@ def einsum(equation: str, *operands) -> Tensor:
     for t in operands:
         if not isinstance(t, Tensor):
             raise ArgumentTypeError(f"einsum: expected Tensors, got {type(t).__name__}")
+    if any(t.dtype.kind == "c" for t in operands):
+        from mlfuse import complex_tensors as _complex
+
+        return _complex.einsum(equation, *operands)
     terms, out_term = _einsum_terms(equation, len(operands))
     # the ellipsis dims, aligned from the right across operands
     n_ell = 0

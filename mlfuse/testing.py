@@ -27,6 +27,8 @@ _TOLERANCES = {
     "bfloat16": (1.6e-2, 1e-5),
     "float32": (1.3e-6, 1e-5),
     "float64": (1e-7, 1e-7),
+    "complex64": (1.3e-6, 1e-5),
+    "complex128": (1e-7, 1e-7),
 }
 
 
@@ -117,9 +119,10 @@ def _compare(actual, expected, where, rtol, atol, equal_nan, check_device, check
             rtol, atol = max(_TOLERANCES[n] for n in floats)
         else:
             rtol, atol = 0.0, 0.0
-    a64, e64 = a.astype(np.float64), e.astype(np.float64)
+    wide = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(e) else np.float64
+    a64, e64 = a.astype(wide), e.astype(wide)
     with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.abs(a64 - e64)
+        diff = np.abs(a64 - e64)  # complex: the modulus of the difference, as PyTorch's
         ok = diff <= atol + rtol * np.abs(e64)
         ok |= a64 == e64  # equal infinities
         if equal_nan:
