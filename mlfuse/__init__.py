@@ -209,6 +209,14 @@ __all__ += [
     "set_autocast_enabled",
 ]
 
+from mlfuse import control_flow, lowrank, signal  # noqa: E402, F401 - torch.signal
+from mlfuse.control_flow import cond, while_loop  # noqa: E402 - torch.cond, torch.while_loop
+from mlfuse.linalg import geqrf, orgqr, ormqr  # noqa: E402 - torch's deprecated spellings
+from mlfuse.lowrank import pca_lowrank, svd_lowrank  # noqa: E402
+
+Tensor.geqrf, Tensor.orgqr, Tensor.ormqr = geqrf, orgqr, ormqr
+__all__ += ["cond", "while_loop", "geqrf", "orgqr", "ormqr", "pca_lowrank", "svd_lowrank"]
+
 # PyTorch's constants and top-level names for classes kept in submodules
 from mlfuse.amp import GradScaler  # noqa: E402
 from mlfuse.cuda import Event, Stream  # noqa: E402

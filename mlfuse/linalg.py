@@ -8,17 +8,29 @@ rounded once to the input's dtype), and the result comes back as a tensor
 on the input's device, as ``nonzero`` does. Their gradients are the closed
 forms PyTorch uses, built lazily from the saved factors (``inv``, ``det``,
 ``slogdet``, ``logdet``, ``solve``, ``cholesky``, ``eigh``, ``eigvalsh``,
-``svdvals``, ``solve_triangular``, ``lu_factor``, ``lu``, ``lu_solve``); the few
-without one here (``qr``, ``svd``'s vectors, ``pinv``, ``lstsq``) refuse at
-``backward`` with a clear error. numpy has no triangular solver and no LU
-factorization with its pivots, so those two are written out here in numpy:
-substitution row by row and getrf's partial pivoting column by column, each
-step vectorized over the batch::
+``svdvals``, ``solve_triangular``, ``lu_factor``, ``lu``, ``lu_solve``, ``eig``,
+``eigvals``, ``householder_product``, ``ormqr``); the few without one here (``qr``,
+``svd``'s vectors, ``pinv``, ``lstsq``, ``geqrf``, ``ldl_factor``, ``ldl_solve``'s
+``LD``) refuse at ``backward`` with a clear error. A singular or indefinite input
+raises :class:`LinAlgError` (PyTorch's ``torch.linalg.LinAlgError``, a
+``RuntimeError``; here also an :class:`~mlfuse.errors.ArgumentError`). numpy
+has no triangular solver and no LU factorization with its pivots, so those two
+are written out here in numpy: substitution row by row and getrf's partial
+pivoting column by column, each step vectorized over the batch::
 
     x = mlfuse.linalg.solve(a, b)          # a: (..., n, n), b: (..., n, k) or (..., n)
     sign, logabsdet = mlfuse.linalg.slogdet(a)
     LU, pivots = mlfuse.linalg.lu_factor(a)
     x = mlfuse.linalg.lu_solve(LU, pivots, b)
+    w, v = mlfuse.linalg.eig(a)            # complex (ComplexTensor) results
+    LD, pivots = mlfuse.linalg.ldl_factor(a)
+
+``eig`` and ``eigvals`` give complex64/complex128 :class:`~mlfuse.ComplexTensor`
+results (and take complex inputs); LAPACK's ``geev`` runs through numpy.
+Householder products (``householder_product``/``orgqr``, ``ormqr``, ``geqrf``) and
+the Bunch-Kaufman LDL factorization (``ldl_factor``, ``ldl_solve``: LAPACK's
+``sytrf``/``sytrs`` with their packed layout and pivots, which numpy lacks) are
+written out here in numpy too; these take real inputs only.
 """
 
 from __future__ import annotations
@@ -30,7 +42,7 @@ from typing import NamedTuple
 import numpy as np
 
 from mlfuse import dtypes
-from mlfuse.errors import ArgumentError, UnsupportedModeError
+from mlfuse.errors import ArgumentError, DTypeError, UnsupportedModeError
 from mlfuse.tensor import Tensor, _derivative, _norm_axis
 
 __all__ = [
@@ -39,7 +51,18 @@ __all__ = [
     "cond", "matrix_power", "multi_dot", "vecdot", "cross", "diagonal", "matmul",
     "vander", "inv_ex", "cholesky_ex", "matrix_exp", "solve_triangular", "solve_ex",
     "lu_factor", "lu_factor_ex", "lu", "lu_solve", "tensorinv", "tensorsolve",
+    "eig", "eigvals", "householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve",
+    "LinAlgError", "geqrf", "orgqr", "ormqr",
 ]  # fmt: skip
+
+
+class LinAlgError(ArgumentError):
+    """A matrix the factorization or solver cannot handle: singular (``inv``,
+    ``solve``, ``lu_factor``, ``ldl_factor``), not positive-definite
+    (``cholesky``), or an iteration that did not converge (``eig``, ``svd``).
+    PyTorch's ``torch.linalg.LinAlgError``: a ``RuntimeError`` (and, as every
+    mlfuse argument error, a ``ValueError``):
+    ``except mlfuse.linalg.LinAlgError: ...``."""
 
 
 class SlogdetResult(NamedTuple):
@@ -160,7 +183,7 @@ def _lapack(fn, what: str, *args):
     try:
         return fn(*args)
     except np.linalg.LinAlgError as e:
-        raise ArgumentError(f"linalg.{what}: {e} (the input is singular or not definite)") from e
+        raise LinAlgError(f"linalg.{what}: {e} (the input is singular or not definite)") from e
 
 
 def _cofactors(a: np.ndarray) -> np.ndarray:
@@ -516,7 +539,7 @@ def _lu_factor(a, pivot: bool, check_errors: bool, what: str) -> LUFactorExResul
         )
     lu_h, piv, info = _getrf(_host(a))
     if check_errors and (info > 0).any():
-        raise ArgumentError(_zero_pivot_message(what, info))
+        raise LinAlgError(_zero_pivot_message(what, info))
     pivots = Tensor(piv, dtypes.int32, a.device)
 
     def rule(c, g):
@@ -667,7 +690,7 @@ def solve_ex(
     if not (bad > 0).any():
         return InfoResult(solve(a, b, left=left), info)
     if check_errors:
-        raise ArgumentError(_zero_pivot_message("solve_ex", bad))
+        raise LinAlgError(_zero_pivot_message("solve_ex", bad))
     if not left:
         return InfoResult(lu_solve(lu_, piv, b, left=False), info)
     vec = _is_vector_rhs(a, b)
@@ -980,3 +1003,605 @@ def vander(x, *, N: int | None = None) -> Tensor:  # noqa: N803 - PyTorch's name
     n = t.shape[-1] if N is None else N
     cols = [t**p if p else Tensor.ones_like(t) for p in builtins.range(n)]
     return Tensor.stack(*cols, dim=-1) if cols else t.unsqueeze(-1)[..., :0]
+
+
+# -- eigenvalues of general matrices (host) ------------------------------------------------
+class EigResult(NamedTuple):
+    """``(eigenvalues, eigenvectors)`` of :func:`eig` (complex tensors)."""
+
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+def _eig_input(a, what: str) -> Tensor:
+    """A float32/float64 or complex batch of square matrices, as ``geev`` takes."""
+    if not isinstance(a, Tensor):
+        a = Tensor(a)
+    if not (a.dtype.is_float or a.dtype.is_complex):
+        raise TypeError(f"linalg.{what}: expected a float or complex tensor, got {a.dtype.name}")
+    if a.dtype.is_half:
+        raise DTypeError(
+            f"linalg.{what}: not implemented for {a.dtype.name} (as PyTorch's); cast the input "
+            "to float32 first"
+        )
+    if a.ndim < 2:
+        raise ArgumentError(f"linalg.{what}: The input tensor A must have at least 2 dimensions.")
+    if a.shape[-1] != a.shape[-2]:
+        raise ArgumentError(
+            f"linalg.{what}: A must be batches of square matrices, but they are "
+            f"{a.shape[-2]} by {a.shape[-1]} matrices"
+        )
+    return a
+
+
+def _host_any(a: Tensor) -> np.ndarray:
+    """``a``'s values in float64, or complex128 for a complex tensor."""
+    h = a.detach().numpy()
+    return h.astype(np.complex128 if a.dtype.is_complex else np.float64)
+
+
+def _geev(h: np.ndarray, what: str, vectors: bool):
+    if not np.isfinite(h).all():
+        raise ArgumentError(f"linalg.{what}: input tensor should not contain infs or NaNs.")
+    if vectors:
+        w, v = _lapack(np.linalg.eig, what, h)
+        return w.astype(np.complex128), v.astype(np.complex128)
+    return _lapack(np.linalg.eigvals, what, h).astype(np.complex128), None
+
+
+def _complex_out(z: np.ndarray, like: Tensor):
+    """``z`` (complex128) as a complex tensor of ``like``'s precision and device."""
+    from mlfuse.complex_tensors import ComplexTensor
+
+    part = like.real.dtype if like.dtype.is_complex else like.dtype
+    return ComplexTensor(_back(z.real, like, part), _back(z.imag, like, part))
+
+
+def _mh(x: np.ndarray) -> np.ndarray:
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+def _eig_backward(gl: np.ndarray, gv: np.ndarray | None, w: np.ndarray, v: np.ndarray):
+    """PyTorch's ``linalg_eig_backward`` (the non-Hermitian case) in complex128:
+    ``gA = V^-H (diag(gL) + (V^H gV - V^H V Re(diag(V^H gV))) / conj(E)) V^H``,
+    ``E[i, j] = w_j - w_i`` (1 on the diagonal)."""
+    vh = _mh(v)
+    n = w.shape[-1]
+    inner = gl[..., None, :] * np.eye(n)
+    if gv is not None:
+        vhgv = vh @ gv
+        d = np.diagonal(vhgv, 0, -2, -1)
+        if not np.allclose(d.imag, 0.0, rtol=1e-2, atol=1e-2):
+            raise ArgumentError(
+                "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                "multiplication by e^{i phi}. The specified loss function depends on this "
+                "quantity, so it is ill-defined."
+            )
+        vhgv = vhgv - vh @ (v * d.real[..., None, :])
+        wc = np.conj(w)
+        e = wc[..., None, :] - wc[..., :, None]
+        idx = np.arange(n)
+        e[..., idx, idx] = 1.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inner = inner + vhgv / e
+    return np.linalg.solve(vh, inner @ vh)
+
+
+def _eig_grad(ctx, grads) -> tuple:
+    """The input gradients (real part, and imaginary for a complex input) from the
+    results' gradients ``grads`` (real/imaginary pairs, eigenvalues first)."""
+    Tensor.realize(*grads)  # one schedule for all of them
+    gl = _host(grads[0]) + 1j * _host(grads[1])
+    gv = _host(grads[2]) + 1j * _host(grads[3]) if len(grads) > 2 else None
+    ga = _eig_backward(gl, gv, ctx.w, ctx.v)
+    re = _back(ga.real, ctx.like_part)
+    return (re, _back(ga.imag, ctx.like_part)) if ctx.complex_input else (re,)
+
+
+def _eig_apply(a: Tensor, what: str, vectors: bool):
+    """``(w, v)`` of ``a`` (v None unless ``vectors``) as complex tensors, tied to
+    ``a`` by PyTorch's gradient when ``a`` requires one."""
+    from mlfuse.autograd import is_grad_enabled
+    from mlfuse.autograd.function import Function
+
+    h = _host_any(a)
+    needs = a.requires_grad and is_grad_enabled()
+    w, v = _geev(h, what, vectors or needs)
+    if not needs:
+        return _complex_out(w, a), (_complex_out(v, a) if vectors else None)
+    parts = (a.real, a.imag) if a.dtype.is_complex else (a,)
+    like = parts[0]
+
+    class _Eig(Function):
+        @staticmethod
+        def forward(ctx, *inputs):
+            ctx.w, ctx.v, ctx.like_part = w, v, like
+            ctx.complex_input = len(inputs) == 2
+            outs = [_back(w.real, like), _back(w.imag, like)]
+            if vectors:
+                outs += [_back(v.real, like), _back(v.imag, like)]
+            return tuple(outs)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            return _eig_grad(ctx, grads)
+
+    _Eig.__name__ = "LinalgEig" if vectors else "LinalgEigvals"
+    outs = _Eig.apply(*parts)
+    from mlfuse.complex_tensors import ComplexTensor
+
+    wt = ComplexTensor(outs[0], outs[1])
+    return wt, (ComplexTensor(outs[2], outs[3]) if vectors else None)
+
+
+def eig(A) -> EigResult:  # noqa: N803 - PyTorch's name
+    """Eigenvalues and eigenvectors (the columns, each of norm 1) of a batch of
+    square real or complex matrices, as complex tensors (complex64 for float32,
+    complex128 for float64): ``A @ V == V @ diag(w)``. Differentiable with
+    PyTorch's formula; a loss that depends on the eigenvectors' arbitrary phases
+    is refused at ``backward``: ``w, V = eig(a)``."""
+    a = _eig_input(A, "eig")
+    w, v = _eig_apply(a, "eig", True)
+    return EigResult(w, v)
+
+
+def eigvals(A) -> Tensor:  # noqa: N803 - PyTorch's name
+    """The eigenvalues of a batch of square real or complex matrices, as a complex
+    tensor (in LAPACK's order, as :func:`eig`'s): ``w = eigvals(a)``."""
+    a = _eig_input(A, "eigvals")
+    return _eig_apply(a, "eigvals", False)[0]
+
+
+# -- Householder reflectors (host) -----------------------------------------------------------
+def _real_input(a, what: str, name: str, prefix: str = "torch.linalg.") -> Tensor:
+    if not isinstance(a, Tensor):
+        a = Tensor(a)
+    if a.dtype.is_complex:
+        raise DTypeError(f"{prefix}{what}: complex {name} is not supported by mlfuse")
+    if not a.dtype.is_float:
+        raise TypeError(f"{prefix}{what}: expected a float tensor {name}, got {a.dtype.name}")
+    return a
+
+
+def _reflectors(a: np.ndarray, k: int) -> np.ndarray:
+    """The first ``k`` Householder vectors packed below ``a``'s diagonal (geqrf's
+    layout), unpacked: unit diagonal, zeros above, (..., m, k)."""
+    v = np.tril(a[..., :, :k], -1)
+    idx = np.arange(k)
+    v[..., idx, idx] = 1.0
+    return v
+
+
+def _orgqr(a: np.ndarray, tau: np.ndarray) -> list[np.ndarray]:
+    """``[Q_1, ..., Q_k+1]`` with ``Q_i = H_i ... H_k I[:, :n]`` and
+    ``H_i = I - tau_i v_i v_i^T``: Q_1 is LAPACK's orgqr of ``(a, tau)``."""
+    m, n = a.shape[-2:]
+    k = tau.shape[-1]
+    v = _reflectors(a, k)
+    q = np.broadcast_to(np.eye(m, n), a.shape).copy()
+    out = [q]
+    for i in builtins.range(k - 1, -1, -1):
+        vi = v[..., :, i : i + 1]
+        q = q - tau[..., i, None, None] * (vi @ (np.swapaxes(vi, -1, -2) @ q))
+        out.append(q)
+    return out[::-1]
+
+
+def _orgqr_grad(a: np.ndarray, tau: np.ndarray, g: np.ndarray):
+    """The gradients w.r.t. ``a`` (below its diagonal) and ``tau`` of
+    ``<g, orgqr(a, tau)>``, back through ``Q_i = Q_i+1 - tau_i v_i (v_i^T Q_i+1)``."""
+    k = tau.shape[-1]
+    v = _reflectors(a, k)
+    qs = _orgqr(a, tau)
+    ga = np.zeros_like(a)
+    gt = np.zeros_like(tau)
+    for i in builtins.range(k):
+        vi, nxt = v[..., :, i : i + 1], qs[i + 1]
+        t = tau[..., i, None, None]
+        w = np.swapaxes(nxt, -1, -2) @ vi  # (..., n, 1): Q_i+1^T v
+        gt[..., i] = -(np.swapaxes(vi, -1, -2) @ g @ w)[..., 0, 0]
+        gv = -t * (g @ w + nxt @ (np.swapaxes(g, -1, -2) @ vi))
+        ga[..., i + 1 :, i] = gv[..., i + 1 :, 0]
+        g = g - t * (vi @ (np.swapaxes(vi, -1, -2) @ g))  # H_i^T g
+    return ga, gt
+
+
+def _householder_checks(a: Tensor, tau: Tensor, what: str) -> None:
+    if a.ndim < 2:
+        raise ArgumentError(f"torch.linalg.{what}: input must have at least 2 dimensions.")
+    if a.shape[-2] < a.shape[-1]:
+        raise ArgumentError(
+            f"torch.linalg.{what}: input.shape[-2] must be greater than or equal to input.shape[-1]"
+        )
+    if tau.ndim == 0 or a.shape[-1] < tau.shape[-1]:
+        raise ArgumentError(
+            f"torch.linalg.{what}: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
+    if a.ndim - tau.ndim != 1:
+        raise ArgumentError(
+            f"torch.linalg.{what}: Expected tau to have one dimension less than input, but got "
+            f"tau.ndim equal to {tau.ndim} and input.ndim is equal to {a.ndim}"
+        )
+    if tau.shape[:-1] != a.shape[:-2]:
+        raise ArgumentError(
+            f"torch.linalg.{what}: Expected batch dimensions of tau to be equal to "
+            f"input.shape[:-2], but got {list(tau.shape[:-1])}"
+        )
+    if tau.dtype != a.dtype:
+        raise DTypeError(
+            f"torch.linalg.{what}: tau dtype {tau.dtype.name} does not match input dtype "
+            f"{a.dtype.name}"
+        )
+
+
+def householder_product(A, tau) -> Tensor:  # noqa: N803 - PyTorch's name
+    """The first ``n`` columns of the product ``H_1 ... H_k`` of Householder
+    reflectors ``H_i = I - tau_i v_i v_i^T``, ``v_i`` stored below the diagonal
+    of column ``i`` of ``A`` (m x n, m >= n >= k; a unit diagonal implied), as
+    LAPACK's orgqr: with :func:`geqrf`'s output it is the Q of the QR
+    decomposition. Real inputs; gradients reach ``A`` and ``tau``:
+    ``Q = householder_product(*geqrf(a))``."""
+    a = _real_input(A, "householder_product", "input")
+    t = _real_input(tau, "householder_product", "tau")
+    _householder_checks(a, t, "householder_product")
+    q = _back(_orgqr(_host(a), _host(t))[0], a)
+
+    def rule(c, g):
+        ga, gt = _orgqr_grad(_host(c.srcs[0]), _host(c.srcs[1]), _host(g))
+        return (_back(ga, c.srcs[0]), _back(gt, c.srcs[1]))
+
+    return _derivative("linalg.householder_product", q, (a, t), rule)
+
+
+def orgqr(input, tau) -> Tensor:  # noqa: A002 - PyTorch's name
+    """``torch.orgqr`` (PyTorch's older name of :func:`householder_product`):
+    ``Q = orgqr(*geqrf(a))``."""
+    return householder_product(input, tau)
+
+
+class GeqrfResult(NamedTuple):
+    """``(a, tau)`` of :func:`geqrf`: R on and above the diagonal of ``a``, the
+    Householder vectors below it, their scales in ``tau``."""
+
+    a: Tensor
+    tau: Tensor
+
+
+def geqrf(input) -> GeqrfResult:  # noqa: A002 - PyTorch's name
+    """LAPACK's geqrf (``torch.geqrf``): the QR decomposition of a batch of m x n
+    matrices in its packed form, R on and above the diagonal, the Householder
+    vectors below it and their scales ``tau`` (k = min(m, n)); Q is
+    ``householder_product(a, tau)``. No gradient (as PyTorch's):
+    ``a, tau = geqrf(x)``."""
+    x = _real_input(input, "geqrf", "input", "torch.")
+    if x.ndim < 2:
+        raise ArgumentError("torch.geqrf: input must have at least 2 dimensions.")
+    h, tau = np.linalg.qr(_host(x), mode="raw")  # h is the packed form, transposed
+    rule = _no_rule("geqrf")
+    return GeqrfResult(
+        _derivative("geqrf", _back(np.swapaxes(h, -1, -2), x), (x,), rule),
+        _derivative("geqrf", _back(tau, x), (x,), rule),
+    )
+
+
+def ormqr(input, tau, other, left: bool = True, transpose: bool = False) -> Tensor:  # noqa: A002
+    """``op(Q) @ other`` (``other @ op(Q)`` when not ``left``), Q the m x m product
+    of the Householder reflectors in ``(input, tau)`` (:func:`geqrf`'s output)
+    and op the transpose when ``transpose``, as LAPACK's ormqr
+    (``torch.ormqr``). Real inputs; gradients reach all three:
+    ``y = ormqr(a, tau, c)``."""
+    a = _real_input(input, "ormqr", "input", "torch.")
+    t = _real_input(tau, "ormqr", "tau", "torch.")
+    c = _real_input(other, "ormqr", "other", "torch.")
+    if a.ndim < 2:
+        raise ArgumentError("torch.ormqr: input must have at least 2 dimensions.")
+    if c.ndim < 2:
+        raise ArgumentError("torch.ormqr: other must have at least 2 dimensions.")
+    side = -2 if left else -1
+    m = a.shape[-2]
+    if c.shape[side] != m:
+        raise ArgumentError(f"torch.ormqr: other.shape[{side}] must be equal to input.shape[-2]")
+    k = min(c.shape[side], a.shape[-1])
+    if t.ndim == 0 or t.shape[-1] != k:
+        raise ArgumentError(
+            f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1])"
+        )
+    if a.ndim - t.ndim != 1:
+        raise ArgumentError(
+            "torch.ormqr: Expected tau to have one dimension less than input, but got tau.ndim "
+            f"equal to {t.ndim} and input.ndim is equal to {a.ndim}"
+        )
+    if a.ndim != c.ndim:
+        raise ArgumentError(
+            "torch.ormqr: Expected other to have the same number of dimensions as input, but got "
+            f"other.ndim equal to {c.ndim} and input.ndim is equal to {a.ndim}"
+        )
+    for what, got in (("tau", t.shape[:-1]), ("other", c.shape[:-2])):
+        if got != a.shape[:-2]:
+            raise ArgumentError(
+                f"torch.ormqr: Expected batch dimensions of {what} to be equal to "
+                f"input.shape[:-2], but got {list(got)}"
+            )
+    for what, x in (("tau", t), ("other", c)):
+        if x.dtype != a.dtype:
+            raise DTypeError(
+                f"torch.ormqr: Expected input and {what} to have the same dtype, but input has "
+                f"dtype {a.dtype.name} and {what} has dtype {x.dtype.name}"
+            )
+    v = a[..., :, :k]
+    if k < m:  # the full m x m Q: columns past k hold no reflector
+        pad = Tensor.zeros(*a.shape[:-2], m, m - k, dtype=a.dtype, device=a.device)
+        v = Tensor.cat([v, pad], dim=-1)
+    q = householder_product(v, t)
+    q = q.mT if transpose else q
+    return q @ c if left else c @ q
+
+
+# -- LDL (Bunch-Kaufman) factorization (host) -------------------------------------------
+_BK_ALPHA = (1.0 + math.sqrt(17.0)) / 8.0
+
+
+def _sytf2(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """LAPACK's dsytf2 (``uplo='L'``) on one float64 matrix, of which the lower
+    triangle is read: Bunch-Kaufman diagonal pivoting, ``A = P L D L^T P^T`` with
+    1x1 and 2x2 blocks in D. Returns the packed factors (the upper triangle
+    zero, as PyTorch's), the 1-based pivots (both negative for a 2x2 block) and
+    info (0, or the 1-based index of the first zero block)."""
+    a = np.tril(a).astype(np.float64)
+    n = a.shape[0]
+    piv = np.zeros(n, np.int32)
+    info = 0
+    k = 0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        while k < n:
+            kstep = 1
+            absakk = abs(a[k, k])
+            imax, colmax = k, 0.0
+            if k < n - 1:
+                col = np.abs(a[k + 1 :, k])
+                imax = k + 1 + int(np.argmax(col))
+                colmax = float(col[imax - k - 1])
+            if max(absakk, colmax) == 0.0 or math.isnan(absakk):
+                info = info or k + 1
+                kp = k
+            else:
+                if absakk >= _BK_ALPHA * colmax:
+                    kp = k
+                else:
+                    row = np.abs(a[imax, k:imax])
+                    rowmax = float(row.max())
+                    if imax < n - 1:
+                        rowmax = max(rowmax, float(np.abs(a[imax + 1 :, imax]).max()))
+                    if absakk >= _BK_ALPHA * colmax * (colmax / rowmax):
+                        kp = k
+                    elif abs(a[imax, imax]) >= _BK_ALPHA * rowmax:
+                        kp = imax
+                    else:
+                        kp, kstep = imax, 2
+                kk = k + kstep - 1
+                if kp != kk:  # swap rows and columns kk and kp of the trailing block
+                    if kp < n - 1:
+                        a[kp + 1 :, [kk, kp]] = a[kp + 1 :, [kp, kk]]
+                    t = a[kk + 1 : kp, kk].copy()
+                    a[kk + 1 : kp, kk] = a[kp, kk + 1 : kp]
+                    a[kp, kk + 1 : kp] = t
+                    a[kk, kk], a[kp, kp] = a[kp, kp], a[kk, kk]
+                    if kstep == 2:
+                        a[k + 1, k], a[kp, k] = a[kp, k], a[k + 1, k]
+                if kstep == 1:
+                    if k < n - 1:
+                        d11 = 1.0 / a[k, k]
+                        x = a[k + 1 :, k].copy()
+                        a[k + 1 :, k + 1 :] -= d11 * np.outer(x, x)
+                        a[k + 1 :, k] = x * d11
+                elif k < n - 2:
+                    d21 = a[k + 1, k]
+                    d11 = a[k + 1, k + 1] / d21
+                    d22 = a[k, k] / d21
+                    d21 = (1.0 / (d11 * d22 - 1.0)) / d21
+                    c0, c1 = a[k + 2 :, k].copy(), a[k + 2 :, k + 1].copy()
+                    wk = d21 * (d11 * c0 - c1)
+                    wkp1 = d21 * (d22 * c1 - c0)
+                    a[k + 2 :, k + 2 :] -= np.outer(c0, wk) + np.outer(c1, wkp1)
+                    a[k + 2 :, k] = wk
+                    a[k + 2 :, k + 1] = wkp1
+            if kstep == 1:
+                piv[k] = kp + 1
+            else:
+                piv[k] = piv[k + 1] = -(kp + 1)
+            k += kstep
+    return np.tril(a), piv, info
+
+
+def _sytrs(ld: np.ndarray, piv: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """LAPACK's dsytrs (``uplo='L'``): ``X`` with ``A X = b`` from one matrix's
+    packed :func:`_sytf2` factors."""
+    n = ld.shape[0]
+    b = np.array(b, np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        k = 0
+        while k < n:  # L D Y = P^T b
+            if piv[k] > 0:
+                kp = piv[k] - 1
+                b[[k, kp]] = b[[kp, k]]
+                b[k + 1 :] -= np.outer(ld[k + 1 :, k], b[k])
+                b[k] /= ld[k, k]
+                k += 1
+            else:
+                kp = -piv[k] - 1
+                b[[k + 1, kp]] = b[[kp, k + 1]]
+                b[k + 2 :] -= np.outer(ld[k + 2 :, k], b[k]) + np.outer(
+                    ld[k + 2 :, k + 1], b[k + 1]
+                )
+                akm1k = ld[k + 1, k]
+                akm1 = ld[k, k] / akm1k
+                ak = ld[k + 1, k + 1] / akm1k
+                denom = akm1 * ak - 1.0
+                bkm1, bk = b[k] / akm1k, b[k + 1] / akm1k
+                b[k] = (ak * bkm1 - bk) / denom
+                b[k + 1] = (akm1 * bk - bkm1) / denom
+                k += 2
+        k = n - 1
+        while k >= 0:  # L^T P^T X = Y
+            if piv[k] > 0:
+                b[k] -= ld[k + 1 :, k] @ b[k + 1 :]
+                kp = piv[k] - 1
+                b[[k, kp]] = b[[kp, k]]
+                k -= 1
+            else:
+                b[k] -= ld[k + 1 :, k] @ b[k + 1 :]
+                b[k - 1] -= ld[k + 1 :, k - 1] @ b[k + 1 :]
+                kp = -piv[k] - 1
+                b[[k, kp]] = b[[kp, k]]
+                k -= 2
+    return b
+
+
+class LDLFactorResult(NamedTuple):
+    """``(LD, pivots)`` of :func:`ldl_factor`."""
+
+    LD: Tensor
+    pivots: Tensor
+
+
+class LDLFactorExResult(NamedTuple):
+    """``(LD, pivots, info)`` of :func:`ldl_factor_ex`."""
+
+    LD: Tensor
+    pivots: Tensor
+    info: Tensor
+
+
+def _ldl_input(a, what: str) -> Tensor:
+    a = _real_input(a, what, "A")
+    if a.ndim < 2:
+        raise ArgumentError(
+            f"torch.linalg.{what}: The input tensor A must have at least 2 dimensions."
+        )
+    if a.shape[-1] != a.shape[-2]:
+        raise ArgumentError(
+            f"torch.linalg.{what}: A must be batches of square matrices, but they are "
+            f"{a.shape[-2]} by {a.shape[-1]} matrices"
+        )
+    return a
+
+
+def _ldl_error(what: str, info: np.ndarray) -> str:
+    bad = np.argwhere(info > 0)[0]
+    i = int(info[tuple(bad)])
+    where = f" (batch element {tuple(int(v) for v in bad)})" if info.ndim else ""
+    return (
+        f"torch.linalg.{what}: D[{i},{i}] is exactly zero{where}: the input is singular, so "
+        "solving with these factors would divide by zero; ldl_factor_ex factors it anyway"
+    )
+
+
+def ldl_factor_ex(
+    A,  # noqa: N803 - PyTorch's name
+    *,
+    hermitian: bool = False,
+    check_errors: bool = False,
+) -> LDLFactorExResult:
+    """The LDL factorization of a batch of symmetric matrices (their lower
+    triangles are read) with Bunch-Kaufman pivoting, as LAPACK's sytrf:
+    ``(LD, pivots, info)``, L below the diagonal of LD (unit diagonal implied), the
+    1x1 and 2x2 blocks of D on and just below it; 1-based int32 pivots, both
+    negative for a 2x2 block; info 0 or the 1-based index of a zero block of D
+    (``check_errors`` raises :class:`LinAlgError` instead). Real inputs
+    (``hermitian`` changes nothing for them); no gradient:
+    ``LD, pivots, info = ldl_factor_ex(a)``."""
+    a = _ldl_input(A, "ldl_factor_ex")
+    h = _host(a)
+    n = h.shape[-1]
+    flat = h.reshape((-1, n, n))
+    ld = np.zeros_like(flat)
+    piv = np.zeros(flat.shape[:-1], np.int32)
+    info = np.zeros(flat.shape[0], np.int32)
+    for i in builtins.range(flat.shape[0]):
+        ld[i], piv[i], info[i] = _sytf2(flat[i])
+    info = info.reshape(h.shape[:-2])
+    if check_errors and (info > 0).any():
+        raise LinAlgError(_ldl_error("ldl_factor_ex", info))
+    out = _derivative(
+        "linalg.ldl_factor", _back(ld.reshape(h.shape), a), (a,), _no_rule("ldl_factor")
+    )
+    return LDLFactorExResult(
+        out,
+        Tensor(piv.reshape(h.shape[:-1]), dtypes.int32, a.device),
+        Tensor(info, dtypes.int32, a.device),
+    )
+
+
+def ldl_factor(A, *, hermitian: bool = False) -> LDLFactorResult:  # noqa: N803 - PyTorch's name
+    """``(LD, pivots)`` of :func:`ldl_factor_ex`; a singular matrix (a zero block
+    of D) raises :class:`LinAlgError`: ``LD, pivots = ldl_factor(a)``."""
+    LD, piv, info = ldl_factor_ex(A, hermitian=hermitian)  # noqa: N806
+    bad = info.numpy()
+    if (bad > 0).any():
+        raise LinAlgError(_ldl_error("ldl_factor", bad))
+    return LDLFactorResult(LD, piv)
+
+
+def ldl_solve(
+    LD,  # noqa: N803 - PyTorch's name
+    pivots,
+    B,  # noqa: N803 - PyTorch's name
+    *,
+    hermitian: bool = False,
+) -> Tensor:
+    """``X`` with ``A X = B`` from :func:`ldl_factor`'s ``(LD, pivots)`` of the
+    symmetric ``A``, as LAPACK's sytrs; ``B`` is a batch of matrices and batch
+    dims broadcast. The gradient reaches ``B`` (``A`` is symmetric: it is
+    ``ldl_solve`` of the incoming gradient), not ``LD``:
+    ``x = ldl_solve(LD, pivots, b)``."""
+    t = _real_input(LD, "ldl_solve", "LD")
+    b = _real_input(B, "ldl_solve", "B")
+    if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
+        raise ArgumentError(
+            f"torch.linalg.ldl_solve: LD must be a batch of square matrices, got shape {t.shape}"
+        )
+    if b.ndim < 2:
+        raise ArgumentError(
+            f"torch.linalg.ldl_solve: B must have at least 2 dimensions, got shape {b.shape}"
+        )
+    piv = pivots if isinstance(pivots, Tensor) else Tensor(pivots)
+    if piv.dtype.is_float or piv.dtype.is_complex or piv.dtype.name == "bool":
+        raise TypeError(
+            f"torch.linalg.ldl_solve: Expected pivots to be integers. Got {piv.dtype.name}"
+        )
+    if piv.shape != t.shape[:-1]:
+        raise ArgumentError(
+            "torch.linalg.ldl_solve: Expected LD.shape[:-1] and pivots.shape to be the same, "
+            f"but got pivots with shape {list(piv.shape)} instead"
+        )
+    n = t.shape[-1]
+    if b.shape[-2] != n:
+        raise ArgumentError(
+            "Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix is "
+            f"{n} by {n} but each b matrix is {b.shape[-2]} by {b.shape[-1]}"
+        )
+    batch = _batch_shape("ldl_solve", t, b, ("LD", "B"))
+    ph = piv.numpy().astype(np.int64)
+    if ph.size and (np.abs(ph).min() < 1 or np.abs(ph).max() > n):
+        raise ArgumentError(
+            f"torch.linalg.ldl_solve: pivots must be between 1 and {n} in magnitude (1-based "
+            "rows, as ldl_factor gives them)"
+        )
+    dt = dtypes.promote(t.dtype, b.dtype)
+    ld_h = np.broadcast_to(_host(t), batch + (n, n)).reshape((-1, n, n))
+    piv_h = np.broadcast_to(ph, batch + (n,)).reshape((-1, n))
+    lds, ld_grad = t.detach(), t.requires_grad
+
+    def solve_host(bh: np.ndarray) -> np.ndarray:
+        rhs = np.broadcast_to(bh, batch + bh.shape[-2:]).reshape((-1,) + bh.shape[-2:])
+        x = np.stack([_sytrs(ld_h[i], piv_h[i], rhs[i]) for i in builtins.range(rhs.shape[0])])
+        return x.reshape(batch + bh.shape[-2:])
+
+    x = _back(solve_host(_host(b)), t, dt)
+
+    def rule(c, g):
+        if ld_grad:
+            _no_rule("ldl_solve (w.r.t. LD)")(c, g)
+        return (None, _sum_to(_back(solve_host(_host(g)), lds, dt), c.srcs[1].shape))
+
+    return _derivative("linalg.ldl_solve", x, (t, b), rule)

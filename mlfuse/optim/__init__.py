@@ -42,9 +42,12 @@ and change nothing (the update is one fused, device-side computation anyway).
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -52,8 +55,10 @@ import numpy as np
 from mlfuse import dtypes, graph
 from mlfuse.autograd import enable_grad, no_grad
 from mlfuse.errors import ArgumentTypeError, UnsupportedModeError
+from mlfuse.optim import optimizer as _hooks
 from mlfuse.targets import get_target
 from mlfuse.tensor import FROZEN, Tensor, _newton_schulz_steps
+from mlfuse.utils.hooks import RemovableHandle
 
 __all__ = [
     "Optimizer",
@@ -356,7 +361,15 @@ class Optimizer:
 
     A subclass gives ``_CHECKS`` (each hyperparameter's check), ``_STATE`` (its
     per-parameter state names) and ``_update``, which builds one parameter's
-    update from ``self._scalars(group, p)`` (the hyperparameters as buffers)."""
+    update from ``self._scalars(group, p)`` (the hyperparameters as buffers).
+
+    PyTorch's hooks: ``register_step_pre_hook``/``register_step_post_hook``
+    (and the global ones of :mod:`mlfuse.optim.optimizer`) run around every
+    subclass's ``step`` (each class's own ``step`` is wrapped when the class is
+    defined, as PyTorch's ``profile_hook_step`` does; ``schedule_step`` runs no
+    hooks), ``register_state_dict_pre_hook``/``_post_hook`` around
+    ``state_dict`` and ``register_load_state_dict_pre_hook``/``_post_hook`` around
+    ``load_state_dict``; each returns a handle whose ``remove()`` takes it off."""
 
     _CHECKS: dict[str, Callable[[Any, str], Any]] = {"lr": _nonneg, "maximize": _flag}
     _STATE: tuple[str, ...] = ()
@@ -383,6 +396,64 @@ class Optimizer:
             params = [{"params": params}]
         for group in params:
             self.add_param_group(group)
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        _hook_methods(cls)
+
+    # -- hooks ------------------------------------------------------------------
+    def _hook_dict(self, name: str) -> OrderedDict:
+        """The optimizer's hooks of one kind (PyTorch's attribute names), made on
+        first use: optimizers that skip ``Optimizer.__init__`` have them too."""
+        d = self.__dict__.get(name)
+        if d is None:
+            d = self.__dict__[name] = OrderedDict()
+        return d
+
+    def _register(self, name: str, hook, prepend: bool = False) -> RemovableHandle:
+        if not callable(hook):
+            raise TypeError(
+                f"{type(self).__name__}: the hook must be callable, got {type(hook).__name__}"
+            )
+        hooks = self._hook_dict(name)
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(optimizer, args, kwargs)`` before each ``step``; it may return
+        ``(new_args, new_kwargs)`` to call ``step`` with instead:
+        ``h = opt.register_step_pre_hook(fn); ...; h.remove()``."""
+        return self._register("_optimizer_step_pre_hooks", hook)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(optimizer, args, kwargs)`` after each ``step``:
+        ``h = opt.register_step_post_hook(fn)``."""
+        return self._register("_optimizer_step_post_hooks", hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False):
+        """Run ``hook(optimizer)`` before ``state_dict`` builds the dict (first of
+        the pre hooks when ``prepend``): ``h = opt.register_state_dict_pre_hook(fn)``."""
+        return self._register("_optimizer_state_dict_pre_hooks", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False):
+        """Run ``hook(optimizer, state_dict)`` on what ``state_dict`` returns; it may
+        change it in place or return a new one:
+        ``h = opt.register_state_dict_post_hook(fn)``."""
+        return self._register("_optimizer_state_dict_post_hooks", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False):
+        """Run ``hook(optimizer, state_dict)`` before ``load_state_dict`` reads the
+        (shallow-copied) dict; it may change it or return one to load instead:
+        ``h = opt.register_load_state_dict_pre_hook(fn)``."""
+        return self._register("_optimizer_load_state_dict_pre_hooks", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False):
+        """Run ``hook(optimizer)`` after ``load_state_dict``:
+        ``h = opt.register_load_state_dict_post_hook(fn)``."""
+        return self._register("_optimizer_load_state_dict_post_hooks", hook, prepend)
 
     # -- groups, hyperparameters ----------------------------------------------
     def _check(self, key: str, value):
@@ -699,6 +770,107 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines += [f"    {k}: {v}" for k, v in sorted(g.items()) if k != "params"]
         return "\n".join(lines) + "\n)"
+
+
+def _outermost(name: str, fn: Callable) -> Callable:
+    """``fn(self, ...)`` as the method ``name``, running ``hooked(self, ...)``
+    unless a hooked ``name`` of the same optimizer is already running (a
+    subclass's ``step`` calling ``super().step()``: the hooks run once)."""
+
+    def decorate(hooked: Callable) -> Callable:
+        @functools.wraps(fn)
+        def method(self, *args, **kwargs):
+            running = self.__dict__.setdefault("_hooks_running", set())
+            if name in running:
+                return fn(self, *args, **kwargs)
+            running.add(name)
+            try:
+                return hooked(self, *args, **kwargs)
+            finally:
+                running.discard(name)
+
+        method._mlfuse_hooked = True  # type: ignore[attr-defined]
+        return method
+
+    return decorate
+
+
+def _hooked_step(fn: Callable) -> Callable:
+    @_outermost("step", fn)
+    def step(self, *args, **kwargs):
+        pre = chain(
+            _hooks._global_optimizer_pre_hooks.values(),
+            self._hook_dict("_optimizer_step_pre_hooks").values(),
+        )
+        for hook in list(pre):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(
+                        f"{type(self).__name__}.step: a step pre hook must return None or a "
+                        f"tuple of (new_args, new_kwargs), but got {result!r}."
+                    )
+                args, kwargs = result
+        out = fn(self, *args, **kwargs)
+        post = chain(
+            self._hook_dict("_optimizer_step_post_hooks").values(),
+            _hooks._global_optimizer_post_hooks.values(),
+        )
+        for hook in list(post):
+            hook(self, args, kwargs)
+        return out
+
+    return step
+
+
+def _hooked_state_dict(fn: Callable) -> Callable:
+    @_outermost("state_dict", fn)
+    def state_dict(self, *args, **kwargs):
+        for hook in list(self._hook_dict("_optimizer_state_dict_pre_hooks").values()):
+            hook(self)
+        out = fn(self, *args, **kwargs)
+        for hook in list(self._hook_dict("_optimizer_state_dict_post_hooks").values()):
+            result = hook(self, out)
+            if result is not None:
+                out = result
+        return out
+
+    return state_dict
+
+
+def _hooked_load_state_dict(fn: Callable) -> Callable:
+    @_outermost("load_state_dict", fn)
+    def load_state_dict(self, state_dict, *args, **kwargs):
+        if isinstance(state_dict, dict):
+            state_dict = state_dict.copy()  # shallow, as PyTorch's: hooks may edit it
+        for hook in list(self._hook_dict("_optimizer_load_state_dict_pre_hooks").values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        out = fn(self, state_dict, *args, **kwargs)
+        for hook in list(self._hook_dict("_optimizer_load_state_dict_post_hooks").values()):
+            hook(self)
+        return out
+
+    return load_state_dict
+
+
+_HOOKED = {
+    "step": _hooked_step,
+    "state_dict": _hooked_state_dict,
+    "load_state_dict": _hooked_load_state_dict,
+}
+
+
+def _hook_methods(cls: type) -> None:
+    """Wrap the hooked methods ``cls`` defines itself (not inherited ones)."""
+    for name, wrap in _HOOKED.items():
+        fn = cls.__dict__.get(name)
+        if callable(fn) and not getattr(fn, "_mlfuse_hooked", False):
+            setattr(cls, name, wrap(fn))
+
+
+_hook_methods(Optimizer)
 
 
 class OptimizerGroup(Optimizer):
