@@ -176,6 +176,9 @@ from mlfuse.complex_tensors import (  # noqa: E402 - complex tensors: pairs of r
 )
 from mlfuse.complex_tensors import make_complex as complex  # noqa: E402, A001 - PyTorch's name
 
+from mlfuse import fft  # noqa: E402 - torch.fft
+from mlfuse.stft import istft, stft  # noqa: E402
+
 complex64, complex128 = dtypes.complex64, dtypes.complex128
 cfloat, cdouble = complex64, complex128
 
@@ -188,6 +191,9 @@ __all__ += [
     "imag",
     "view_as_complex",
     "view_as_real",
+    "fft",
+    "stft",
+    "istft",
     "complex64",
     "complex128",
     "cfloat",

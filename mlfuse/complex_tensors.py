@@ -33,7 +33,7 @@ from mlfuse import dtypes
 from mlfuse.autograd.function import Function
 from mlfuse.dtypes import DType
 from mlfuse.errors import ArgumentError, DTypeError
-from mlfuse.tensor import Tensor
+from mlfuse.tensor import Tensor, _torch_spellings
 
 _MOVEMENT = (
     # ops that move or select elements: done to both parts alike
@@ -83,7 +83,7 @@ class ComplexTensor(Tensor):
         if re.dtype.is_half:  # PyTorch's complex32 is not supported: parts in float32
             re, im = re.float(), im.float()
         if re.shape != im.shape:
-            shape = dtypes_broadcast(re.shape, im.shape)
+            shape = _broadcast_shape(re.shape, im.shape)
             re, im = re.expand(shape), im.expand(shape)
         object.__setattr__(self, "_re", re)
         object.__setattr__(self, "_im", im)
@@ -659,6 +659,24 @@ class ComplexTensor(Tensor):
             out = out.unsqueeze(d)
         return out if dim is not None or self.ndim else out.reshape(())
 
+    def pad(self, padding, value=0, mode: str = "constant") -> ComplexTensor:
+        """:meth:`Tensor.pad` of both parts; a constant ``value`` may be complex."""
+        v = complex(value)
+        return ComplexTensor(
+            self._re.pad(padding, v.real, mode), self._im.pad(padding, v.imag, mode)
+        )
+
+    @_torch_spellings
+    def var(self, axis=None, keepdim=False, correction=1) -> Tensor:
+        """The variance of the values, ``mean(|z - mean(z)|**2)`` with Bessel's
+        ``correction``: the real tensor ``re.var() + im.var()``, as PyTorch's."""
+        return self._re.var(axis, keepdim, correction) + self._im.var(axis, keepdim, correction)
+
+    @_torch_spellings
+    def std(self, axis=None, keepdim=False, correction=1) -> Tensor:
+        """The square root of :meth:`var` (a real tensor)."""
+        return self.var(axis, keepdim, correction).sqrt()
+
     def norm(self, p=2, dim=None, keepdim: bool = False):
         """The vector norm of the moduli (a real tensor)."""
         return self.abs().norm(p, dim, keepdim)
@@ -751,7 +769,7 @@ class ComplexTensor(Tensor):
         return (self._re.cast(dt), self._im.cast(dt)), (o.cast(dt), None)
 
 
-def dtypes_broadcast(*shapes):
+def _broadcast_shape(*shapes):
     from mlfuse.tensor import broadcast_shape
 
     return broadcast_shape(*shapes)
@@ -1124,6 +1142,10 @@ for _name, _dt in (
     ("bool", dtypes.bool_),
 ):  # fmt: skip
     setattr(ComplexTensor, _name, _cast_to(_name, _dt))
+
+
+ComplexTensor.stft = Tensor.stft  # complex signals: two-sided spectra
+ComplexTensor.istft = Tensor.istft
 
 
 def _expand_as(self, other):

@@ -1616,6 +1616,120 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps: float):  # noq
     return out, mean, rstd
 
 
+def native_batch_norm(input, weight, bias, running_mean, running_var, training: bool,  # noqa: A002
+                      momentum: float, eps: float):  # fmt: skip
+    """``(output, save_mean, save_invstd)`` of batch norm over every dim but 1
+    (PyTorch's ``aten`` op); training updates the running statistics in place and
+    saves the batch's, evaluation saves empty tensors."""
+    x = _tensor(input)
+    out = F.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps)
+    if not training:
+        empty = zeros(0, dtype=x.dtype, device=x.device)
+        return out, empty, empty
+    dims = (0,) + tuple(builtins.range(2, x.ndim))
+    mean = x.mean(dims)
+    invstd = (x.var(dims, correction=0) + eps).rsqrt()
+    return out, mean, invstd
+
+
+def native_group_norm(input, weight, bias, N: int, C: int, HxW: int, group: int,  # noqa: A002, N803
+                      eps: float):  # fmt: skip
+    """``(output, mean, rstd)`` of group norm, the statistics per sample and group
+    as ``(N, group)`` (PyTorch's ``aten`` op)."""
+    x = _tensor(input)
+    if x.shape[0] != N or x.shape[1] != C or x.numel() != N * C * HxW:
+        raise ArgumentError(
+            f"native_group_norm: input of shape {x.shape} is not (N={N}, C={C}, HxW={HxW})"
+        )
+    out = F.group_norm(x, group, weight, bias, eps)
+    g = x.reshape(N, group, -1)
+    mean = g.mean(-1)
+    rstd = (g.var(-1, correction=0) + eps).rsqrt()
+    return out, mean, rstd
+
+
+def histogramdd(input, bins=10, *, range=None, weight=None, density: bool = False):  # noqa: A002
+    """``(hist, bin_edges)`` of the rows of ``input`` (``(..., D)``: points in D
+    dims), numpy's ``histogramdd`` on the host; ``bins`` an int, one per dim, or
+    the edges per dim: ``h, edges = mlfuse.histogramdd(pts, bins=[4, 5])``."""
+    x = _tensor(input)
+    if not x.dtype.is_float:
+        raise DTypeError(f"histogramdd needs a float tensor, got {x.dtype.name}")
+    if x.ndim < 1:
+        raise ArgumentError("histogramdd: input must have at least 1 dim (the coordinates)")
+    pts = x.numpy().reshape(-1, x.shape[-1]).astype(np.float64)
+    b = [t.numpy() if isinstance(t, Tensor) else t for t in bins] if isinstance(
+        bins, (list, tuple)) else bins  # fmt: skip
+    rng = None if range is None else list(zip(range[0::2], range[1::2]))
+    w = weight.numpy().reshape(-1) if isinstance(weight, Tensor) else weight
+    h, edges = np.histogramdd(pts, b, range=rng, weights=w, density=density)
+    return HistogramddResult(
+        Tensor(h, x.dtype, x.device), [Tensor(e, x.dtype, x.device) for e in edges]
+    )
+
+
+class HistogramddResult(NamedTuple):
+    """``(hist, bin_edges)`` of :func:`histogramdd` (edges: one tensor per dim)."""
+
+    hist: Tensor
+    bin_edges: list
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset: int = 0) -> Tensor:  # noqa: A002
+    """``input`` with ``src`` written into the view ``input.as_strided(size, stride,
+    storage_offset)`` (a new tensor; strides count elements of the row-major
+    order): ``mlfuse.as_strided_scatter(x, y, (2, 2), (1, 2))``."""
+    x = _tensor(input)
+    view = x.as_strided(size, stride, storage_offset)  # the same checks
+    if not isinstance(src, Tensor) or src.shape != view.shape:
+        raise ArgumentError(
+            f"as_strided_scatter: src must have the view's shape {view.shape}, got "
+            f"{getattr(src, 'shape', type(src).__name__)}"
+        )
+    idx = np.full(tuple(view.shape), storage_offset, np.int64)
+    for d, (n, st) in enumerate(zip(view.shape, stride)):
+        shape = [1] * len(view.shape)
+        shape[d] = n
+        idx = idx + (np.arange(n, dtype=np.int64) * st).reshape(shape)
+    flat = x.reshape(-1).scatter(0, Tensor(idx.reshape(-1), device=x.device),
+                                 src.reshape(-1).cast(x.dtype))  # fmt: skip
+    return flat.reshape(x.shape)
+
+
+def resize_as_(input, the_template, *, memory_format=None) -> Tensor:  # noqa: A002
+    """``input.resize_as_(the_template)``: ``input`` takes the template's shape in place."""
+    return input.resize_as_(the_template, memory_format=memory_format)
+
+
+def view_as_real_copy(input, *, out=None) -> Tensor:  # noqa: A002
+    """:func:`mlfuse.view_as_real` (already a new tensor here)."""
+    from mlfuse.complex_tensors import view_as_real
+
+    return _write_out(view_as_real(input), out)
+
+
+def view_as_complex_copy(input, *, out=None) -> Tensor:  # noqa: A002
+    """:func:`mlfuse.view_as_complex` (already a new tensor here)."""
+    from mlfuse.complex_tensors import view_as_complex
+
+    return _write_out(view_as_complex(input), out)
+
+
+def is_distributed(input) -> bool:  # noqa: A002
+    """False: tensors live in this process."""
+    return False
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
+             reduction: int | str = "mean", zero_infinity: bool = False) -> Tensor:  # fmt: skip
+    """:func:`mlfuse.nn.functional.ctc_loss` (the ``aten`` spelling also takes
+    ``reduction`` as 0/1/2 for none/mean/sum)."""
+    if isinstance(reduction, int):
+        reduction = ("none", "mean", "sum")[reduction]
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction,
+                      zero_infinity)  # fmt: skip
+
+
 def native_dropout(input, p: float, train: bool | None):  # noqa: A002
     """``(output, mask)``: dropout and the bool mask of the kept elements
     (PyTorch's ``aten`` op; outside training the mask is all True)."""
@@ -1748,5 +1862,7 @@ __all__ = [
     "set_anomaly_enabled", "empty_strided", "empty_permuted", "frombuffer", "convolution",
     "frobenius_norm", "nuclear_norm", "feature_dropout", "dropout_", "alpha_dropout_",
     "feature_dropout_", "feature_alpha_dropout_", "get_device", "is_inference",
-    "matrix_rank", "native_layer_norm", "native_dropout",
+    "matrix_rank", "native_layer_norm", "native_dropout", "native_batch_norm",
+    "native_group_norm", "histogramdd", "as_strided_scatter", "resize_as_", "view_as_real_copy",
+    "view_as_complex_copy", "is_distributed", "ctc_loss",
 ]  # fmt: skip

@@ -6323,6 +6323,57 @@ class Tensor:
         """:meth:`resize_` to ``other``'s shape."""
         return self.resize_(other.shape, memory_format=memory_format)
 
+    def new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad=False):
+        """:func:`mlfuse.empty_strided` with this tensor's dtype and device unless given:
+        ``x.new_empty_strided((2, 3), (3, 1))``."""
+        from mlfuse.namespace import empty_strided
+
+        return empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
+                             requires_grad=requires_grad)  # fmt: skip
+
+    def as_strided_scatter(self, src: Tensor, size, stride, storage_offset: int = 0) -> Tensor:
+        """This tensor with ``src`` written into the view :meth:`as_strided` gives (a new
+        tensor): ``x.as_strided_scatter(y, (2,), (2,))``."""
+        from mlfuse.namespace import as_strided_scatter
+
+        return as_strided_scatter(self, src, size, stride, storage_offset)
+
+    def const_data_ptr(self) -> int:
+        """:meth:`data_ptr` (PyTorch's read-only spelling): ``x.const_data_ptr()``."""
+        return self.data_ptr()
+
+    mutable_data_ptr = const_data_ptr
+
+    def record_stream(self, stream) -> None:
+        """Accepted: mlfuse's CUDA target runs on one stream, so a buffer is never
+        reused while another stream still reads it: ``x.record_stream(s)``."""
+
+    def is_set_to(self, tensor: Tensor) -> bool:
+        """Whether both tensors share their values, shape and strides (``set_``
+        makes that): ``x.is_set_to(y)``."""
+        return (
+            isinstance(tensor, Tensor)
+            and self.shape == tensor.shape
+            and self.stride() == tensor.stride()
+            and self.data_ptr() == tensor.data_ptr()
+        )
+
+    def as_subclass(self, cls) -> Tensor:
+        """This tensor's value as an instance of the Tensor subclass ``cls`` (no
+        copy): ``x.as_subclass(MyTensor)``."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"as_subclass: {cls!r} is not a subclass of Tensor")
+        out = object.__new__(cls)
+        out._set_node(self.node)
+        return out
+
+    def module_load(self, other, assign: bool = False) -> Tensor:
+        """What ``Module.load_state_dict`` stores for this tensor given ``other``
+        (PyTorch's hook): ``other`` itself, detached."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"module_load: expected a Tensor, got {type(other).__name__}")
+        return other.detach()
+
     def set_(self, source=None, storage_offset: int = 0, size=None, stride=None) -> Tensor:
         """Make this tensor hold ``source``'s values (sharing them: a write to
         ``source`` shows here); with ``storage_offset``/``size``/``stride``, the
@@ -6735,6 +6786,24 @@ class Tensor:
         """The imaginary part of a complex tensor; a real tensor has none (PyTorch's
         error): ``z.imag``."""
         raise DTypeError("imag is not implemented for tensors with non-complex dtypes.")
+
+    def stft(self, n_fft: int, hop_length=None, win_length=None, window=None, center=True,
+             pad_mode="reflect", normalized=False, onesided=None, return_complex=None):  # fmt: skip
+        """The short-time Fourier transform (:func:`mlfuse.stft`):
+        ``x.stft(512, window=mlfuse.hann_window(512), return_complex=True)``."""
+        from mlfuse.stft import stft
+
+        return stft(self, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
+                    onesided, return_complex)  # fmt: skip
+
+    def istft(self, n_fft: int, hop_length=None, win_length=None, window=None, center=True,
+              normalized=False, onesided=None, length=None, return_complex=False):  # fmt: skip
+        """The inverse short-time Fourier transform of a complex spectrum
+        (:func:`mlfuse.istft`): ``spec.istft(512, window=w, length=n)``."""
+        from mlfuse.stft import istft
+
+        return istft(self, n_fft, hop_length, win_length, window, center, normalized, onesided,
+                     length, return_complex)  # fmt: skip
 
     def cfloat(self) -> Tensor:
         """As complex64 (a zero imaginary part): ``x.cfloat()``."""
