@@ -223,6 +223,11 @@ from mlfuse.lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 Tensor.geqrf, Tensor.orgqr, Tensor.ormqr = geqrf, orgqr, ormqr
 __all__ += ["cond", "while_loop", "geqrf", "orgqr", "ormqr", "pca_lowrank", "svd_lowrank"]
 
+from mlfuse.helpers import Device, GlobalCounters, getenv  # noqa: E402 - tinygrad's names
+
+TinyJit = Jit  # tinygrad's name for mlfuse.jit's captures
+__all__ += ["Device", "GlobalCounters", "getenv", "TinyJit"]
+
 # PyTorch's constants and top-level names for classes kept in submodules
 from mlfuse.amp import GradScaler  # noqa: E402
 from mlfuse.cuda import Event, Stream  # noqa: E402

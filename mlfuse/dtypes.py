@@ -293,6 +293,39 @@ def max(dt):  # noqa: A001 - tinygrad's name
     return int(np.iinfo(dt.np).max)
 
 
+def from_py(x) -> DType:
+    """The dtype tinygrad gives a Python value: ``bool``, the default int or the
+    default float (complex: complex64), the highest over a list or tuple:
+    ``dtypes.from_py([1, 2.5])`` is float32."""
+    if isinstance(x, (list, tuple)):
+        if not x:
+            return default_float
+        kinds = [from_py(v) for v in x]
+        out = kinds[0]
+        for k in kinds[1:]:
+            out = promote(out, k)
+        return out
+    if isinstance(x, bool):
+        return bool_
+    if isinstance(x, int):
+        return default_int
+    if isinstance(x, float):
+        return default_float
+    if isinstance(x, complex):
+        return default_float.to_complex
+    raise TypeError(f"from_py: no dtype for {type(x).__name__} {x!r}")
+
+
+def finfo(dt) -> tuple[int, int]:
+    """``(exponent bits, mantissa bits)`` of a float dtype, tinygrad's:
+    ``dtypes.finfo(dtypes.float32)`` is ``(8, 23)``."""
+    dt = as_dtype(dt)
+    bits = {"float16": (5, 10), "bfloat16": (8, 7), "float32": (8, 23), "float64": (11, 52)}
+    if dt.name not in bits:
+        raise TypeError(f"finfo: {dt.name} is not a float dtype")
+    return bits[dt.name]
+
+
 NAMES = frozenset(_BY_NAME)
 """Every name :func:`as_dtype` accepts as a string (PyTorch's aliases included)."""
 

@@ -33,6 +33,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from mlfuse import dtypes, profiler
 from mlfuse.dtypes import DType
+from mlfuse.helpers import GlobalCounters
 from mlfuse.targets import Buffer, get_target
 from mlfuse.utils import debug_level, postorder
 from mlfuse.view import View, ViewStack
@@ -935,7 +936,9 @@ def _realize_on(pending: list[Node]) -> None:
     if printing or profiler.active():  # each launch timed (and waited for)
         items = {it.name: it for it in c.items}  # type: ignore[attr-defined]
         trace = lambda launch, run: _trace(launch, run, items.get(launch.name), g.device, printing)  # noqa: E731
+    t0 = time.perf_counter()
     outs = c.program.run(g.buffers, trace=trace, windows=g.windows)  # type: ignore[attr-defined]
+    GlobalCounters.ran(c.items, time.perf_counter() - t0)  # type: ignore[attr-defined]
     if _recording is not None:  # mlfuse.jit is capturing
         _recording.append(Run(c.program, list(g.buffers), outs, bool(g.copies), g.windows))  # type: ignore[attr-defined]
     if printing:

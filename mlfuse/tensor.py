@@ -759,6 +759,36 @@ class Tensor:
         """Ones with ``t``'s shape, dtype and device: ``Tensor.ones_like(x)``."""
         return Tensor.full(t.shape, 1, dtype or t.dtype, device or t.device)
 
+    def empty_like(t: Tensor, dtype=None, device=None) -> Tensor:
+        """A new tensor with ``t``'s shape, dtype and device (zeros; tinygrad's and
+        PyTorch's contents are unspecified): ``Tensor.empty_like(x)``."""
+        return Tensor.full(t.shape, 0, dtype or t.dtype, device or t.device)
+
+    def const_like(self, b) -> Tensor:
+        """``b`` in this tensor's shape, dtype and device (tinygrad's):
+        ``x.const_like(1.5)``."""
+        return Tensor.full(self.shape, b, self.dtype, self.device)
+
+    def replace(self, x: Tensor) -> Tensor:
+        """Make this tensor hold ``x``'s value (same shape and dtype; tinygrad's):
+        ``w.replace(w - lr * g)``."""
+        if not isinstance(x, Tensor):
+            raise TypeError(f"replace: expected a Tensor, got {type(x).__name__}")
+        if x.shape != self.shape or x.dtype != self.dtype:
+            raise ArgumentError(
+                f"replace: shape {x.shape} and dtype {x.dtype.name} must match this tensor's "
+                f"{self.shape} and {self.dtype.name}"
+            )
+        self.node = x.node
+        return self
+
+    def to_(self, device: str | None) -> Tensor:
+        """Move this tensor to ``device`` in place (tinygrad's): ``x.to_("cpu")``."""
+        moved = self.to(device)
+        if moved is not self:
+            self.node = moved.node
+        return self
+
     @staticmethod
     def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
         """Evenly spaced values in ``[start, stop)``: ``Tensor.arange(5)``, ``Tensor.arange(0, 1,
