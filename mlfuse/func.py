@@ -224,7 +224,7 @@ def functional_call(module, parameter_and_buffer_dicts, args=(), kwargs=None, *,
             if k in given:
                 raise ArgumentError(f"functional_call: {k!r} is given more than once")
             given[k] = v
-    own = module.state_dict()
+    own = module.state_dict(keep_vars=True)
     unknown = sorted(set(given) - set(own))
     if unknown:
         raise ArgumentError(f"functional_call: the module has no tensors named {unknown}")

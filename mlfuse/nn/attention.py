@@ -45,7 +45,7 @@ def _cast_params(module: Module, dtype, device) -> None:
         return
     for _, m in module.named_modules():
         for k, v in list(vars(m).items()):
-            if isinstance(v, Tensor) and k not in getattr(m, "_buffers", ()):
+            if isinstance(v, Tensor) and k not in getattr(m, "_buffer_names", ()):
                 setattr(m, k, _param(v.cast(dtype or v.dtype).to(device or v.device)))
 
 

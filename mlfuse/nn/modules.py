@@ -13,8 +13,13 @@ from the generator ``mlfuse.manual_seed`` seeds.
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 import warnings
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, MutableMapping
 from typing import NamedTuple
 
 import numpy as np
@@ -23,6 +28,7 @@ from mlfuse import dtypes
 from mlfuse.nn import functional as F
 from mlfuse.errors import ArgumentError
 from mlfuse.tensor import FROZEN, Tensor
+from mlfuse.utils.hooks import RemovableHandle
 
 
 def _positive_int(v, what: str) -> int:
@@ -37,157 +43,1656 @@ def _param(t: Tensor) -> Tensor:
     return Tensor(t.numpy(), t.dtype, t.device, requires_grad=True)
 
 
+# ---------------------------------------------------------------------------
+# hooks: handles, the registries, the backward hooks
+# ---------------------------------------------------------------------------
+
+
+class _WrappedHook:
+    """A hook called with its module first (held weakly), as PyTorch's."""
+
+    def __init__(self, hook, module: Module | None = None) -> None:
+        self.hook = hook
+        functools.update_wrapper(self, hook)
+        self.with_module = module is not None
+        if module is not None:
+            self.module = weakref.ref(module)
+
+    def __call__(self, *args, **kwargs):
+        if self.with_module:
+            module = self.module()
+            if module is None:
+                raise RuntimeError("You are trying to call the hook of a dead Module!")
+            return self.hook(module, *args, **kwargs)
+        return self.hook(*args, **kwargs)
+
+    def __getstate__(self) -> dict:
+        out = {"hook": self.hook, "with_module": self.with_module}
+        if self.with_module:
+            out["module"] = self.module()
+        return out
+
+    def __setstate__(self, state: dict) -> None:
+        self.hook, self.with_module = state["hook"], state["with_module"]
+        if self.with_module:
+            if state["module"] is None:
+                raise RuntimeError("You are trying to revive the hook of a dead Module!")
+            self.module = weakref.ref(state["module"])
+
+
+# the hooks of every module (PyTorch's register_module_forward_hook...); any of them
+# is also in _global_any, which __call__ reads once
+_global_forward_pre_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks_with_kwargs: OrderedDict = OrderedDict()
+_global_forward_hooks_always_called: OrderedDict = OrderedDict()
+_global_backward_pre_hooks: OrderedDict = OrderedDict()
+_global_backward_hooks: OrderedDict = OrderedDict()
+_global_any: OrderedDict = OrderedDict()
+
+
+def _check_hook(hook, what: str) -> None:
+    if not callable(hook):
+        raise TypeError(f"{what}: hook must be callable, got {type(hook).__name__}")
+
+
+def register_module_forward_pre_hook(hook) -> RemovableHandle:
+    """Call ``hook(module, args)`` before the forward of every module (before the
+    module's own pre-hooks; a non-None result replaces the arguments), PyTorch's
+    global hook: ``h = nn.modules.register_module_forward_pre_hook(f)``."""
+    _check_hook(hook, "register_module_forward_pre_hook")
+    handle = RemovableHandle(_global_forward_pre_hooks, extra_dict=_global_any)
+    _global_forward_pre_hooks[handle.id] = _global_any[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(
+    hook, *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
+    """Call ``hook(module, args, output)`` (``hook(module, args, kwargs, output)``
+    with ``with_kwargs``) after the forward of every module, before the module's
+    own hooks; a non-None result replaces the output:
+    ``h = nn.modules.register_module_forward_hook(f)``."""
+    _check_hook(hook, "register_module_forward_hook")
+    handle = RemovableHandle(
+        _global_forward_hooks,
+        extra_dict=[_global_forward_hooks_with_kwargs, _global_forward_hooks_always_called,
+                    _global_any],
+    )  # fmt: skip
+    _global_forward_hooks[handle.id] = _global_any[handle.id] = hook
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
+    """Call ``hook(module, grad_output)`` when the gradients of any module's
+    outputs are computed (see :meth:`Module.register_full_backward_pre_hook`):
+    ``h = nn.modules.register_module_full_backward_pre_hook(f)``."""
+    _check_hook(hook, "register_module_full_backward_pre_hook")
+    handle = RemovableHandle(_global_backward_pre_hooks, extra_dict=_global_any)
+    _global_backward_pre_hooks[handle.id] = _global_any[handle.id] = hook
+    return handle
+
+
+def register_module_full_backward_hook(hook) -> RemovableHandle:
+    """Call ``hook(module, grad_input, grad_output)`` when the gradients of any
+    module's inputs are computed (see :meth:`Module.register_full_backward_hook`):
+    ``h = nn.modules.register_module_full_backward_hook(f)``."""
+    _check_hook(hook, "register_module_full_backward_hook")
+    handle = RemovableHandle(_global_backward_hooks, extra_dict=_global_any)
+    _global_backward_hooks[handle.id] = _global_any[handle.id] = hook
+    return handle
+
+
+class _HookDict:
+    """A per-module ``OrderedDict`` (PyTorch's ``_forward_hooks``...) made on its
+    first read, so that modules without hooks carry none; the registries of the
+    call's hooks also set ``_has_call_hooks``, the one flag ``__call__`` reads."""
+
+    def __init__(self, call: bool = False) -> None:
+        self.call = call
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        d = obj.__dict__
+        got = d.get(self.name)
+        if got is None:
+            got = OrderedDict()
+            self.__set__(obj, got)
+        return got
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.name] = value
+        if self.call:
+            obj.__dict__["_has_call_hooks"] = True
+
+
+_HOOK_DICTS = (
+    "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
+    "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_hooks",
+    "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
+    "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks",
+)  # fmt: skip
+
+
+def _backward_hook_function():
+    """The identity autograd Function whose backward hands the gradients of its
+    tensors to a callback (PyTorch's ``BackwardHookFunction``); made on first use."""
+    global _BackwardHookFunction
+    if _BackwardHookFunction is None:
+        from mlfuse.autograd.function import Function
+
+        class BackwardHookFunction(Function):
+            @staticmethod
+            def forward(ctx, callback, *tensors):
+                ctx.callback = callback
+                ctx.set_materialize_grads(False)
+                ctx.mark_non_differentiable(*[t for t in tensors if not t.requires_grad])
+                return tensors
+
+            @staticmethod
+            def backward(ctx, *grads):
+                return (None, *ctx.callback(grads))
+
+        _BackwardHookFunction = BackwardHookFunction
+    return _BackwardHookFunction
+
+
+_BackwardHookFunction = None
+
+
+class _BackwardHook:
+    """One call's backward hooks: identities around the tensors among the inputs
+    and among the outputs capture their gradients (PyTorch's ``BackwardHook``)."""
+
+    def __init__(self, module: Module, user_hooks: list, user_pre_hooks: list) -> None:
+        self.module, self.user_hooks, self.user_pre_hooks = module, user_hooks, user_pre_hooks
+        self.grad_outputs = None
+        self.n_outputs, self.output_tensors_index = -1, None
+        self.n_inputs, self.input_tensors_index = -1, None
+
+    @staticmethod
+    def _pack_with_none(indices, values, size) -> tuple:
+        res = [None] * size
+        for i, v in zip(indices, values):
+            res[i] = v
+        return tuple(res)
+
+    @staticmethod
+    def _unpack_none(indices, values) -> tuple:
+        return tuple(values[i] for i in indices)
+
+    def _apply_on_tensors(self, callback, args):
+        from mlfuse.autograd import is_grad_enabled
+
+        idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        tensors = [args[i] for i in idx]
+        if not (any(t.requires_grad for t in tensors) and is_grad_enabled()):
+            return args, None
+        new = _backward_hook_function().apply(callback, *tensors)
+        out = list(args)
+        for i, v in zip(idx, new):
+            out[i] = v
+        return (tuple(out) if type(args) is tuple else type(args)(*out)), idx
+
+    def _input_grads(self, grad_input):
+        if self.grad_outputs is None:  # the gradient reached the inputs another way
+            return grad_input
+        res = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
+        for hook in self.user_hooks:
+            out = hook(self.module, res, self.grad_outputs)
+            if out is None:
+                continue
+            if len(out) != len(res):
+                raise RuntimeError(
+                    "Backward hook returned an invalid number of grad_input, "
+                    f"got {len(out)}, but expected {len(res)}"
+                )
+            res = tuple(out)
+        self.grad_outputs = None
+        return self._unpack_none(self.input_tensors_index, res)
+
+    def _output_grads(self, grad_output):
+        self.grad_outputs = self._pack_with_none(
+            self.output_tensors_index, grad_output, self.n_outputs
+        )
+        for pre in self.user_pre_hooks:
+            got = pre(self.module, self.grad_outputs)
+            if got is None:
+                continue
+            if len(got) != len(self.grad_outputs):
+                raise RuntimeError(
+                    "Backward pre hook returned an invalid number of grad_output, "
+                    f"got {len(got)}, but expected {len(self.grad_outputs)}"
+                )
+            self.grad_outputs = tuple(got)
+        local = self.grad_outputs
+        if self.input_tensors_index is None:  # no input needs a gradient: fire now
+            warnings.warn(
+                "Full backward hook is firing when gradients are computed with respect to "
+                "module outputs since no inputs require gradients.",
+                stacklevel=2,
+            )
+            grad_inputs = self._pack_with_none([], [], self.n_inputs)
+            for hook in self.user_hooks:
+                res = hook(self.module, grad_inputs, self.grad_outputs)
+                if res is not None and not (isinstance(res, tuple) and all(r is None for r in res)):
+                    raise RuntimeError(
+                        "Backward hook for Modules where no input requires gradient should "
+                        "always return None or None for all gradients."
+                    )
+            self.grad_outputs = None
+        return tuple(local[i] for i in self.output_tensors_index)
+
+    def setup_input_hook(self, args):
+        res, idx = self._apply_on_tensors(self._input_grads, args)
+        self.n_inputs, self.input_tensors_index = len(args), idx
+        return res
+
+    def setup_output_hook(self, result):
+        is_tuple = isinstance(result, tuple)
+        args = result if is_tuple else (result,)
+        res, idx = self._apply_on_tensors(self._output_grads, args)
+        self.n_outputs, self.output_tensors_index = len(args), idx
+        return res if is_tuple else res[0]
+
+
+# ---------------------------------------------------------------------------
+# the members of a module: found in its __dict__
+# ---------------------------------------------------------------------------
+
+
+class _IncompatibleKeys(NamedTuple):
+    """What ``load_state_dict`` returns: the keys the module has that the state
+    dict lacks, and the keys of the state dict the module does not have."""
+
+    missing_keys: list
+    unexpected_keys: list
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (
+            f"_IncompatibleKeys(missing_keys={self.missing_keys!r}, "
+            f"unexpected_keys={self.unexpected_keys!r})"
+        )
+
+    __str__ = __repr__
+
+
+def _children_of(m: Module) -> list[tuple[str, Module | None]]:
+    """``(name, sub-module)`` of the direct sub-modules of ``m`` in attribute order:
+    Module attributes, the Modules in list/tuple attributes (``"blocks.0"``; the
+    layers of a Sequential or ModuleList by their own names) and the names
+    registered with a None module."""
+    d = m.__dict__
+    out: list[tuple[str, Module | None]] = []
+    nones = d.get("_none_members")
+    for k, v in d.items():
+        if isinstance(v, Module):
+            out.append((k, v))
+        elif isinstance(v, (list, tuple)):
+            if k == "_layers":
+                names = d.get("_layer_names")
+                for i, s in enumerate(v):
+                    if isinstance(s, Module):
+                        out.append((names[i] if names and i < len(names) else str(i), s))
+            else:
+                out.extend((f"{k}.{i}", s) for i, s in enumerate(v) if isinstance(s, Module))
+        elif v is None and nones and nones.get(k) == "module":
+            out.append((k, None))
+    return out
+
+
+def _params_of(m: Module, with_none: bool = False) -> list[tuple[str, Tensor | None]]:
+    """``(name, tensor)`` of the parameters of ``m`` itself: its Tensor attributes
+    that are not buffers (and, ``with_none``, the names registered with None)."""
+    d = m.__dict__
+    bufs = m._buffer_names
+    nones = d.get("_none_members") if with_none else None
+    return [
+        (k, v)
+        for k, v in d.items()
+        if (isinstance(v, Tensor) and k not in bufs)
+        or (v is None and nones and nones.get(k) == "parameter")
+    ]
+
+
+def _buffers_of(m: Module, with_none: bool = False) -> list[tuple[str, Tensor | None]]:
+    """``(name, tensor)`` of the buffers of ``m`` itself, in registration order."""
+    d = m.__dict__
+    out = []
+    for k in m._buffer_names:
+        v = d.get(k, _MISSING)
+        if isinstance(v, Tensor) or (with_none and v is None):
+            out.append((k, v))
+    return out
+
+
+_MISSING = object()
+
+
+def _walk(root: Module, prefix: str = "", remove_duplicate: bool = True, memo=None, stop=None):
+    """``(dotted name, module)`` of ``root`` and its sub-modules, parents first
+    (PyTorch's order), without recursion: a deep model does not exhaust the
+    recursion limit. ``remove_duplicate``: each module once (else once per path,
+    cycles cut); ``stop(m)``: list ``m`` but not what is inside it."""
+    if memo is None:
+        memo = set()
+    out: list[tuple[str, Module]] = []
+    on_path: set[int] = set()
+    stack: list = [(prefix, root, False)]
+    while stack:
+        pre, m, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(m))
+            continue
+        if remove_duplicate:
+            if m in memo:
+                continue
+            memo.add(m)
+        elif id(m) in on_path:
+            continue
+        out.append((pre, m))
+        if stop is not None and m is not root and stop(m):
+            continue
+        on_path.add(id(m))
+        stack.append((pre, m, True))
+        for k, c in reversed(_children_of(m)):
+            if c is not None:
+                stack.append((f"{pre}.{k}" if pre else k, c, False))
+    return out
+
+
+def _overrides(name: str):
+    """``stop`` for :func:`_walk`: the modules whose class defines ``name`` anew."""
+    base = getattr(Module, name)
+    return lambda m: getattr(type(m), name, base) is not base
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+class _MembersView(MutableMapping):
+    """A live dict-like view of one kind of member of a module (PyTorch code reads
+    ``m._modules``, ``m._parameters``, ``m._buffers``): reads come from the
+    module's attributes, writes go to them."""
+
+    __slots__ = ("_m",)
+
+    def __init__(self, module: Module) -> None:
+        self._m = module
+
+    def _items(self) -> list:
+        raise NotImplementedError
+
+    def __getitem__(self, key):
+        for k, v in self._items():
+            if k == key:
+                return v
+        raise KeyError(key)
+
+    def __contains__(self, key) -> bool:
+        return any(k == key for k, _ in self._items())
+
+    def __iter__(self):
+        return iter([k for k, _ in self._items()])
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def keys(self):
+        """The names, in order: ``list(m._modules.keys())``."""
+        return OrderedDict(self._items()).keys()
+
+    def values(self):
+        """The members, in order: ``list(m._parameters.values())``."""
+        return OrderedDict(self._items()).values()
+
+    def items(self):
+        """``(name, member)`` in order: ``for k, v in m._modules.items()``."""
+        return OrderedDict(self._items()).items()
+
+    def copy(self) -> OrderedDict:
+        """A plain ``OrderedDict`` of the members now: ``m._parameters.copy()``."""
+        return OrderedDict(self._items())
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self._items()) == dict(other.items())
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"OrderedDict({self._items()!r})"
+
+
+class _ModulesView(_MembersView):
+    __slots__ = ()
+
+    def _items(self) -> list:
+        return _children_of(self._m)
+
+    def __setitem__(self, key, module) -> None:
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._m._set_child(key, module)
+
+    def __delitem__(self, key) -> None:
+        if key not in self:
+            raise KeyError(key)
+        self._m._drop_child(key)
+
+
+class _ParametersView(_MembersView):
+    __slots__ = ()
+
+    def _items(self) -> list:
+        return _params_of(self._m, with_none=True)
+
+    def __setitem__(self, key, value) -> None:
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError(
+                f"cannot assign '{type(value).__name__}' object to parameter '{key}' "
+                "(nn.Parameter or None required)"
+            )
+        self._m._set_param(key, value)
+
+    def __delitem__(self, key) -> None:
+        if key not in self:
+            raise KeyError(key)
+        self._m._drop_param(key)
+
+
+class _BuffersView(_MembersView):
+    __slots__ = ()
+
+    def _items(self) -> list:
+        return _buffers_of(self._m, with_none=True)
+
+    def __setitem__(self, key, value) -> None:
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError(
+                f"cannot assign '{type(value).__name__}' object to buffer '{key}' "
+                "(Tensor or None required)"
+            )
+        m = self._m
+        m._forget_member(key)
+        m._register_buffer_name(key, key not in m._non_persistent)
+        if value is not None:
+            FROZEN.add(value)
+        object.__setattr__(m, key, value)
+
+    def __delitem__(self, key) -> None:
+        if key not in self:
+            raise KeyError(key)
+        m = self._m
+        m.__dict__.pop(key, None)
+        m._forget_member(key)
+
+
+def _addindent(s: str, n: int) -> str:
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    first = lines.pop(0)
+    return first + "\n" + "\n".join((n * " ") + line if line.strip() else "" for line in lines)
+
+
+def _is_dtype_like(a) -> bool:
+    if isinstance(a, dtypes.DType):
+        return True
+    if isinstance(a, str):
+        return a.removeprefix("torch.") in dtypes.NAMES
+    if isinstance(a, np.dtype) or (isinstance(a, type) and issubclass(a, np.generic)):
+        return True
+    return a in (float, int, bool) if isinstance(a, type) else False
+
+
+def _is_device_like(a) -> bool:
+    from mlfuse.targets import Target
+
+    if isinstance(a, bool):
+        return False
+    return isinstance(a, (str, int, Target))
+
+
+def _device_arg(device):
+    """A device as ``Tensor.to`` takes it (PyTorch's int index means a CUDA device)."""
+    if isinstance(device, int) and not isinstance(device, bool):
+        return f"cuda:{device}"
+    return device
+
+
+def _parse_to(args: tuple, kwargs: dict):
+    """``(device, dtype, non_blocking, memory_format)`` from the arguments of
+    ``Module.to`` (PyTorch's ``to(device=None, dtype=None, non_blocking=False)``,
+    ``to(dtype, non_blocking=False)``, ``to(tensor, non_blocking=False)``,
+    ``to(memory_format=...)``)."""
+    for k in kwargs:
+        if k == "copy":
+            raise RuntimeError(".to() does not accept copy argument")
+        if k not in ("device", "dtype", "non_blocking", "memory_format"):
+            raise TypeError(f"to() got an unexpected keyword argument '{k}'")
+
+    def invalid() -> TypeError:
+        got = [type(a).__name__ for a in args]
+        got += [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+        return TypeError(
+            f"to() received an invalid combination of arguments - got ({', '.join(got)}), but "
+            "expected one of: (device=None, dtype=None, non_blocking=False, *, "
+            "memory_format=None), (dtype, non_blocking=False, *, memory_format=None), "
+            "(tensor, non_blocking=False, *, memory_format=None)"
+        )
+
+    device, dtype = kwargs.get("device"), kwargs.get("dtype")
+    non_blocking, fmt = kwargs.get("non_blocking", False), kwargs.get("memory_format")
+    rest = list(args)
+    if rest:
+        first = rest.pop(0)
+        if isinstance(first, Tensor):
+            if "device" in kwargs or "dtype" in kwargs:
+                raise invalid()
+            device, dtype, form = first.device, first.dtype, "tensor"
+        elif _is_dtype_like(first):
+            if "device" in kwargs or "dtype" in kwargs:
+                raise invalid()
+            dtype, form = first, "dtype"
+        elif first is None or _is_device_like(first):
+            if "device" in kwargs:
+                raise invalid()
+            device, form = first, "device"
+        else:
+            raise invalid()
+        if form == "device" and rest and not isinstance(rest[0], bool):
+            d = rest.pop(0)
+            if "dtype" in kwargs or not (d is None or _is_dtype_like(d)):
+                raise invalid()
+            dtype = d
+        if rest:
+            nb = rest.pop(0)
+            if not isinstance(nb, bool) or "non_blocking" in kwargs:
+                raise invalid()
+            non_blocking = nb
+        if rest:
+            raise invalid()
+    if not isinstance(non_blocking, bool):
+        raise invalid()
+    if dtype is not None:
+        dtype = dtypes.as_dtype(dtype)
+        if not (dtype.is_float or dtype.is_complex):
+            raise TypeError(
+                "nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                f"dtype={dtype.name}"
+            )
+        if dtype.is_complex:
+            raise NotImplementedError(
+                f"nn.Module.to: mlfuse keeps complex values in a ComplexTensor of its own, so "
+                f"parameters cannot become {dtype.name} in place"
+            )
+    return _device_arg(device), dtype, non_blocking, fmt
+
+
+def _swap_value(t: Tensor, new: Tensor) -> None:
+    """Give ``t`` the value of ``new`` in place: the same Python object (an
+    optimizer holding it keeps updating it), still a leaf that requires grad if it
+    was one (the node setter keeps leaves leaves), no longer a view."""
+    n = new._detached().node
+    if getattr(t, "_base", None) is not None:
+        t._base = None
+    t.node = n
+
+
+# ---------------------------------------------------------------------------
+# Module
+# ---------------------------------------------------------------------------
+
+
 class Module:
-    """The base of the modules: sub-modules and Tensor attributes are found by
-    walking ``__dict__``: ``sum(p.numel() for p in model.parameters())``."""
+    """The base of the modules, PyTorch's ``nn.Module``: sub-modules and Tensor
+    attributes are found by walking ``__dict__`` (a Tensor attribute that is not
+    a registered buffer is a parameter; Modules in list or tuple attributes are
+    sub-modules too): ``sum(p.numel() for p in model.parameters())``,
+    ``model.to(mlfuse.float64)``, ``model.register_forward_hook(f)``."""
 
     training: bool = True
+    _version: int = 1
+    _buffer_names: tuple = ()
+    _non_persistent: frozenset = frozenset()
+
+    # the hook registries, PyTorch's names, made on first use
+    _has_call_hooks: bool = False
+    _forward_pre_hooks = _HookDict(call=True)
+    _forward_pre_hooks_with_kwargs = _HookDict()
+    _forward_hooks = _HookDict(call=True)
+    _forward_hooks_with_kwargs = _HookDict()
+    _forward_hooks_always_called = _HookDict()
+    _backward_hooks = _HookDict(call=True)
+    _backward_pre_hooks = _HookDict(call=True)
+    _state_dict_hooks = _HookDict()
+    _state_dict_pre_hooks = _HookDict()
+    _load_state_dict_pre_hooks = _HookDict()
+    _load_state_dict_post_hooks = _HookDict()
 
     def forward(self, *args, **kwargs) -> Tensor:
         """The computation; subclasses define it: ``m.forward(x)``."""
         raise NotImplementedError(f"{type(self).__name__} does not define forward")
 
     def __call__(self, *args, **kwargs) -> Tensor:
+        if _global_any or self._has_call_hooks:  # one check when no hooks are registered
+            return self._call_impl(args, kwargs)
         return self.forward(*args, **kwargs)
 
+    def _call_impl(self, args: tuple, kwargs: dict):
+        """``forward`` with the forward pre-hooks, forward hooks and backward hooks
+        (global ones first), as PyTorch's ``_call_impl``."""
+        d = self.__dict__
+        empty: dict = {}
+        pre_hooks = [
+            *_global_forward_pre_hooks.items(),
+            *d.get("_forward_pre_hooks", empty).items(),
+        ]
+        hooks = [*_global_forward_hooks.items(), *d.get("_forward_hooks", empty).items()]
+        bw_pre = [
+            *_global_backward_pre_hooks.values(),
+            *d.get("_backward_pre_hooks", empty).values(),
+        ]
+        bw = [*_global_backward_hooks.values(), *d.get("_backward_hooks", empty).values()]
+        pre_kw = d.get("_forward_pre_hooks_with_kwargs", empty)
+        hook_kw = d.get("_forward_hooks_with_kwargs", empty)
+        always = d.get("_forward_hooks_always_called", empty)
+        result = None
+        called: set[int] = set()
+        try:
+            for hid, hook in pre_hooks:
+                if hid in pre_kw:
+                    got = hook(self, args, kwargs)
+                    if got is not None:
+                        if isinstance(got, tuple) and len(got) == 2:
+                            args, kwargs = got
+                        else:
+                            raise RuntimeError(
+                                "forward pre-hook must return None or a tuple of (new_args, "
+                                f"new_kwargs), but got {got}."
+                            )
+                else:
+                    got = hook(self, args)
+                    if got is not None:
+                        args = got if isinstance(got, tuple) else (got,)
+            bw_hook = None
+            if bw or bw_pre:
+                bw_hook = _BackwardHook(self, bw, bw_pre)
+                args = bw_hook.setup_input_hook(args)
+            result = self.forward(*args, **kwargs)
+            for hid, hook in hooks:
+                if hid in always or hid in _global_forward_hooks_always_called:
+                    called.add(hid)
+                if hid in hook_kw or hid in _global_forward_hooks_with_kwargs:
+                    got = hook(self, args, kwargs, result)
+                else:
+                    got = hook(self, args, result)
+                if got is not None:
+                    result = got
+            if bw_hook is not None:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn(
+                        "For backward hooks to be called, module output should be a Tensor or "
+                        f"a tuple of Tensors but received {type(result)}",
+                        stacklevel=2,
+                    )
+                result = bw_hook.setup_output_hook(result)
+            return result
+        except Exception:
+            for hid, hook in hooks:
+                if hid in called or not (
+                    hid in always or hid in _global_forward_hooks_always_called
+                ):
+                    continue
+                try:
+                    if hid in hook_kw or hid in _global_forward_hooks_with_kwargs:
+                        got = hook(self, args, kwargs, result)
+                    else:
+                        got = hook(self, args, result)
+                    if got is not None:
+                        result = got
+                except Exception as e:
+                    warnings.warn(
+                        "module forward hook with ``always_call=True`` raised an exception "
+                        f"that was silenced as another error was raised in forward: {e}",
+                        stacklevel=2,
+                    )
+            raise
+
+    # -- attributes --------------------------------------------------------------
     def __setattr__(self, name: str, value) -> None:
         if isinstance(value, _BufferTensor):  # nn.Buffer: registered, stored as a plain Tensor
             self._register_buffer_name(name, value.persistent)
             value = Tensor(value.node)
-        if isinstance(value, Tensor) and name in getattr(self, "_buffers", ()):
+        if isinstance(value, Tensor) and name in self._buffer_names:
             FROZEN.add(value)  # state, not trained: an optimizer given it leaves it alone
         object.__setattr__(self, name, value)
 
+    def __delattr__(self, name: str) -> None:
+        if name in self._buffer_names or name in self.__dict__.get("_none_members", ()):
+            self.__dict__.pop(name, None)
+            self._forget_member(name)
+            return
+        object.__delattr__(self, name)
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        frozen = tuple(k for k, v in state.items() if isinstance(v, Tensor) and v in FROZEN)
+        if frozen:  # which tensors optimizers leave alone (buffers, requires_grad_(False))
+            state["_frozen_attrs"] = frozen
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        frozen = state.pop("_frozen_attrs", ())
+        self.__dict__.update(state)
+        for k in (*frozen, *self._buffer_names):
+            t = self.__dict__.get(k)
+            if isinstance(t, Tensor):
+                FROZEN.add(t)
+
     def _register_buffer_name(self, name: str, persistent: bool) -> None:
-        names = tuple(getattr(self, "_buffers", ()))
+        names = tuple(self._buffer_names)
         if name not in names:
-            object.__setattr__(self, "_buffers", names + (name,))
-        off = set(getattr(self, "_non_persistent", ()))
+            object.__setattr__(self, "_buffer_names", names + (name,))
+        off = set(self._non_persistent)
         off.discard(name) if persistent else off.add(name)
         object.__setattr__(self, "_non_persistent", frozenset(off))
 
+    def _forget_member(self, name: str) -> None:
+        """Drop ``name`` from the buffer names and the None registrations."""
+        if name in self._buffer_names:
+            object.__setattr__(
+                self, "_buffer_names", tuple(n for n in self._buffer_names if n != name)
+            )
+        if name in self._non_persistent:
+            object.__setattr__(self, "_non_persistent", self._non_persistent - {name})
+        nones = self.__dict__.get("_none_members")
+        if nones and name in nones:
+            del nones[name]
+
+    def _mark_none(self, name: str, kind: str) -> None:
+        nones = self.__dict__.get("_none_members")
+        if nones is None:
+            nones = {}
+            object.__setattr__(self, "_none_members", nones)
+        nones[name] = kind
+
+    def _has_attr(self, name: str) -> bool:
+        return (
+            name in self.__dict__
+            or hasattr(type(self), name)
+            or (self._layer_index(name) is not None)
+        )
+
+    def _layer_index(self, name) -> int | None:
+        """The position of the layer named ``name`` (Sequential, ModuleList)."""
+        return None
+
+    def _set_child(self, key: str, module: Module | None) -> None:
+        """Put ``module`` under the child name ``key`` (what ``m._modules[key] =
+        module`` does): an attribute, or an entry of a list/tuple attribute."""
+        attr, dot, idx = key.partition(".")
+        if dot:
+            seq = self.__dict__.get(attr)
+            if isinstance(seq, (list, tuple)) and idx.isdigit() and int(idx) < len(seq):
+                i = int(idx)
+                if isinstance(seq, list):
+                    seq[i] = module
+                else:
+                    object.__setattr__(self, attr, tuple(seq[:i]) + (module,) + tuple(seq[i + 1 :]))
+                return
+            raise KeyError(f'module name can\'t contain ".", got: {key}')
+        self._forget_member(key)
+        if module is None:
+            self._mark_none(key, "module")
+        object.__setattr__(self, key, module)
+
+    def _drop_child(self, key: str) -> None:
+        attr, dot, idx = key.partition(".")
+        seq = self.__dict__.get(attr) if dot else None
+        if isinstance(seq, (list, tuple)) and idx.isdigit() and int(idx) < len(seq):
+            i = int(idx)
+            if isinstance(seq, list):
+                del seq[i]
+            else:
+                object.__setattr__(self, attr, tuple(seq[:i]) + tuple(seq[i + 1 :]))
+            return
+        self.__dict__.pop(key, None)
+        self._forget_member(key)
+
+    def _set_param(self, name: str, value: Tensor | None) -> None:
+        """Make ``value`` the parameter ``name`` (what ``m._parameters[name] = p`` does)."""
+        self._forget_member(name)
+        if value is None:
+            self._mark_none(name, "parameter")
+        object.__setattr__(self, name, value)
+
+    def _drop_param(self, name: str) -> None:
+        self.__dict__.pop(name, None)
+        self._forget_member(name)
+
+    @property
+    def _modules(self) -> _ModulesView:
+        """The direct sub-modules by name, a live dict-like view (PyTorch's
+        ``_modules``): ``m._modules["fc"] = nn.Linear(4, 2)``."""
+        return _ModulesView(self)
+
+    @_modules.setter
+    def _modules(self, value) -> None:
+        view = _ModulesView(self)
+        new = list(value.items())
+        for k in list(view.keys())[::-1]:
+            self._drop_child(k)
+        for k, m in new:
+            view[k] = m
+
+    @property
+    def _parameters(self) -> _ParametersView:
+        """The parameters of this module itself by name, a live dict-like view
+        (PyTorch's ``_parameters``): ``m._parameters["weight"]``."""
+        return _ParametersView(self)
+
+    @_parameters.setter
+    def _parameters(self, value) -> None:
+        for k in list(_ParametersView(self).keys()):
+            self._drop_param(k)
+        for k, v in value.items():
+            _ParametersView(self)[k] = v
+
+    @property
+    def _buffers(self) -> _BuffersView:
+        """The buffers of this module itself by name, a live dict-like view
+        (PyTorch's ``_buffers``): ``m._buffers["running_mean"]``."""
+        return _BuffersView(self)
+
+    @_buffers.setter
+    def _buffers(self, value) -> None:
+        view = _BuffersView(self)
+        for k in list(view.keys()):
+            del view[k]
+        for k, v in value.items():
+            view[k] = v
+
+    # -- registration ----------------------------------------------------------------
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Make the attribute ``name`` a buffer: state that is not trained (not in
         ``parameters()``), in ``state_dict()`` unless ``persistent=False``:
         ``self.register_buffer("mask", Tensor.ones(4, 4).tril())``."""
-        if not isinstance(name, str) or not name or "." in name:
-            raise KeyError(f"register_buffer: name must be a non-empty string without '.', got "
-                           f"{name!r}")  # fmt: skip
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {type(name).__name__}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if self._has_attr(name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(
-                f"register_buffer: {name!r} must be a Tensor or None, got {type(tensor).__name__}"
+                f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (Tensor or "
+                "None required)"
             )
         self._register_buffer_name(name, persistent)
         if tensor is not None:
             FROZEN.add(tensor)
         object.__setattr__(self, name, tensor)
 
+    def register_parameter(self, name: str, param: Tensor | None) -> None:
+        """Add the parameter ``name`` (a leaf tensor, or None: a parameter slot
+        that ``state_dict`` and the conversions skip), PyTorch's checks:
+        ``self.register_parameter("scale", nn.Parameter(Tensor.ones(3)))``."""
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {type(name).__name__}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if self._has_attr(name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None:
+            if not isinstance(param, Tensor):
+                raise TypeError(
+                    f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                    "(nn.Parameter or None required)"
+                )
+            if not param.is_leaf:
+                raise ValueError(
+                    f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters "
+                    f"must be created explicitly. To express '{name}' as a function of another "
+                    "Tensor, compute the value in the forward() method."
+                )
+        self._set_param(name, param)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Add the sub-module ``module`` (or None) as the attribute ``name``:
+        ``self.add_module("fc", nn.Linear(4, 2))``."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {type(name).__name__}")
+        if self._has_attr(name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._set_child(name, module)
+
+    def register_module(self, name: str, module: Module | None) -> None:
+        """:meth:`add_module` under PyTorch's other name:
+        ``self.register_module("fc", nn.Linear(4, 2))``."""
+        self.add_module(name, module)
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    @staticmethod
+    def _child(mod: Module, atoms: list[str], i: int) -> tuple[Module | None, int]:
+        """The sub-module of ``mod`` named by ``atoms[i]`` (or ``atoms[i].atoms[i+1]``
+        for an entry of a list attribute), and how many atoms it took."""
+        if i + 1 < len(atoms):
+            seq = mod.__dict__.get(atoms[i])
+            if isinstance(seq, (list, tuple)) and atoms[i + 1].isdigit():
+                j = int(atoms[i + 1])
+                return (seq[j] if j < len(seq) else None), 2
+        return dict(_children_of(mod)).get(atoms[i], _MISSING), 1
+
+    def get_submodule(self, target: str) -> Module:
+        """The sub-module at the dotted path ``target`` (``""`` is this module),
+        AttributeError naming the first step that fails:
+        ``model.get_submodule("encoder.layers.0")``."""
+        if target == "":
+            return self
+        atoms = target.split(".")
+        mod: Module = self
+        i = 0
+        while i < len(atoms):
+            item = atoms[i]
+            child, took = self._child(mod, atoms, i)
+            if child is _MISSING or child is None:
+                if not hasattr(mod, item):
+                    raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+                child, took = getattr(mod, item), 1
+            if not isinstance(child, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+            mod, i = child, i + took
+        return mod
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at the dotted path ``target`` (replacing the sub-module
+        there, or adding it to an existing parent unless ``strict``):
+        ``model.set_submodule("head", nn.Linear(8, 3))``."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError("`" + "module" + f"` is not an nn.Module, found {type(module)}")
+        atoms = target.split(".")
+        parent, key = None, atoms[-1]
+        if len(atoms) >= 2 and atoms[-1].isdigit():  # an entry of a list attribute?
+            owner = self.get_submodule(".".join(atoms[:-2]))
+            if isinstance(owner.__dict__.get(atoms[-2]), (list, tuple)):
+                parent, key = owner, f"{atoms[-2]}.{atoms[-1]}"
+        if parent is None:
+            parent = self.get_submodule(".".join(atoms[:-1]))
+        kids = dict(_children_of(parent))
+        exists = key in kids or ("." not in key and hasattr(parent, key))
+        if strict and not exists:
+            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if exists:
+            old = kids[key] if key in kids else getattr(parent, key)
+            if old is not None and not isinstance(old, Module):
+                raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        parent._set_child(key, module)
+
+    def get_parameter(self, target: str) -> Tensor:
+        """The parameter at the dotted path ``target``:
+        ``model.get_parameter("0.weight")``."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        if name not in mod._parameters or mod.__dict__.get(name) is None:
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
+        return getattr(mod, name)
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at the dotted path ``target``:
+        ``model.get_buffer("bn.running_mean")``."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        if name not in mod._buffers:
+            raise AttributeError("`" + name + "` is not a buffer")
+        return getattr(mod, name)
+
+    def get_extra_state(self):
+        """What a subclass adds to its ``state_dict`` under ``"_extra_state"``
+        (override it with :meth:`set_extra_state`): ``m.get_extra_state()``."""
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called."
+        )
+
+    def set_extra_state(self, state) -> None:
+        """Restore what :meth:`get_extra_state` returned (a subclass defines both):
+        ``m.set_extra_state(state)``."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called."
+        )
+
+    # -- iterating over members -------------------------------------------------------
+    def named_children(self) -> list[tuple[str, Module]]:
+        """``(name, sub-module)`` of the direct sub-modules, each once:
+        ``dict(m.named_children())["fc"]``."""
+        memo: set[int] = set()
+        out = []
+        for k, c in _children_of(self):
+            if c is not None and id(c) not in memo:
+                memo.add(id(c))
+                out.append((k, c))
+        return out
+
     def children(self) -> list[Module]:
         """The direct sub-modules, in attribute order: ``list(m.children())``."""
-        out = []
-        for v in vars(self).values():
-            if isinstance(v, Module):
-                out.append(v)
-            elif isinstance(v, (list, tuple)):
-                out.extend(m for m in v if isinstance(m, Module))
-        return out
+        return [c for _, c in self.named_children()]
 
-    def named_modules(self, prefix: str = "") -> list[tuple[str, Module]]:
-        """``(dotted prefix, module)`` of this module and every sub-module, parents
-        first: ``[p for p, _ in m.named_modules()]``."""
-        out: list[tuple[str, Module]] = []
-        stack: list[tuple[str, Module]] = [(prefix, self)]
-        while stack:  # iterative, so deep models do not exhaust the recursion limit
-            pre, m = stack.pop()
-            out.append((pre, m))
-            subs = []
-            for k, v in vars(m).items():
-                if isinstance(v, Module):
-                    subs.append((pre + k + ".", v))
-                elif isinstance(v, (list, tuple)):
-                    subs.extend(
-                        (f"{pre}{i}.", s) if k == "_layers" else (f"{pre}{k}.{i}.", s)
-                        for i, s in enumerate(v)
-                        if isinstance(s, Module)
-                    )
-            stack.extend(reversed(subs))
-        return out
+    def named_modules(
+        self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> list[tuple[str, Module]]:
+        """``(dotted name, module)`` of this module (name ``prefix``) and every
+        sub-module, parents first, each once unless ``remove_duplicate=False``:
+        ``[name for name, _ in m.named_modules()]`` is ``["", "0", "1"]`` for a
+        Sequential of two layers."""
+        if isinstance(memo, str):  # named_modules(prefix), the older signature
+            memo, prefix = None, memo
+        return _walk(self, prefix, remove_duplicate, memo)
 
-    def named_parameters(self, prefix: str = "") -> list[tuple[str, Tensor]]:
-        """``(dotted name, tensor)`` of every parameter, sub-modules included:
+    def modules(self) -> list[Module]:
+        """This module and every sub-module, parents first:
+        ``[type(m).__name__ for m in model.modules()]``."""
+        return [m for _, m in self.named_modules()]
+
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> list[tuple[str, Tensor]]:
+        """``(dotted name, tensor)`` of every parameter (of this module only when
+        ``recurse=False``; a shared one once unless ``remove_duplicate=False``):
         ``dict(m.named_parameters())["0.weight"]``."""
-        out: list[tuple[str, Tensor]] = []
-        seen: set[int] = set()
-        for pre, m in self.named_modules(prefix):
-            for k, v in vars(m).items():
-                if isinstance(v, Tensor) and k not in getattr(m, "_buffers", ()):
-                    if id(v) not in seen:
-                        seen.add(id(v))
-                        out.append((pre + k, v))
+        mods = self.named_modules(None, prefix, remove_duplicate) if recurse else [(prefix, self)]
+        memo: set[int] = set()
+        out = []
+        for pre, m in mods:
+            for k, v in _params_of(m):
+                if id(v) in memo:
+                    continue
+                if remove_duplicate:
+                    memo.add(id(v))
+                out.append((_join(pre, k), v))
         return out
 
-    def parameters(self) -> list[Tensor]:
-        """Every parameter tensor (shared ones once): ``model.parameters()``."""
-        return [t for _, t in self.named_parameters()]
+    def parameters(self, recurse: bool = True) -> list[Tensor]:
+        """Every parameter tensor (shared ones once; this module's own only when
+        ``recurse=False``): ``optim.SGD(model.parameters(), lr=0.1)``."""
+        return [t for _, t in self.named_parameters(recurse=recurse)]
 
-    def named_buffers(self, prefix: str = "") -> list[tuple[str, Tensor]]:
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> list[tuple[str, Tensor]]:
         """``(dotted name, tensor)`` of the state that is not trained (batch norm's
         running statistics): ``dict(m.named_buffers())``."""
-        return [
-            (pre + k, getattr(m, k))
-            for pre, m in self.named_modules(prefix)
-            for k in getattr(m, "_buffers", ())
-            if isinstance(getattr(m, k, None), Tensor)
-        ]
+        mods = self.named_modules(None, prefix, remove_duplicate) if recurse else [(prefix, self)]
+        memo: set[int] = set()
+        out = []
+        for pre, m in mods:
+            for k, v in _buffers_of(m):
+                if id(v) in memo:
+                    continue
+                if remove_duplicate:
+                    memo.add(id(v))
+                out.append((_join(pre, k), v))
+        return out
 
-    def state_dict(self) -> dict[str, Tensor]:
-        """Every parameter and (persistent) buffer by dotted name (the tensors
-        themselves, as PyTorch):
+    def buffers(self, recurse: bool = True) -> list[Tensor]:
+        """Every buffer tensor: ``[b.shape for b in bn.buffers()]``."""
+        return [t for _, t in self.named_buffers(recurse=recurse)]
+
+    def apply(self, fn) -> Module:
+        """Call ``fn(m)`` on every sub-module, then on this module (children first,
+        as PyTorch); returns ``self``: ``model.apply(init_weights)``."""
+        stack: list = [(self, False)]
+        on_path: set[int] = set()
+        while stack:  # post-order without recursion
+            m, done = stack.pop()
+            if done:
+                on_path.discard(id(m))
+                fn(m)
+                continue
+            on_path.add(id(m))
+            stack.append((m, True))
+            stack.extend((c, False) for c in reversed(m.children()) if id(c) not in on_path)
+        return self
+
+    # -- state dict ------------------------------------------------------------------
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        """Put this module's own parameters and persistent buffers (not its
+        sub-modules') into ``destination`` under ``prefix``."""
+        for name, p in _params_of(self):
+            destination[prefix + name] = p if keep_vars else p.detach()
+        off = self._non_persistent
+        for name, b in _buffers_of(self):
+            if name not in off:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + "_extra_state"] = self.get_extra_state()
+
+    def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
+        """Every parameter and persistent buffer by dotted name, an ``OrderedDict``
+        (each module's own first, then its sub-modules', as PyTorch; detached
+        tensors sharing the values unless ``keep_vars``):
         ``np.savez(path, **{k: v.numpy() for k, v in m.state_dict().items()})``."""
-        transient = {
-            pre + k for pre, m in self.named_modules() for k in getattr(m, "_non_persistent", ())
-        }
-        buffers = {k: v for k, v in self.named_buffers() if k not in transient}
-        return dict(self.named_parameters()) | buffers
-
-    def load_state_dict(self, state, strict: bool = True) -> None:
-        """Write ``state`` (name -> Tensor or array, as :meth:`state_dict` names
-        them) into the parameters and buffers in place: ``m.load_state_dict(sd)``."""
-        mine = self.state_dict()
-        missing = sorted(set(mine) - set(state))
-        unexpected = sorted(set(state) - set(mine))
-        if strict and (missing or unexpected):
-            raise KeyError(
-                f"load_state_dict: missing {missing or 'nothing'}, unexpected "
-                f"{unexpected or 'nothing'}"
+        if args:
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead.",
+                FutureWarning,
+                stacklevel=2,
             )
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
+                prefix = args[1]
+            if len(args) > 2 and keep_vars is False:
+                keep_vars = args[2]
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()  # type: ignore[attr-defined]
+        stop = _overrides("state_dict")
+        visited = _walk(self, "", remove_duplicate=False, stop=stop)
+        posts = []
+        for name, m in visited:
+            pre = prefix + name + "." if name else prefix
+            if m is not self and stop(m):
+                m.state_dict(destination=destination, prefix=pre, keep_vars=keep_vars)
+                continue
+            meta = {"version": m._version}
+            if hasattr(destination, "_metadata"):
+                destination._metadata[pre[:-1]] = meta
+            for hook in m.__dict__.get("_state_dict_pre_hooks", {}).values():
+                hook(m, pre, keep_vars)
+            m._save_to_state_dict(destination, pre, keep_vars)
+            if m.__dict__.get("_state_dict_hooks"):
+                posts.append((m, pre, meta))
+        for m, pre, meta in reversed(posts):  # sub-modules' before their parents'
+            for hook in m._state_dict_hooks.values():
+                got = hook(m, destination, pre, meta)
+                if getattr(hook, "_from_public_api", False):
+                    if got is not None:
+                        raise RuntimeError("state_dict post-hook must return None")
+                elif got is not None and m is self:
+                    destination = got
+        return destination
+
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ) -> None:
+        """Copy this module's own parameters and persistent buffers from
+        ``state_dict`` (PyTorch's signature; the sub-modules are loaded by their
+        own calls), noting missing and unexpected keys and errors."""
         from mlfuse.autograd import no_grad
 
-        with no_grad():
-            for k, v in state.items():
-                if k not in mine:
+        for hook in self.__dict__.get("_load_state_dict_pre_hooks", {}).values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                 error_msgs)  # fmt: skip
+        off = self._non_persistent
+        local = {k: v for k, v in _params_of(self)}
+        params = set(local)
+        local.update((k, v) for k, v in _buffers_of(self) if k not in off)
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        written = []
+        for name, param in local.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor) and hasattr(value, "__array__"):
+                try:  # mlfuse takes arrays too (numpy's, or PyTorch tensors)
+                    arr = np.asarray(value.detach() if hasattr(value, "detach") else value)
+                    value = Tensor(arr, None if assign else param.dtype, param.device)
+                except (TypeError, ValueError, RuntimeError):
+                    pass
+            if not isinstance(value, Tensor):
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", expected Tensor or Tensor-like '
+                    f"object from checkpoint but received {type(value)}"
+                )
+                continue
+            if param.ndim == 0 and value.shape == (1,):
+                value = value.reshape(())
+            if value.shape != param.shape:
+                error_msgs.append(
+                    f"size mismatch for {key}: copying a param with shape {value.shape} from "
+                    f"checkpoint, the shape in current model is {param.shape}."
+                )
+                continue
+            try:
+                with no_grad():
+                    if assign:
+                        if name in params:
+                            new = value._detached()
+                            if param.requires_grad:
+                                new.requires_grad_()
+                            elif param in FROZEN:
+                                new.requires_grad_(False)
+                            object.__setattr__(self, name, new)
+                        else:
+                            setattr(self, name, value)
+                    else:
+                        param.assign(value.cast(param.dtype).to(param.device))
+                        written.append(param)
+            except Exception as ex:
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", whose dimensions in the model '
+                    f"are {param.shape} and whose dimensions in the checkpoint are "
+                    f"{value.shape}, an exception occurred : {ex.args}."
+                )
+        if written:
+            written[0].realize(*written[1:])
+        extra_key = prefix + "_extra_state"
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
+        if strict:
+            children = {k for k, c in _children_of(self) if c is not None}
+            for key in state_dict:
+                if not key.startswith(prefix) or key == extra_key:
                     continue
-                t = mine[k]
-                v = v if isinstance(v, Tensor) else Tensor(v, dtype=t.dtype, device=t.device)
-                if v.shape != t.shape:
-                    raise ArgumentError(
-                        f"load_state_dict: {k} has shape {v.shape}, the model {t.shape}"
-                    )
-                t.assign(v.cast(t.dtype).to(t.device)).realize()
+                parts = key[len(prefix) :].split(".")
+                if len(parts) == 1:
+                    if parts[0] not in local:
+                        unexpected_keys.append(key)
+                elif parts[0] not in children and (
+                    len(parts) < 3 or f"{parts[0]}.{parts[1]}" not in children
+                ):
+                    unexpected_keys.append(key)
 
-    def zero_grad(self) -> None:
-        """Forget the gradients of every parameter (``.grad`` becomes None)."""
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """Copy ``state_dict`` (name -> Tensor, or numpy array) into the parameters
+        and buffers in place (``assign=True``: make its tensors the module's,
+        keeping each parameter's ``requires_grad``). Returns ``(missing_keys,
+        unexpected_keys)``; with ``strict`` either raises a RuntimeError, as do
+        shape mismatches: ``missing, unexpected = m.load_state_dict(sd, strict=False)``."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing: list[str] = []
+        unexpected: list[str] = []
+        errors: list[str] = []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata  # type: ignore[attr-defined]
+        stack: list = [("", self, state_dict, False)]
+        on_path: set[int] = set()
+        posts: list[Module] = []
+        while stack:  # parents first, without recursion
+            prefix, m, local, leaving = stack.pop()
+            if leaving:
+                on_path.discard(id(m))
+                if m.__dict__.get("_load_state_dict_post_hooks"):
+                    posts.append(m)
+                continue
+            if id(m) in on_path:
+                continue
+            meta = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                meta["assign_to_params_buffers"] = assign
+            m._load_from_state_dict(local, prefix, meta, True, missing, unexpected, errors)
+            on_path.add(id(m))
+            stack.append((prefix, m, local, True))
+            for name, child in reversed(_children_of(m)):
+                if child is not None:
+                    cp = prefix + name + "."
+                    sub = {k: v for k, v in local.items() if k.startswith(cp)}
+                    stack.append((cp, child, sub, False))
+        keys = _IncompatibleKeys(missing, unexpected)
+        for m in posts:  # each after its sub-modules
+            for hook in m._load_state_dict_post_hooks.values():
+                if hook(m, keys) is not None:
+                    raise AssertionError(
+                        "Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                        "expected to return new values, if incompatible_keys need to be "
+                        "modified, it should be done inplace."
+                    )
+        if strict:
+            if unexpected:
+                errors.insert(
+                    0,
+                    "Unexpected key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in unexpected)
+                    ),
+                )
+            if missing:
+                errors.insert(
+                    0,
+                    "Missing key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in missing)
+                    ),
+                )
+        if errors:
+            raise RuntimeError(
+                "Error(s) in loading state_dict for {}:\n\t{}".format(
+                    type(self).__name__, "\n\t".join(errors)
+                )
+            )
+        return keys
+
+    # -- hooks -----------------------------------------------------------------------
+    def register_forward_pre_hook(
+        self, hook, *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
+        """Call ``hook(module, args)`` before each forward (``hook(module, args,
+        kwargs)`` with ``with_kwargs``, returning None or ``(args, kwargs)``); a
+        non-None result replaces the arguments (a single value is made a 1-tuple):
+        ``m.register_forward_pre_hook(lambda m, args: (args[0] * 2,))``."""
+        _check_hook(hook, "register_forward_pre_hook")
+        handle = RemovableHandle(
+            self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs
+        )
+        self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_hook(
+        self, hook, *, prepend: bool = False, with_kwargs: bool = False, always_call: bool = False
+    ) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after each forward (``hook(module,
+        args, kwargs, output)`` with ``with_kwargs``); a non-None result replaces the
+        output; ``always_call``: also when forward raises:
+        ``m.register_forward_hook(lambda m, args, out: out.relu())``."""
+        _check_hook(hook, "register_forward_hook")
+        handle = RemovableHandle(
+            self._forward_hooks,
+            extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called],
+        )
+        self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients of the module's
+        outputs are computed (a tuple, None for outputs that are not tensors); a
+        non-None result replaces them:
+        ``m.register_full_backward_pre_hook(lambda m, g: (g[0] * 0.5,))``."""
+        _check_hook(hook, "register_full_backward_pre_hook")
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients of the
+        module's positional tensor inputs are computed (tuples, None where there is
+        no tensor); a non-None result replaces ``grad_input``. If no input needs a
+        gradient it fires with the output gradients (and all-None ``grad_input``):
+        ``m.register_full_backward_hook(lambda m, gi, go: print(go[0].shape))``."""
+        _check_hook(hook, "register_full_backward_hook")
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook) -> RemovableHandle:
+        """PyTorch's deprecated non-full backward hook: not supported, use
+        :meth:`register_full_backward_hook`: ``m.register_full_backward_hook(h)``."""
+        raise NotImplementedError(
+            "register_backward_hook (the deprecated non-full hook) is not supported: use "
+            "register_full_backward_hook"
+        )
+
+    def register_state_dict_pre_hook(self, hook) -> RemovableHandle:
+        """Call ``hook(module, prefix, keep_vars)`` before ``state_dict`` saves this
+        module: ``m.register_state_dict_pre_hook(lambda m, prefix, kv: None)``."""
+        _check_hook(hook, "register_state_dict_pre_hook")
+        handle = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_post_hook(self, hook) -> RemovableHandle:
+        """Call ``hook(module, state_dict, prefix, local_metadata)`` after
+        ``state_dict`` saved this module (edit ``state_dict`` in place; it must
+        return None): ``m.register_state_dict_post_hook(drop_keys)``."""
+        _check_hook(hook, "register_state_dict_post_hook")
+        hook._from_public_api = True
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_state_dict_hook(self, hook) -> RemovableHandle:
+        """PyTorch's older post-hook: a dict it returns replaces the root's result."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError(
+                "Cannot register the same function as the state dict post hook that was "
+                "previously registered via register_state_dict_post_hook"
+            )
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False):
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = _WrappedHook(
+            hook, self if with_module else None
+        )
+        return handle
+
+    def register_load_state_dict_pre_hook(self, hook) -> RemovableHandle:
+        """Call ``hook(module, state_dict, prefix, local_metadata, strict,
+        missing_keys, unexpected_keys, error_msgs)`` before this module loads:
+        ``m.register_load_state_dict_pre_hook(rename_keys)``."""
+        _check_hook(hook, "register_load_state_dict_pre_hook")
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
+        """Call ``hook(module, incompatible_keys)`` after ``load_state_dict``
+        (editing ``incompatible_keys.missing_keys``/``unexpected_keys`` in place
+        changes what ``strict`` sees): ``m.register_load_state_dict_post_hook(f)``."""
+        _check_hook(hook, "register_load_state_dict_post_hook")
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[handle.id] = hook
+        return handle
+
+    # -- conversions -----------------------------------------------------------------
+    def _apply(self, fn, recurse: bool = True) -> Module:
+        """Replace the value of every parameter, gradient and buffer ``t`` (of the
+        sub-modules too, with ``recurse``) by ``fn(t)`` in place: the tensors stay
+        the same objects (an optimizer made before keeps training them), leaves stay
+        leaves, buffers stay buffers. The new values are computed first, so an
+        error leaves the module as it was: ``m._apply(lambda t: t.double())``."""
+        from mlfuse.autograd import no_grad
+
+        mods = []
+        if recurse:
+            stop = _overrides("_apply")
+            for _, m in _walk(self, stop=stop):
+                if m is not self and stop(m):
+                    m._apply(fn)
+                else:
+                    mods.append(m)
+        else:
+            mods = [self]
+        jobs: list[tuple[Tensor, Tensor, bool]] = []
+        seen: set[int] = set()
+        with no_grad():
+            for m in mods:
+                for k, v in list(m.__dict__.items()):
+                    if not isinstance(v, Tensor) or id(v) in seen:
+                        continue
+                    seen.add(id(v))
+                    new = fn(v)
+                    if not isinstance(new, Tensor):
+                        raise TypeError(
+                            f"_apply: fn must return a Tensor, got {type(new).__name__} for "
+                            f"{type(m).__name__}.{k}"
+                        )
+                    if new is not v and new.node is not v.node:
+                        if type(new) is not type(v):
+                            raise TypeError(
+                                f"_apply: {type(m).__name__}.{k} would become a "
+                                f"{type(new).__name__}, which cannot replace a "
+                                f"{type(v).__name__} in place"
+                            )
+                        if v.requires_grad and v.is_leaf and not new.dtype.is_float:
+                            raise RuntimeError(
+                                "data set to a tensor that requires gradients must be floating "
+                                "point or complex dtype"
+                            )
+                        jobs.append((v, new, False))
+                    g = v.grad
+                    if g is not None:
+                        ng = fn(g)
+                        if isinstance(ng, Tensor) and ng is not g:
+                            jobs.append((v, ng, True))
+        if not jobs:
+            return self
+        news = [n for _, n, _ in jobs]
+        news[0].realize(*news[1:])  # every new value, before anything changes
+        for t, new, is_grad in jobs:
+            if is_grad:
+                t._set_grad(Tensor(new._detached().node))
+            else:
+                _swap_value(t, new)
+        return self
+
+    def to(self, *args, **kwargs) -> Module:
+        """Move and/or cast the parameters and buffers in place, PyTorch's
+        ``to(device=None, dtype=None, non_blocking=False)``, ``to(dtype)``,
+        ``to(tensor)``, ``to(memory_format=...)``: floating-point tensors take the
+        dtype (only float dtypes are accepted), integer ones keep theirs; returns
+        ``self``: ``model.to(mlfuse.float64)``, ``model.to("cuda")``. A
+        ``memory_format`` is checked and the 4-d/5-d values go through it, but the
+        parameters stay row-major leaves (mlfuse's kernels choose their layouts)."""
+        device, dtype, _, fmt = _parse_to(args, kwargs)
+
+        def convert(t: Tensor) -> Tensor:
+            want = dtype if dtype is not None and t.dtype.is_float else None
+            if fmt is not None and t.ndim in (4, 5):
+                return t.to(device=device, dtype=want, memory_format=fmt)
+            return t.to(device=device, dtype=want)
+
+        return self._apply(convert)
+
+    def cuda(self, device=None) -> Module:
+        """Move the parameters and buffers to the NVIDIA GPU in place:
+        ``model.cuda()``."""
+        dev = "cuda" if device is None else _device_arg(device)
+        return self._apply(lambda t: t.to(dev))
+
+    def cpu(self) -> Module:
+        """Move the parameters and buffers to the CPU in place: ``model.cpu()``."""
+        return self._apply(lambda t: t.cpu())
+
+    def type(self, dst_type) -> Module:
+        """Cast every parameter and buffer (integer ones too) to ``dst_type`` in
+        place: ``model.type(mlfuse.float64)``."""
+        if dst_type is None:
+            raise TypeError("type(): dst_type must be a dtype, got None")
+        return self._apply(lambda t: t.type(dst_type))
+
+    def float(self) -> Module:
+        """Cast the floating-point parameters and buffers to float32 in place:
+        ``model.float()``."""
+        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
+
+    def double(self) -> Module:
+        """Cast the floating-point parameters and buffers to float64 in place:
+        ``model.double()``."""
+        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
+
+    def half(self) -> Module:
+        """Cast the floating-point parameters and buffers to float16 in place:
+        ``model.half()``."""
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+
+    def bfloat16(self) -> Module:
+        """Cast the floating-point parameters and buffers to bfloat16 in place:
+        ``model.bfloat16()``."""
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
+    def to_empty(self, *, device, recurse: bool = True) -> Module:
+        """Give every parameter and buffer a new tensor of its shape and dtype on
+        ``device``, values not copied (mlfuse's empty tensors are zeros):
+        ``model.to_empty(device="cpu")``."""
+        dev = _device_arg(device)
+        return self._apply(
+            lambda t: Tensor.zeros(t.shape, dtype=t.dtype, device=dev).realize(), recurse=recurse
+        )
+
+    def share_memory(self) -> Module:
+        """``share_memory_()`` of every parameter and buffer (mlfuse's data loading
+        runs in one process, so nothing moves): ``model.share_memory()``."""
+        return self._apply(lambda t: t.share_memory_())
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Set ``requires_grad`` of every (floating-point) parameter in place, to
+        freeze or unfreeze it: ``model.encoder.requires_grad_(False)``."""
         for p in self.parameters():
-            p.grad = None
+            if requires_grad and not p.dtype.is_float:
+                continue
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget the gradients of every parameter (``.grad`` becomes None; zeros
+        in place with ``set_to_none=False``): ``model.zero_grad()``."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:  # zeros in place: the same gradient tensor
+                g = p.grad
+                if g.requires_grad:
+                    g.detach_()
+                g.assign(Tensor.zeros_like(g))
 
     def train(self, mode: bool = True) -> Module:
         """Switch this module and its sub-modules to training (or, with ``False``,
         evaluation) behaviour: ``model.train()``."""
-        stack: list[Module] = [self]
-        while stack:
-            m = stack.pop()
-            m.training = bool(mode)
-            stack.extend(m.children())
+        if not isinstance(mode, (bool, np.bool_)):
+            raise ValueError("training mode is expected to be boolean")
+        stop = _overrides("train")
+        for _, m in _walk(self, stop=stop):
+            if m is not self and stop(m):
+                m.train(bool(mode))
+            else:
+                m.training = bool(mode)
         return self
 
     def eval(self) -> Module:
@@ -195,16 +1700,30 @@ class Module:
         ``model.eval()``."""
         return self.train(False)
 
-    def __repr__(self) -> str:
-        subs = self.children()
-        if not subs:
-            return f"{type(self).__name__}({self._settings()})"
-        inner = "\n".join("  " + repr(s).replace("\n", "\n  ") for s in subs)
-        return f"{type(self).__name__}(\n{inner}\n)"
+    # -- printing --------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        """The settings ``repr`` shows between the parentheses (override it to show
+        your own): ``nn.Linear(4, 2).extra_repr()``."""
+        return self._settings()
 
     def _settings(self) -> str:
         """The settings ``repr`` shows between the parentheses."""
         return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [
+            "(" + k + "): " + _addindent(repr(c), 2) for k, c in _children_of(self) if c is not None
+        ]
+        lines = extra_lines + child_lines
+        out = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                out += extra_lines[0]
+            else:
+                out += "\n  " + "\n  ".join(lines) + "\n"
+        return out + ")"
 
 
 class Linear(Module):
@@ -408,7 +1927,7 @@ class LayerNorm(Module):
 
 
 class _BatchNorm(Module):
-    _buffers = ("running_mean", "running_var", "num_batches_tracked")
+    _buffer_names = ("running_mean", "running_var", "num_batches_tracked")
     _ndims: tuple[int, ...] = (4,)
     _layout = "(N, C, H, W)"
 
@@ -932,15 +2451,152 @@ class AvgPool3d(_AvgPool):
     _nd = 3
 
 
-class Sequential(Module):
-    """Modules (or callables) applied in order: ``nn.Sequential(nn.Linear(4, 2),
-    nn.ReLU())(x)``; ``seq[0]`` and ``len(seq)`` index the layers."""
+def _abs_index(idx, n: int) -> int:
+    """``idx`` (an int, negative from the end) as a position in ``range(n)``."""
+    idx = operator.index(idx)
+    if not -n <= idx < n:
+        raise IndexError(f"index {idx} is out of range")
+    return idx % n
 
-    def __init__(self, *layers) -> None:
-        for i, m in enumerate(layers):
-            if not callable(m):
-                raise TypeError(f"Sequential: layer {i} is not callable: {m!r}")
-        self._layers = list(layers)
+
+def _check_child_name(module: Module, name) -> None:
+    """PyTorch's checks on a new sub-module name (``add_module``'s)."""
+    if not isinstance(name, str):
+        raise TypeError(f"module name should be a string. Got {type(name).__name__}")
+    if "." in name:
+        raise KeyError(f'module name can\'t contain ".", got: {name}')
+    if name == "":
+        raise KeyError('module name can\'t be empty string ""')
+    if name in module.__dict__ or hasattr(type(module), name):
+        raise KeyError(f"attribute '{name}' already exists")
+
+
+class _LayerList(Module):
+    """Sequential and ModuleList: the layers in the list ``self._layers``, named by
+    position, or by ``self._layer_names`` when it is set (a Sequential made from
+    an OrderedDict); ``seq.<name>`` reads a layer."""
+
+    _what = "layer"
+
+    def _names(self) -> list[str]:
+        names = list(self.__dict__.get("_layer_names") or ())
+        return names[: len(self._layers)] + [str(i) for i in range(len(names), len(self._layers))]
+
+    def _set_names(self, names: list[str] | None) -> None:
+        if names is not None and names == [str(i) for i in range(len(names))]:
+            names = None  # positional: nothing to keep
+        object.__setattr__(self, "_layer_names", names)
+
+    def _layer_index(self, name) -> int | None:
+        d = self.__dict__
+        layers = d.get("_layers")
+        if layers is None or not isinstance(name, str):
+            return None
+        if d.get("_layer_names") is not None:
+            names = self._names()
+            return names.index(name) if name in names else None
+        if name.isdigit() and str(int(name)) == name and int(name) < len(layers):
+            return int(name)
+        return None
+
+    def _check_layer(self, m, where):
+        raise NotImplementedError
+
+    def __getattr__(self, name: str):
+        i = self._layer_index(name)
+        if i is not None:
+            return self.__dict__["_layers"][i]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value) -> None:
+        if name not in self.__dict__:
+            i = self._layer_index(name)
+            if i is not None:
+                self._layers[i] = self._check_layer(value, name)
+                return
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        i = self._layer_index(name) if name not in self.__dict__ else None
+        if i is None:
+            super().__delattr__(name)
+            return
+        names = self._names()
+        del self._layers[i], names[i]
+        self._set_names(names)
+
+    def _append_named(self, name: str, module) -> None:
+        names = self._names()
+        self._layers.append(module)
+        names.append(name)
+        self._set_names(names)
+
+    def _next_name(self) -> str:
+        names, n = set(self._names()), len(self._layers)
+        while str(n) in names:
+            n += 1
+        return str(n)
+
+    def _set_child(self, key: str, module) -> None:
+        i = self._layer_index(key)
+        if i is not None:
+            self._layers[i] = self._check_layer(module, key)
+        elif "." not in key and key not in self.__dict__ and not hasattr(type(self), key):
+            self._append_named(key, self._check_layer(module, key))
+        else:
+            super()._set_child(key, module)
+
+    def _drop_child(self, key: str) -> None:
+        if self._layer_index(key) is not None:
+            self.__delattr__(key)
+        else:
+            super()._drop_child(key)
+
+    def _renumber(self) -> None:
+        object.__setattr__(self, "_layer_names", None)
+
+    def __len__(self) -> int:
+        return len(self._layers)
+
+    def __iter__(self):
+        return iter(list(self._layers))
+
+    def __delitem__(self, idx) -> None:
+        if isinstance(idx, slice):
+            del self._layers[idx]
+        else:
+            del self._layers[_abs_index(idx, len(self._layers))]
+        self._renumber()  # PyTorch numbers the layers again from 0
+
+    def pop(self, key):
+        """Remove and return the layer at ``key`` (an int or a slice):
+        ``last = layers.pop(-1)``."""
+        v = self[key]
+        del self[key]
+        return v
+
+
+class Sequential(_LayerList):
+    """Modules (or callables) applied in order: ``nn.Sequential(nn.Linear(4, 2),
+    nn.ReLU())(x)``; ``seq[0]``, ``seq[1:]`` and ``len(seq)`` index the layers. An
+    ``OrderedDict`` names them (``nn.Sequential(OrderedDict(fc=nn.Linear(4, 2)))``,
+    then ``seq.fc`` and ``"fc.weight"``), as PyTorch."""
+
+    def __init__(self, *args) -> None:
+        self._layers: list = []
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for key, m in args[0].items():
+                _check_child_name(self, key)
+                self._append_named(key, self._check_layer(m, key))
+            return
+        for i, m in enumerate(args):
+            self._layers.append(self._check_layer(m, i))
+
+    @staticmethod
+    def _check_layer(m, where):
+        if not callable(m):
+            raise TypeError(f"Sequential: layer {where} is not callable: {m!r}")
+        return m
 
     def forward(self, x: Tensor) -> Tensor:
         """Each layer on the previous one's output: ``seq.forward(x)``."""
@@ -948,11 +2604,70 @@ class Sequential(Module):
             x = m(x)
         return x
 
-    def __getitem__(self, i: int):
-        return self._layers[i]
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):  # the layers keep their names, as PyTorch's
+            return self.__class__(OrderedDict(zip(self._names()[idx], self._layers[idx])))
+        return self._layers[_abs_index(idx, len(self._layers))]
 
-    def __len__(self) -> int:
-        return len(self._layers)
+    def __setitem__(self, idx: int, module) -> None:
+        i = _abs_index(idx, len(self._layers))
+        self._layers[i] = self._check_layer(module, i)
+
+    def append(self, module) -> Sequential:
+        """Add ``module`` at the end: ``seq.append(nn.ReLU())``."""
+        self._append_named(self._next_name(), self._check_layer(module, len(self._layers)))
+        return self
+
+    def extend(self, sequential) -> Sequential:
+        """Add each layer of ``sequential`` (any iterable) at the end:
+        ``seq.extend(other)``."""
+        for m in sequential:
+            self.append(m)
+        return self
+
+    def insert(self, index: int, module) -> Sequential:
+        """Put ``module`` before position ``index`` (the layers are numbered again
+        from 0): ``seq.insert(0, nn.Flatten())``."""
+        n = len(self._layers)
+        index = operator.index(index)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        self._layers.insert(index + n if index < 0 else index, self._check_layer(module, index))
+        self._renumber()
+        return self
+
+    def __add__(self, other) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(
+                "add operator supports only objects of Sequential class, but "
+                f"{str(type(other))} is given."
+            )
+        return Sequential(*self._layers, *other._layers)
+
+    def __iadd__(self, other) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(
+                "add operator supports only objects of Sequential class, but "
+                f"{str(type(other))} is given."
+            )
+        return self.extend(list(other))
+
+    def __mul__(self, other: int) -> Sequential:
+        if isinstance(other, bool) or not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        return Sequential(*(self._layers * other))
+
+    def __rmul__(self, other: int) -> Sequential:
+        return self.__mul__(other)
+
+    def __imul__(self, other: int) -> Sequential:
+        if isinstance(other, bool) or not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        return self.extend(list(self._layers) * (other - 1))
 
 
 # ---------------------------------------------------------------------------
@@ -1062,6 +2777,16 @@ class UninitializedBuffer(_Uninitialized):
         super().__init__(requires_grad, device, dtype)
 
 
+def _param_line(k, p) -> str:
+    """One line of a ParameterList/ParameterDict repr, as PyTorch's."""
+    if isinstance(p, Tensor):
+        size = "x".join(str(s) for s in p.shape)
+        dev = f" ({p.device})" if p.device != "cpu" else ""
+        kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+        return f"  ({k}): {kind} containing: [{p.dtype.name} of size {size}{dev}]"
+    return f"  ({k}): Object of type: {type(p).__name__}"
+
+
 class ParameterList(Module):
     """A list of parameters, registered (named ``0``, ``1``...) so that
     ``parameters()`` and ``state_dict()`` see them; a Tensor that is not a
@@ -1092,9 +2817,22 @@ class ParameterList(Module):
 
     def extend(self, values) -> ParameterList:
         """Add each of ``values`` at the end: ``params.extend([a, b])``."""
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
+            raise TypeError(
+                "ParameterList.extend should be called with an iterable, but got "
+                + type(values).__name__
+            )
         for v in values:
             self.append(v)
         return self
+
+    def _set_param(self, name: str, value) -> None:
+        if name.isdigit() and int(name) < self._size:
+            self[int(name)] = value
+        elif name == str(self._size):
+            self.append(value)
+        else:
+            super()._set_param(name, value)
 
     def __getitem__(self, i):
         if isinstance(i, slice):
@@ -1116,14 +2854,17 @@ class ParameterList(Module):
     def forward(self, *args, **kwargs) -> Tensor:
         raise NotImplementedError("ParameterList has no forward: iterate over its parameters")
 
-    def _settings(self) -> str:
-        return f"{self._size} entries"
+    def extra_repr(self) -> str:
+        """One line per entry, as PyTorch's: ``(0): Parameter containing: [float32 of
+        size 2x3]``: ``print(params)``."""
+        return "\n".join(_param_line(k, p) for k, p in enumerate(self))
 
 
 class ParameterDict(Module):
     """Parameters by name, registered (named by their keys) so that
     ``parameters()`` and ``state_dict()`` see them; a Tensor that is not a
-    parameter is made one, as PyTorch:
+    parameter is made one, as PyTorch (a plain dict's keys are taken sorted, an
+    OrderedDict's in order):
     ``self.bias = nn.ParameterDict({"a": Tensor.zeros(4)})``."""
 
     def __init__(self, parameters=None) -> None:
@@ -1132,16 +2873,28 @@ class ParameterDict(Module):
             self.update(parameters)
 
     def __setitem__(self, key: str, value) -> None:
-        if not isinstance(key, str) or not key or "." in key or key.startswith("_"):
-            raise KeyError(
-                f"ParameterDict: keys must be non-empty strings without '.' that do not start "
-                f"with '_', got {key!r}"
-            )
-        if hasattr(type(self), key) or key in ("training",):
-            raise KeyError(f"ParameterDict: key {key!r} is the name of a ParameterDict attribute")
+        _check_key(self, key, "ParameterDict")
         if key not in self._keys:
             self._keys.append(key)
         vars(self)[key] = ParameterList._convert(value)
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in self.__dict__.get("_keys", ()):
+            self[name] = value
+            return
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self.__dict__.get("_keys", ()):
+            self.pop(name)
+            return
+        super().__delattr__(name)
+
+    def _set_param(self, name: str, value) -> None:
+        self[name] = value
+
+    def _drop_param(self, name: str) -> None:
+        self.pop(name)
 
     def __getitem__(self, key: str):
         if key not in self._keys:
@@ -1158,27 +2911,64 @@ class ParameterDict(Module):
         del vars(self)[key]
         return v
 
+    def popitem(self) -> tuple:
+        """Remove and return the last ``(key, parameter)`` added:
+        ``k, p = params.popitem()``."""
+        if not self._keys:
+            raise KeyError("popitem(): dictionary is empty")
+        k = self._keys[-1]
+        return k, self.pop(k)
+
     def get(self, key: str, default=None):
         """The parameter under ``key``, or ``default``: ``params.get("a")``."""
         return vars(self)[key] if key in self._keys else default
 
+    def setdefault(self, key: str, default=None):
+        """The parameter under ``key``, first set to ``default`` if missing:
+        ``params.setdefault("a", Tensor.zeros(2))``."""
+        if key not in self._keys:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        """Remove every entry: ``params.clear()``."""
+        for k in list(self._keys):
+            self.pop(k)
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same parameters: ``params.copy()``."""
+        return ParameterDict(OrderedDict((k, vars(self)[k]) for k in self._keys))
+
+    def fromkeys(self, keys, default=None) -> ParameterDict:
+        """A new ParameterDict of ``keys``, each holding ``default``:
+        ``params.fromkeys(["a", "b"], Tensor.zeros(2))``."""
+        return ParameterDict((k, default) for k in keys)
+
     def update(self, parameters) -> None:
-        """Add (or replace) the entries of a mapping or of ``(key, value)`` pairs."""
-        items = parameters.items() if hasattr(parameters, "items") else parameters
-        for k, v in items:
+        """Add (or replace) the entries of a mapping (a plain dict's keys sorted,
+        as PyTorch) or of ``(key, value)`` pairs: ``params.update({"c": t})``."""
+        pairs = _pairs(parameters, "ParameterDict")
+        if isinstance(parameters, Mapping) and not isinstance(
+            parameters, (OrderedDict, ParameterDict)
+        ):
+            pairs = sorted(pairs, key=lambda kv: kv[0])
+        for k, v in pairs:
             self[k] = v
 
-    def keys(self) -> list[str]:
+    def _snapshot(self) -> OrderedDict:
+        return OrderedDict((k, vars(self)[k]) for k in self._keys)
+
+    def keys(self):
         """The keys in insertion order: ``list(params.keys())``."""
-        return list(self._keys)
+        return self._snapshot().keys()
 
-    def values(self) -> list:
-        """The parameters in insertion order."""
-        return [vars(self)[k] for k in self._keys]
+    def values(self):
+        """The parameters in insertion order: ``list(params.values())``."""
+        return self._snapshot().values()
 
-    def items(self) -> list[tuple[str, Tensor]]:
+    def items(self):
         """``(key, parameter)`` in insertion order: ``for name, p in params.items()``."""
-        return [(k, vars(self)[k]) for k in self._keys]
+        return self._snapshot().items()
 
     def __contains__(self, key) -> bool:
         return key in self._keys
@@ -1189,8 +2979,29 @@ class ParameterDict(Module):
     def __iter__(self):
         return iter(list(self._keys))
 
+    def __reversed__(self):
+        return iter(list(reversed(self._keys)))
+
+    def __or__(self, other) -> ParameterDict:
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def __ror__(self, other) -> ParameterDict:
+        out = other.copy() if isinstance(other, ParameterDict) else ParameterDict(other)
+        out.update(self)
+        return out
+
+    def __ior__(self, other) -> ParameterDict:
+        self.update(other)
+        return self
+
     def forward(self, *args, **kwargs) -> Tensor:
         raise NotImplementedError("ParameterDict has no forward: index it by key")
+
+    def extra_repr(self) -> str:
+        """One line per entry, as PyTorch's: ``print(params)``."""
+        return "\n".join(_param_line(k, p) for k, p in self.items())
 
 
 class Identity(Module):
@@ -1205,7 +3016,7 @@ class Identity(Module):
         return x
 
 
-class ModuleList(Module):
+class ModuleList(_LayerList):
     """A list of sub-modules, registered (named ``0``, ``1``...) so that
     ``parameters()`` and ``state_dict()`` see them:
     ``self.blocks = nn.ModuleList(nn.Linear(8, 8) for _ in range(4))``."""
@@ -1215,48 +3026,110 @@ class ModuleList(Module):
         if modules is not None:
             self.extend(modules)
 
-    def _check(self, m, where) -> Module:
+    @staticmethod
+    def _check_layer(m, where) -> Module:
         if not isinstance(m, Module):
-            raise TypeError(f"ModuleList: entry {where} is not a Module: {m!r}")
+            raise TypeError(
+                f"ModuleList: entry {where} is not a Module: {m!r} ({type(m).__name__} is not a "
+                "Module subclass)"
+            )
         return m
+
+    _check = _check_layer
 
     def append(self, module: Module) -> ModuleList:
         """Add ``module`` at the end: ``layers.append(nn.ReLU())``."""
-        self._layers.append(self._check(module, len(self._layers)))
+        self._append_named(self._next_name(), self._check_layer(module, len(self._layers)))
         return self
 
     def extend(self, modules) -> ModuleList:
         """Add each of ``modules`` at the end: ``layers.extend([a, b])``."""
-        for m in modules:
+        if not isinstance(modules, Iterable):
+            raise TypeError(
+                "ModuleList.extend should be called with an iterable, but got "
+                + type(modules).__name__
+            )
+        for m in list(modules):
             self.append(m)
         return self
 
     def insert(self, index: int, module: Module) -> None:
         """Put ``module`` before position ``index``: ``layers.insert(0, m)``."""
-        self._layers.insert(index, self._check(module, index))
+        self._layers.insert(operator.index(index), self._check_layer(module, index))
+        self._renumber()
 
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return ModuleList(self._layers[i])
-        return self._layers[i]
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return self.__class__(self._layers[idx])
+        return self._layers[_abs_index(idx, len(self._layers))]
 
-    def __setitem__(self, i: int, module: Module) -> None:
-        self._layers[i] = self._check(module, i)
-
-    def __delitem__(self, i) -> None:
-        del self._layers[i]
-
-    def __len__(self) -> int:
-        return len(self._layers)
-
-    def __iter__(self):
-        return iter(self._layers)
+    def __setitem__(self, idx: int, module: Module) -> None:
+        i = _abs_index(idx, len(self._layers))
+        self._layers[i] = self._check_layer(module, i)
 
     def __iadd__(self, modules) -> ModuleList:
         return self.extend(modules)
 
+    def __add__(self, other) -> ModuleList:
+        return ModuleList([*self._layers, *other])
+
     def forward(self, *args, **kwargs) -> Tensor:
         raise NotImplementedError("ModuleList has no forward: iterate over its modules")
+
+    def __repr__(self) -> str:
+        """Runs of equal entries shown once, as PyTorch's: ``(0-2): 3 x Linear(...)``."""
+        reprs = [repr(m) for m in self._layers]
+        if not reprs:
+            return self._get_name() + "()"
+        runs: list[list] = []
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        names = self._names()
+        lines = []
+        for start, end, r in runs:
+            if start == end:
+                lines.append(_addindent(f"({names[start]}): {r}", 2))
+            else:
+                lines.append(_addindent(f"({start}-{end}): {end - start + 1} x {r}", 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _check_key(owner: Module, key, what: str) -> None:
+    if not isinstance(key, str) or not key or "." in key or key.startswith("_"):
+        raise KeyError(
+            f"{what}: keys must be non-empty strings without '.' that do not start with "
+            f"'_', got {key!r}"
+        )
+    if hasattr(type(owner), key) or key in ("training",):
+        raise KeyError(f"{what}: key {key!r} is the name of a {what} attribute")
+
+
+def _pairs(items, what: str) -> list:
+    """``(key, value)`` pairs of a mapping or of an iterable of pairs, with
+    PyTorch's errors."""
+    if isinstance(items, (Mapping, ModuleDict, ParameterDict)):
+        return list(items.items())
+    if not isinstance(items, Iterable):
+        raise TypeError(
+            f"{what}.update should be called with an iterable of key/value pairs, but got "
+            + type(items).__name__
+        )
+    out = []
+    for j, p in enumerate(items):
+        if not isinstance(p, Iterable):
+            raise TypeError(
+                f"{what} update sequence element #{j} should be Iterable; is {type(p).__name__}"
+            )
+        p = tuple(p)
+        if len(p) != 2:
+            raise ValueError(
+                f"{what} update sequence element #{j} has length {len(p)}; 2 is required"
+            )
+        out.append(p)
+    return out
 
 
 class ModuleDict(Module):
@@ -1270,18 +3143,30 @@ class ModuleDict(Module):
             self.update(modules)
 
     def __setitem__(self, key: str, module: Module) -> None:
-        if not isinstance(key, str) or not key or "." in key or key.startswith("_"):
-            raise KeyError(
-                f"ModuleDict: keys must be non-empty strings without '.' that do not start with "
-                f"'_', got {key!r}"
-            )
-        if hasattr(type(self), key) or key in ("training",):
-            raise KeyError(f"ModuleDict: key {key!r} is the name of a ModuleDict attribute")
+        _check_key(self, key, "ModuleDict")
         if not isinstance(module, Module):
             raise TypeError(f"ModuleDict: {key!r} is not a Module: {module!r}")
         if key not in self._keys:
             self._keys.append(key)
         vars(self)[key] = module
+
+    def __setattr__(self, name: str, value) -> None:
+        if isinstance(value, Module) and name in self.__dict__.get("_keys", ()):
+            self[name] = value
+            return
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self.__dict__.get("_keys", ()):
+            self.pop(name)
+            return
+        super().__delattr__(name)
+
+    def _set_child(self, key: str, module) -> None:
+        self[key] = module
+
+    def _drop_child(self, key: str) -> None:
+        self.pop(key)
 
     def __getitem__(self, key: str) -> Module:
         if key not in self._keys:
@@ -1298,23 +3183,31 @@ class ModuleDict(Module):
         del vars(self)[key]
         return m
 
+    def clear(self) -> None:
+        """Remove every module: ``heads.clear()``."""
+        for k in list(self._keys):
+            self.pop(k)
+
     def update(self, modules) -> None:
-        """Add (or replace) the modules of a mapping or of ``(key, module)`` pairs."""
-        items = modules.items() if hasattr(modules, "items") else modules
-        for k, m in items:
+        """Add (or replace) the modules of a mapping or of ``(key, module)`` pairs:
+        ``heads.update({"box": nn.Linear(8, 4)})``."""
+        for k, m in _pairs(modules, "ModuleDict"):
             self[k] = m
 
-    def keys(self) -> list[str]:
+    def _snapshot(self) -> OrderedDict:
+        return OrderedDict((k, vars(self)[k]) for k in self._keys)
+
+    def keys(self):
         """The keys in insertion order: ``list(heads.keys())``."""
-        return list(self._keys)
+        return self._snapshot().keys()
 
-    def values(self) -> list[Module]:
-        """The modules in insertion order."""
-        return [vars(self)[k] for k in self._keys]
+    def values(self):
+        """The modules in insertion order: ``list(heads.values())``."""
+        return self._snapshot().values()
 
-    def items(self) -> list[tuple[str, Module]]:
+    def items(self):
         """``(key, module)`` in insertion order: ``for name, m in heads.items()``."""
-        return [(k, vars(self)[k]) for k in self._keys]
+        return self._snapshot().items()
 
     def __contains__(self, key) -> bool:
         return key in self._keys
@@ -1382,7 +3275,7 @@ class GroupNorm(Module):
 
 
 class _InstanceNorm(Module):
-    _buffers = ("running_mean", "running_var", "num_batches_tracked")
+    _buffer_names = ("running_mean", "running_var", "num_batches_tracked")
     _nd = 2
 
     def __init__(
@@ -2029,7 +3922,7 @@ class PReLU(Module):
 
 
 class _Loss(Module):
-    _buffers = ("weight", "pos_weight")
+    _buffer_names = ("weight", "pos_weight")
     _reductions = ("none", "mean", "sum")
 
     def __init__(self, reduction: str = "mean", size_average=None, reduce=None) -> None:
@@ -2834,8 +4727,12 @@ class _LazyModule(Module):
         fresh = target.__new__(target)
         target.__init__(fresh, size, *self._lazy_args)  # type: ignore[misc]
         training = self.training
+        hooks = {  # kept, as PyTorch
+            k: v for k, v in vars(self).items() if k in _HOOK_DICTS or k == "_has_call_hooks"
+        }
         vars(self).clear()
         vars(self).update(vars(fresh))
+        vars(self).update(hooks)
         self.__class__ = target
         self.training = training
 

@@ -55,7 +55,7 @@ def get_state_dict(obj, prefix: str = "", tensor_type=Tensor) -> dict[str, Tenso
             continue
         seen.add(id(o))
         if isinstance(o, Module):  # its own names (a Sequential's "0.weight"...)
-            for k, v in o.state_dict().items():
+            for k, v in o.state_dict(keep_vars=True).items():
                 out[pre + k] = v
             continue
         if hasattr(o, "_asdict"):
@@ -74,8 +74,9 @@ def get_state_dict(obj, prefix: str = "", tensor_type=Tensor) -> dict[str, Tenso
 
 def get_parameters(obj) -> list[Tensor]:
     """Every tensor reachable from ``obj`` (see :func:`get_state_dict`):
-    ``Adam(get_parameters(model))``."""
-    return list(get_state_dict(obj).values())
+    ``Adam(get_parameters(model))``. A tensor reachable under several names (tied
+    weights) is listed once."""
+    return list({id(t): t for t in get_state_dict(obj).values()}.values())
 
 
 def load_state_dict(

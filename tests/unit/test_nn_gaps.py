@@ -725,7 +725,7 @@ def test_parameter_containers_and_buffers():
     params = ["lin.weight", "lin.bias", "plist.0", "plist.1", "pdict.a", "pdict.b"]
     assert [k for k, _ in m.named_parameters()] == params
     assert [k for k, _ in m.named_buffers()] == ["buf", "tmp", "mask"]
-    assert list(m.state_dict()) == params + ["buf", "mask"]  # tmp is not persistent
+    assert list(m.state_dict()) == ["buf", "mask"] + params  # tmp is not persistent
     assert all(p.requires_grad for p in m.parameters())
     assert not m.buf.requires_grad and not isinstance(m.buf, nn.Buffer)
     m.buf = m.buf + 1  # still a buffer

@@ -1013,10 +1013,10 @@ def test_containers_and_parameter():
     }
     assert [p for p, _ in net.named_modules()][:5] == [
         "",
-        "blocks.",
-        "blocks.0.",
-        "blocks.1.",
-        "blocks.2.",
+        "blocks",
+        "blocks.0",
+        "blocks.1",
+        "blocks.2",
     ]
     assert (
         len(net.blocks) == 3 and len(net.blocks[1:]) == 2 and list(net.heads.keys()) == ["a", "b"]

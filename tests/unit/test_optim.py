@@ -682,9 +682,9 @@ def test_module_parameters_and_state_dict():
     for k, v in copy.state_dict().items():
         np.testing.assert_array_equal(v.numpy(), sd[k].numpy())
     assert all(p.requires_grad and p.is_leaf for p in copy.parameters())
-    with pytest.raises(KeyError, match="missing \\['2.bias'\\]"):
+    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "2.bias"'):
         copy.load_state_dict({k: v for k, v in sd.items() if k != "2.bias"})
-    with pytest.raises(ValueError, match="0.bias has shape \\(4,\\), the model \\(3,\\)"):
+    with pytest.raises(RuntimeError, match="size mismatch for 0.bias: copying a param with"):
         copy.load_state_dict({**sd, "0.bias": np.zeros(4, np.float32)})
 
 

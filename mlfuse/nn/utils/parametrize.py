@@ -186,12 +186,12 @@ def _tensor_attr(module: Module, name: str, what: str) -> Tensor:
 
 
 def _is_buffer(module: Module, name: str) -> bool:
-    return name in getattr(module, "_buffers", ())
+    return name in getattr(module, "_buffer_names", ())
 
 
 def _drop_buffer_name(module: Module, name: str) -> None:
-    names = tuple(n for n in getattr(module, "_buffers", ()) if n != name)
-    object.__setattr__(module, "_buffers", names)
+    names = tuple(n for n in getattr(module, "_buffer_names", ()) if n != name)
+    object.__setattr__(module, "_buffer_names", names)
     off = frozenset(getattr(module, "_non_persistent", ())) - {name}
     object.__setattr__(module, "_non_persistent", off)
 
