@@ -8,7 +8,7 @@ tensors (weight norm, spectral norm, orthogonal) and folds batch norms into
 layers, and ``nn.state`` is tinygrad's: state dicts of any object, safetensors files.
 ``nn.optim`` is ``mlfuse.optim`` (tinygrad's ``nn.optim.SGD`` spelling)."""
 
-from mlfuse.nn import functional, init, state, utils
+from mlfuse.nn import common_types, functional, grad, init, parallel, parameter, state, utils
 from mlfuse.nn.modules import *  # noqa: F403 - the modules are the package's names
 from mlfuse.nn.modules import __all__ as _modules
 from mlfuse.nn.recurrent import *  # noqa: F403 - RNN, LSTM, GRU and their cells
@@ -16,7 +16,12 @@ from mlfuse.nn.recurrent import __all__ as _recurrent
 from mlfuse.nn.attention import *  # noqa: F403 - attention and transformer layers
 from mlfuse.nn.attention import __all__ as _attention
 
-__all__ = ["functional", "init", "state", "utils", *_modules, *_recurrent, *_attention]
+from mlfuse.nn.parallel import DataParallel  # noqa: E402
+
+__all__ = [
+    "functional", "init", "state", "utils", "parameter", "parallel", "grad", "common_types",
+    "DataParallel", *_modules, *_recurrent, *_attention,
+]  # fmt: skip
 
 
 def __getattr__(name: str):
