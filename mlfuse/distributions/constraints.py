@@ -15,7 +15,10 @@ from mlfuse.tensor import Tensor
 
 __all__ = [
     "Constraint",
+    "MixtureSameFamilyConstraint",
     "boolean",
+    "cat",
+    "corr_cholesky",
     "dependent",
     "dependent_property",
     "greater_than",
@@ -28,16 +31,19 @@ __all__ = [
     "less_than",
     "lower_cholesky",
     "lower_triangular",
+    "multinomial",
     "nonnegative",
     "nonnegative_integer",
     "one_hot",
     "positive",
     "positive_definite",
     "positive_integer",
+    "positive_semidefinite",
     "real",
     "real_vector",
     "simplex",
     "square",
+    "stack",
     "symmetric",
     "unit_interval",
 ]
@@ -175,6 +181,41 @@ class _IndependentConstraint(Constraint):
         return f"{name}({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
 
+class MixtureSameFamilyConstraint(Constraint):
+    """The support of a :class:`~mlfuse.distributions.MixtureSameFamily`: the
+    component distributions' ``base_constraint``, checked against every
+    component (the value gains the component dim back) and all of them required."""
+
+    def __init__(self, base_constraint: Constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise TypeError(
+                f"base_constraint must be a Constraint, got {type(base_constraint).__name__}"
+            )
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        """Whether the component constraint is a discrete set."""
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        """The component constraint's event dims."""
+        return self.base_constraint.event_dim
+
+    def _check(self, v):
+        v = np.asarray(v)
+        ed = self.event_dim
+        if v.ndim < ed:
+            raise ValueError(f"Expected value.dim() >= {ed} but got {v.ndim}")
+        ok = np.asarray(self.base_constraint._check(np.expand_dims(v, -1 - ed)), bool)
+        keep = v.ndim - ed
+        return ok.reshape(ok.shape[:keep] + (-1,)).all(-1)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
+
+
 class _Boolean(Constraint):
     """The two values 0 and 1."""
 
@@ -225,6 +266,23 @@ class _IntegerGreaterThan(Constraint):
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__[1:]}(lower_bound={_fmt(self.lower_bound)})"
+
+
+class _Multinomial(Constraint):
+    """Vectors of non-negative counts summing to at most ``upper_bound`` (the
+    weaker check PyTorch makes: the sum is not required to equal it)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def _check(self, v):
+        return (v >= 0).all(-1) & (v.sum(-1) <= _np(self.upper_bound))
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__[1:]}(upper_bound={_fmt(self.upper_bound)})"
 
 
 class _Real(Constraint):
@@ -318,6 +376,19 @@ class _LowerCholesky(Constraint):
         return lower & (np.diagonal(v, 0, -2, -1) > 0).all(-1)
 
 
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: lower triangular, a
+    positive diagonal and rows of unit Euclidean norm (within ``10 n eps``)."""
+
+    event_dim = 2
+
+    def _check(self, v):
+        eps = np.finfo(v.dtype).eps if np.issubdtype(v.dtype, np.floating) else 2.0**-52
+        tol = eps * v.shape[-1] * 10
+        unit = (np.abs(np.sqrt((v.astype(np.float64) ** 2).sum(-1)) - 1.0) <= tol).all(-1)
+        return _LowerCholesky()._check(v) & unit
+
+
 class _Square(Constraint):
     """Square matrices."""
 
@@ -335,6 +406,16 @@ class _Symmetric(_Square):
         if not sq.all():
             return sq
         return np.isclose(v, np.swapaxes(v, -1, -2), atol=1e-6).all(-1).all(-1)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    """Symmetric positive-semidefinite matrices (no negative eigenvalue)."""
+
+    def _check(self, v):
+        sym = super()._check(v)
+        if not sym.all():
+            return sym
+        return (np.linalg.eigvalsh(v.astype(np.float64)) >= 0).all(-1)
 
 
 class _PositiveDefinite(_Symmetric):
@@ -355,6 +436,78 @@ class _PositiveDefinite(_Symmetric):
         return ok.reshape(v.shape[:-2])
 
 
+def _narrow(v: np.ndarray, dim: int, start: int, length: int) -> np.ndarray:
+    index = [slice(None)] * v.ndim
+    index[dim] = slice(start, start + length)
+    return v[tuple(index)]
+
+
+class _Cat(Constraint):
+    """The constraints ``cseq`` on consecutive pieces of ``dim`` (of sizes
+    ``lengths``, 1 each by default), as ``cat`` lays them out."""
+
+    def __init__(self, cseq, dim: int = 0, lengths=None):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise TypeError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise ValueError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        """Whether any of the constraints is discrete."""
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        """The largest event dims of the constraints."""
+        return max(c.event_dim for c in self.cseq)
+
+    def _check(self, v):
+        v = np.asarray(v)
+        if not -v.ndim <= self.dim < v.ndim:
+            raise ValueError(f"dim {self.dim} out of range for value with {v.ndim} dimensions")
+        checks, start = [], 0
+        for c, length in zip(self.cseq, self.lengths):
+            checks.append(np.asarray(c._check(_narrow(v, self.dim, start, length)), bool))
+            start += length
+        return np.concatenate(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """The constraints ``cseq``, one per entry of ``dim``, as ``stack`` lays
+    them out."""
+
+    def __init__(self, cseq, dim: int = 0):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise TypeError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        """Whether any of the constraints is discrete."""
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        """The largest event dims of the constraints (one more when ``dim``
+        counts from the right into them)."""
+        dim = max(c.event_dim for c in self.cseq)
+        if self.dim + dim < 0:
+            dim += 1
+        return dim
+
+    def _check(self, v):
+        v = np.asarray(v)
+        if not -v.ndim <= self.dim < v.ndim:
+            raise ValueError(f"dim {self.dim} out of range for value with {v.ndim} dimensions")
+        parts = [np.take(v, i, axis=self.dim) for i in range(v.shape[self.dim])]
+        return np.stack([np.asarray(c._check(p), bool) for p, c in zip(parts, self.cseq)], self.dim)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -370,12 +523,17 @@ nonnegative = _GreaterThanEq(0.0)
 greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq
 less_than = _LessThan
+multinomial = _Multinomial
 unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 square = _Square()
 symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
+cat = _Cat
+stack = _Stack

@@ -8,6 +8,7 @@ import numbers
 
 from mlfuse.distributions import constraints
 from mlfuse.distributions.distribution import Distribution
+from mlfuse.distributions.exp_family import ExponentialFamily
 from mlfuse.distributions.utils import (
     _digammas,
     _lgammas,
@@ -46,7 +47,7 @@ def _full(like: Tensor, shape, value: float) -> Tensor:
     return Tensor.full(tuple(shape), value, like.dtype, like.device)
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     """The normal distribution of mean ``loc`` and standard deviation ``scale``:
     ``Normal(0.0, 1.0)``, ``Normal(mu, sigma)``."""
 
@@ -100,6 +101,15 @@ class Normal(Distribution):
 
     def entropy(self):
         return 0.5 + _LOG_SQRT_2PI + self.scale.log()
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.square(), -0.5 * self.scale.square().reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.square() / y + 0.5 * (-math.pi / y).log()
 
 
 class Uniform(Distribution):
@@ -167,7 +177,7 @@ class Uniform(Distribution):
         return (self.high - self.low).log()
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """The exponential distribution of rate ``rate`` (mean ``1 / rate``)."""
 
     arg_constraints = {"rate": constraints.positive}
@@ -216,6 +226,15 @@ class Exponential(Distribution):
 
     def entropy(self):
         return 1.0 - self.rate.log()
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -(-x).log()
 
 
 class Laplace(Distribution):
@@ -372,7 +391,7 @@ class Gumbel(Distribution):
         return self.scale.log() + (1 + euler_constant)
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """The Gamma distribution of shape ``concentration`` and ``rate`` (mean
     ``concentration / rate``). ``rsample`` draws on the host and carries the
     implicit reparameterization gradient (Figurnov et al., 2018) to
@@ -413,9 +432,28 @@ class Gamma(Distribution):
         c, r = self.concentration, self.rate
         return c.xlogy(r) + (c - 1).xlogy(value) - r * value - c.lgamma()
 
+    def cdf(self, value):
+        """The regularized lower incomplete gamma function ``P(concentration,
+        rate * value)`` (differentiable in ``value`` and ``rate``, not in
+        ``concentration``, as PyTorch's)."""
+        if self._validate_args:
+            self._validate_sample(value)
+        from mlfuse.special import gammainc
+
+        return gammainc(self.concentration, self.rate * value)
+
     def entropy(self):
         c = self.concentration
         return c - self.rate.log() + c.lgamma() + (1.0 - c) * c.digamma()
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return (x + 1).lgamma() + (x + 1) * (-y.reciprocal()).log()
 
 
 class Chi2(Gamma):
@@ -493,7 +531,7 @@ def _with_total(c: Tensor) -> Tensor:
     return cat([c, c.sum(-1, keepdim=True)], -1)
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """The Dirichlet distribution over the simplex of the last dim, of
     ``concentration`` (batch_shape + (k,)). ``rsample`` normalizes Gamma draws
     made on the host in log space (no underflow for small concentrations), with
@@ -558,8 +596,15 @@ class Dirichlet(Distribution):
             - ((c - 1.0) * dg[..., :-1]).sum(-1)
         )
 
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
 
-class Beta(Distribution):
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - x.sum(-1).lgamma()
+
+
+class Beta(ExponentialFamily):
     """The Beta distribution on [0, 1] of ``concentration1`` (alpha) and
     ``concentration0`` (beta); ``rsample`` through a two-category Dirichlet."""
 
@@ -613,3 +658,10 @@ class Beta(Distribution):
         dg_a, dg_b, dg_total = _digammas(a, b, total)
         lbeta = lg_a + lg_b - lg_total
         return lbeta - (a - 1) * dg_a - (b - 1) * dg_b + (total - 2) * dg_total
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return x.lgamma() + y.lgamma() - (x + y).lgamma()

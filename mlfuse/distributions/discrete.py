@@ -11,6 +11,7 @@ import numpy as np
 from mlfuse import dtypes
 from mlfuse.distributions import constraints
 from mlfuse.distributions.distribution import Distribution
+from mlfuse.distributions.exp_family import ExponentialFamily
 from mlfuse.distributions.utils import (
     _lgammas,
     _float_tensor,
@@ -23,7 +24,15 @@ from mlfuse.distributions.utils import (
 )
 from mlfuse.tensor import Tensor, _random, broadcast_shape
 
-__all__ = ["Bernoulli", "Binomial", "Categorical", "Geometric", "OneHotCategorical", "Poisson"]
+__all__ = [
+    "Bernoulli",
+    "Binomial",
+    "Categorical",
+    "Geometric",
+    "OneHotCategorical",
+    "OneHotCategoricalStraightThrough",
+    "Poisson",
+]
 
 
 def _one_of(probs, logits) -> None:
@@ -41,7 +50,7 @@ def _rand(shape, like: Tensor) -> Tensor:
     return Tensor.rand(*shape, dtype=dt, device=like.device)
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """The Bernoulli distribution of ``probs`` (or log-odds ``logits``): 1 with
     probability ``probs``. Samples are 0./1. in the parameter's dtype."""
 
@@ -103,6 +112,15 @@ class Bernoulli(Distribution):
         values = Tensor.arange(2, dtype=self._param.dtype, device=self._param.device)
         values = values.reshape((-1,) + (1,) * len(self._batch_shape))
         return values.expand((2,) + self._batch_shape) if expand else values
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (self.probs.logit(),)
+
+    def _log_normalizer(self, x):
+        return x.exp().log1p()
 
 
 class Categorical(Distribution):
@@ -267,7 +285,25 @@ class OneHotCategorical(Distribution):
         return values.expand((n,) + self._batch_shape + (n,)) if expand else values
 
 
-class Poisson(Distribution):
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """A :class:`OneHotCategorical` with ``rsample`` by the straight-through
+    estimator (Bengio et al., 2013): one-hot samples forward, the gradient of
+    the probabilities backward::
+
+        y = OneHotCategoricalStraightThrough(logits=scores).rsample()
+    """
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        """One-hot samples plus ``probs - probs.detach()`` (zero forward; the
+        identity to ``probs`` backward)."""
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())
+
+
+class Poisson(ExponentialFamily):
     """The Poisson distribution of ``rate``. Samples (floats, in the rate's
     dtype) are drawn on the host from mlfuse's generators."""
 
@@ -302,6 +338,13 @@ class Poisson(Distribution):
             self._validate_sample(value)
         value = _float_tensor(value, self.rate)
         return value.xlogy(self.rate) - self.rate - (value + 1).lgamma()
+
+    @property
+    def _natural_params(self):
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x):
+        return x.exp()
 
 
 def _clamp_by_zero(x: Tensor) -> Tensor:

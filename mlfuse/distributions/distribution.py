@@ -157,14 +157,17 @@ class Distribution:
 
     @property
     def mean(self) -> Tensor:
+        """The mean of the distribution."""
         raise NotImplementedError(f"{self.__class__} does not implement mean")
 
     @property
     def mode(self) -> Tensor:
+        """The mode of the distribution."""
         raise NotImplementedError(f"{self.__class__} does not implement mode")
 
     @property
     def variance(self) -> Tensor:
+        """The variance of the distribution."""
         raise NotImplementedError(f"{self.__class__} does not implement variance")
 
     @property

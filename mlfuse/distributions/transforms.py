@@ -9,19 +9,35 @@ import numbers
 import numpy as np
 
 from mlfuse.distributions import constraints
-from mlfuse.distributions.utils import _host, _sum_rightmost, broadcast_all, finfo, lazy_property
-from mlfuse.tensor import Tensor, broadcast_shape
+from mlfuse.distributions.utils import (
+    _host,
+    _sum_rightmost,
+    broadcast_all,
+    finfo,
+    lazy_property,
+    tril_matrix_to_vec,
+    vec_to_tril_matrix,
+)
+from mlfuse.tensor import Tensor, broadcast_shape, cat, stack
 
 __all__ = [
     "AbsTransform",
     "AffineTransform",
+    "CatTransform",
     "ComposeTransform",
+    "CorrCholeskyTransform",
+    "CumulativeDistributionTransform",
     "ExpTransform",
     "IndependentTransform",
+    "LowerCholeskyTransform",
+    "PositiveDefiniteTransform",
     "PowerTransform",
+    "ReshapeTransform",
     "SigmoidTransform",
     "SoftmaxTransform",
     "SoftplusTransform",
+    "StackTransform",
+    "StickBreakingTransform",
     "TanhTransform",
     "Transform",
     "identity_transform",
@@ -51,6 +67,7 @@ class Transform:
 
     @property
     def event_dim(self) -> int:
+        """How many rightmost dims form one event (of the domain and codomain alike)."""
         if self.domain.event_dim == self.codomain.event_dim:
             return self.domain.event_dim
         raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
@@ -66,9 +83,11 @@ class Transform:
 
     @property
     def sign(self):
+        """+1 or -1 for a monotone univariate transform (increasing or decreasing)."""
         raise NotImplementedError
 
     def with_cache(self, cache_size: int = 1) -> Transform:
+        """This transform with ``cache_size`` (0 or 1)."""
         if self._cache_size == cache_size:
             return self
         if type(self).__init__ is Transform.__init__:
@@ -110,6 +129,8 @@ class Transform:
         raise NotImplementedError
 
     def log_abs_det_jacobian(self, x, y):
+        """``log |dy/dx|`` at the pair ``x``, ``y = t(x)`` (summed over nothing:
+        one entry per element, or per event for transforms of events)."""
         raise NotImplementedError
 
     def forward_shape(self, shape):
@@ -599,3 +620,425 @@ class SoftmaxTransform(Transform):
 
     def _inverse(self, y):
         return y.log()
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape)
+
+
+def _pad_last(x: Tensor, left: int, right: int, value: float) -> Tensor:
+    """``x`` padded along its last dim with ``value``."""
+    parts = []
+    if left:
+        parts.append(Tensor.full(x.shape[:-1] + (left,), value, x.dtype, x.device))
+    parts.append(x)
+    if right:
+        parts.append(Tensor.full(x.shape[:-1] + (right,), value, x.dtype, x.device))
+    return cat(parts, -1) if len(parts) > 1 else x
+
+
+def _stick_offset(k: int, like: Tensor) -> Tensor:
+    """``log(k, k - 1, ..., 1)``: the shifts that center the stick-breaking logits."""
+    return Tensor(np.log(np.arange(k, 0, -1, dtype=np.float64)), like.dtype, like.device)
+
+
+class StickBreakingTransform(Transform):
+    """Unconstrained vectors of ``K - 1`` entries to the simplex of ``K``, by
+    stick breaking: each logit (shifted by ``log`` of the entries left) takes
+    a sigmoid share of what remains of the stick. Bijective (the transform
+    ``biject_to(constraints.simplex)`` gives)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, StickBreakingTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        z = _clipped_sigmoid(x - _stick_offset(x.shape[-1], x))
+        z_cumprod = (1 - z).cumprod(-1)
+        return _pad_last(z, 0, 1, 1.0) * _pad_last(z_cumprod, 1, 0, 1.0)
+
+    def _inverse(self, y):
+        y_crop = y[..., :-1]
+        sf = (1 - y_crop.cumsum(-1)).clamp(min=finfo(y.dtype).tiny)
+        return y_crop.log() - sf.log() + _stick_offset(y_crop.shape[-1], y)
+
+    def log_abs_det_jacobian(self, x, y):
+        x = x - _stick_offset(x.shape[-1], x)
+        # 1 - sigmoid(x) = exp(-x) sigmoid(x)
+        return (-x + x.logsigmoid() + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] - 1,)
+
+
+class LowerCholeskyTransform(Transform):
+    """Unconstrained square matrices to lower-triangular ones with a positive
+    diagonal: the strict lower triangle kept, the diagonal exponentiated."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, LowerCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.tril(-1) + x.diagonal(0, -2, -1).exp().diag_embed()
+
+    def _inverse(self, y):
+        return y.tril(-1) + y.diagonal(0, -2, -1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """Unconstrained square matrices to positive-definite ones: ``L L^T`` for
+    ``L`` the :class:`LowerCholeskyTransform` of the input."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        lower = LowerCholeskyTransform()(x)
+        return lower @ lower.mT
+
+    def _inverse(self, y):
+        from mlfuse import linalg
+
+        return LowerCholeskyTransform().inv(linalg.cholesky(y))
+
+
+class CorrCholeskyTransform(Transform):
+    """Unconstrained vectors of ``D (D - 1) / 2`` entries to lower Cholesky
+    factors of ``D x D`` correlation matrices: the entries fill the strict lower
+    triangle in row order through ``tanh``, and each row goes through a signed
+    stick-breaking onto the unit sphere (Stan's construction)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        eps = finfo(x.dtype).eps
+        x = x.tanh().clamp(-1 + eps, 1 - eps)
+        r = vec_to_tril_matrix(x, diag=-1)
+        # y = sign(r) sqrt(z * cumprod(1 - z)) with z = r^2, = r * sqrt(cumprod(1 - z))
+        z1m_cumprod_sqrt = (1 - r.square()).sqrt().cumprod(-1)
+        r = r + Tensor.eye(r.shape[-1], dtype=r.dtype, device=r.device)
+        return r * _pad_last(z1m_cumprod_sqrt[..., :-1], 1, 0, 1.0)
+
+    def _inverse(self, y):
+        y_cumsum = 1 - (y * y).cumsum(-1)
+        y_cumsum_shifted = _pad_last(y_cumsum[..., :-1], 1, 0, 1.0)
+        y_vec = tril_matrix_to_vec(y, diag=-1)
+        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
+        t = y_vec / y_cumsum_vec.sqrt()
+        return (t.log1p() - (-t).log1p()) / 2
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        """``log |det J|`` of ``x`` to the strict lower triangle of ``y`` (the
+        two spaces have the same dimension)."""
+        y1m_cumsum = 1 - (y * y).cumsum(-1)
+        # diag=-2 reads the cumulative sums shifted right by one
+        y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, diag=-2)
+        stick_breaking_logdet = 0.5 * y1m_cumsum_tril.log().sum(-1)
+        tanh_logdet = -2 * (x + (-2 * x).softplus() - math.log(2.0)).sum(-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return tuple(shape[:-1]) + (d, d)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return tuple(shape[:-2]) + (d * (d - 1) // 2,)
+
+
+class ReshapeTransform(Transform):
+    """The rightmost ``in_shape`` of a tensor reshaped to ``out_shape`` (the same
+    number of elements; the Jacobian is the identity)."""
+
+    bijective = True
+
+    def __init__(self, in_shape, out_shape, cache_size: int = 0):
+        self.in_shape = tuple(int(s) for s in in_shape)
+        self.out_shape = tuple(int(s) for s in out_shape)
+        if math.prod(self.in_shape) != math.prod(self.out_shape):
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @constraints.dependent_property
+    def domain(self):
+        """Real tensors of ``in_shape``."""
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @constraints.dependent_property
+    def codomain(self):
+        """Real tensors of ``out_shape``."""
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        """This transform with ``cache_size`` (0 or 1)."""
+        if self._cache_size == cache_size:
+            return self
+        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+
+    def _call(self, x):
+        batch = tuple(x.shape[: x.ndim - len(self.in_shape)])
+        return x.reshape(batch + self.out_shape)
+
+    def _inverse(self, y):
+        batch = tuple(y.shape[: y.ndim - len(self.out_shape)])
+        return y.reshape(batch + self.in_shape)
+
+    def log_abs_det_jacobian(self, x, y):
+        batch = tuple(x.shape[: x.ndim - len(self.in_shape)])
+        return Tensor.zeros(*batch, dtype=x.dtype, device=x.device)
+
+    def forward_shape(self, shape):
+        shape = tuple(shape)
+        if len(shape) < len(self.in_shape):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(self.in_shape)
+        if shape[cut:] != self.in_shape:
+            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.in_shape}")
+        return shape[:cut] + self.out_shape
+
+    def inverse_shape(self, shape):
+        shape = tuple(shape)
+        if len(shape) < len(self.out_shape):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(self.out_shape)
+        if shape[cut:] != self.out_shape:
+            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.out_shape}")
+        return shape[:cut] + self.in_shape
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}(in_shape={self.in_shape}, out_shape={self.out_shape})"
+
+
+def _check_dim(t: Tensor, dim: int, size: int, what: str, name: str) -> None:
+    if not -t.ndim <= dim < t.ndim:
+        raise ValueError(f"dim {dim} out of range for {name} with {t.ndim} dimensions")
+    if t.shape[dim] != size:
+        raise ValueError(f"{name}.size({dim}) = {t.shape[dim]} must equal {what} {size}")
+
+
+class CatTransform(Transform):
+    """The transforms ``tseq`` applied to consecutive pieces of ``dim`` (of sizes
+    ``lengths``, 1 each by default), as ``cat`` lays them out::
+
+        CatTransform([ExpTransform(), identity_transform], dim=0, lengths=[10, 10])
+    """
+
+    def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise TypeError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise ValueError(
+                f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})"
+            )
+        self.dim = dim
+
+    @lazy_property
+    def event_dim(self) -> int:  # type: ignore[override]
+        """The largest event dims of the transforms."""
+        return max(t.event_dim for t in self.transforms)
+
+    @lazy_property
+    def length(self) -> int:
+        """The size of ``dim`` the transforms cover (the sum of ``lengths``)."""
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        """This transform with ``cache_size`` (0 or 1)."""
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _pieces(self, fn, z):
+        out, start = [], 0
+        for t, length in zip(self.transforms, self.lengths):
+            out.append(fn(t, z.narrow(self.dim, start, length)))
+            start += length
+        return out
+
+    def _call(self, x):
+        _check_dim(x, self.dim, self.length, "length", "x")
+        return cat(self._pieces(lambda t, p: t(p), x), self.dim)
+
+    def _inverse(self, y):
+        _check_dim(y, self.dim, self.length, "length", "y")
+        return cat(self._pieces(lambda t, p: t.inv(p), y), self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        _check_dim(x, self.dim, self.length, "length", "x")
+        _check_dim(y, self.dim, self.length, "length", "y")
+        logdetjacs, start = [], 0
+        for t, length in zip(self.transforms, self.lengths):
+            xs, ys = x.narrow(self.dim, start, length), y.narrow(self.dim, start, length)
+            ldj = t.log_abs_det_jacobian(xs, ys)
+            if t.event_dim < self.event_dim:
+                ldj = _sum_rightmost(ldj, self.event_dim - t.event_dim)
+            logdetjacs.append(ldj)
+            start += length
+        dim = self.dim
+        if dim >= 0:
+            dim = dim - x.ndim
+        dim = dim + self.event_dim
+        if dim < 0:
+            return cat(logdetjacs, dim)
+        return sum(logdetjacs)
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        """Whether all the transforms are."""
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        """The transforms' domains, as a ``constraints.cat``."""
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self):
+        """The transforms' codomains, as a ``constraints.cat``."""
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """The transforms ``tseq``, one per entry of ``dim``, as ``stack`` lays them
+    out::
+
+        StackTransform([ExpTransform(), identity_transform], dim=1)
+    """
+
+    def __init__(self, tseq, dim: int = 0, cache_size: int = 0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise TypeError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        """This transform with ``cache_size`` (0 or 1)."""
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slice(self, z):
+        return [z.select(self.dim, i) for i in range(z.shape[self.dim])]
+
+    def _call(self, x):
+        _check_dim(x, self.dim, len(self.transforms), "len(transforms)", "x")
+        return stack([t(p) for p, t in zip(self._slice(x), self.transforms)], self.dim)
+
+    def _inverse(self, y):
+        _check_dim(y, self.dim, len(self.transforms), "len(transforms)", "y")
+        return stack([t.inv(p) for p, t in zip(self._slice(y), self.transforms)], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        _check_dim(x, self.dim, len(self.transforms), "len(transforms)", "x")
+        _check_dim(y, self.dim, len(self.transforms), "len(transforms)", "y")
+        return stack(
+            [
+                t.log_abs_det_jacobian(xs, ys)
+                for xs, ys, t in zip(self._slice(x), self._slice(y), self.transforms)
+            ],
+            self.dim,
+        )
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        """Whether all the transforms are."""
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        """The transforms' domains, as a ``constraints.stack``."""
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self):
+        """The transforms' codomains, as a ``constraints.stack``."""
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class CumulativeDistributionTransform(Transform):
+    """``y = distribution.cdf(x)``: a univariate distribution's support to the
+    unit interval (its log-det-Jacobian is the density), e.g. for a Gaussian
+    copula::
+
+        TransformedDistribution(mvn, [CumulativeDistributionTransform(Normal(0.0, 1.0))])
+    """
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size: int = 0):
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):  # type: ignore[override]
+        """The distribution's support."""
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        """This transform with ``cache_size`` (0 or 1)."""
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)

@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from mlfuse import dtypes, graph
-from mlfuse.tensor import Tensor, _derivative, _random, broadcast_shape, stack
+from mlfuse.tensor import Tensor, _derivative, _random, broadcast_shape, cat, stack
 
 euler_constant = 0.57721566490153286060  # the Euler-Mascheroni constant
 
@@ -23,6 +23,8 @@ __all__ = [
     "lazy_property",
     "logits_to_probs",
     "probs_to_logits",
+    "tril_matrix_to_vec",
+    "vec_to_tril_matrix",
 ]
 
 
@@ -127,6 +129,45 @@ class lazy_property:  # noqa: N801 - PyTorch's name
         value = self.wrapped(instance)
         instance.__dict__[self.wrapped.__name__] = value
         return value
+
+
+def _tril_index(n: int, diag: int) -> np.ndarray:
+    """The flat indices (row-major, into an ``n x n`` matrix) of the entries on
+    or below diagonal ``diag``, in row order."""
+    rows, cols = np.indices((n, n))
+    return np.flatnonzero((cols < rows + (diag + 1)).reshape(-1))
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """The entries of (a batch of) ``D x D`` matrices on or below diagonal
+    ``diag``, in row order, as vectors: ``tril_matrix_to_vec(L, diag=-1)``."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    flat = mat.reshape(*mat.shape[:-2], n * n)
+    return flat[..., _tril_index(n, diag).tolist()]
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """(A batch of) vectors laid out as the entries on or below diagonal ``diag``
+    of ``D x D`` lower-triangular matrices, in row order (the inverse of
+    :func:`tril_matrix_to_vec`): ``vec_to_tril_matrix(v, diag=-1)``."""
+    size = vec.shape[-1]
+    # the positive root of D^2 + (1 + 2 diag) D - |diag| (diag + 1) - 2 size = 0
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * size + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if abs(round(n) - n) > 1e-9:
+        raise ValueError(
+            f"The size of last dimension is {size} which cannot be expressed as "
+            "the lower triangular part of a square D x D matrix."
+        )
+    n = round(n)
+    idx = _tril_index(n, diag)
+    # each matrix entry reads its vector entry, or an appended zero
+    source = np.full(n * n, size)
+    source[idx] = np.arange(size)
+    zero = Tensor.zeros(*vec.shape[:-1], 1, dtype=vec.dtype, device=vec.device)
+    padded = cat([vec, zero], -1)
+    return padded[..., source.tolist()].reshape(*vec.shape[:-1], n, n)
 
 
 def _shape(sample_shape) -> tuple[int, ...]:
