@@ -1,8 +1,10 @@
 """Small ``torch.nn``-style modules holding Tensor parameters.
 
 A module is a callable object: ``__call__`` runs ``forward``. Its parameters
-are the Tensor attributes (and those of its sub-modules), found by
-:meth:`Module.parameters`; ``train()``/``eval()`` switch dropout and batch
+are its parameter attributes (``nn.Parameter``: leaf tensors that require
+grad, or were frozen with ``requires_grad_(False)``) and those of its
+sub-modules, found by :meth:`Module.parameters`; a plain tensor attribute is
+neither a parameter nor a buffer, as in PyTorch; ``train()``/``eval()`` switch dropout and batch
 norm between their two behaviours. Initialisation follows PyTorch's defaults
 (uniform in ``+-1/sqrt(fan_in)`` for linear and convolution layers), drawn
 from the generator ``mlfuse.manual_seed`` seeds.
@@ -351,16 +353,25 @@ def _children_of(m: Module) -> list[tuple[str, Module | None]]:
     return out
 
 
+def _is_param(v) -> bool:
+    """A parameter, as PyTorch tells them: a leaf that requires grad (what
+    ``nn.Parameter`` makes) or one frozen with ``requires_grad_(False)``. A plain
+    tensor attribute (a cache, a precomputed table, a computed value) is neither
+    a parameter nor a buffer: not trained, saved or moved by ``to()``."""
+    return (v.requires_grad and v.is_leaf) or v in FROZEN
+
+
 def _params_of(m: Module, with_none: bool = False) -> list[tuple[str, Tensor | None]]:
-    """``(name, tensor)`` of the parameters of ``m`` itself: its Tensor attributes
-    that are not buffers (and, ``with_none``, the names registered with None)."""
+    """``(name, tensor)`` of the parameters of ``m`` itself: its parameter-tensor
+    attributes that are not buffers (and, ``with_none``, the names registered
+    with None)."""
     d = m.__dict__
     bufs = m._buffer_names
     nones = d.get("_none_members") if with_none else None
     return [
         (k, v)
         for k, v in d.items()
-        if (isinstance(v, Tensor) and k not in bufs)
+        if (isinstance(v, Tensor) and k not in bufs and _is_param(v))
         or (v is None and nones and nones.get(k) == "parameter")
     ]
 
@@ -659,9 +670,9 @@ def _swap_value(t: Tensor, new: Tensor) -> None:
 
 class Module:
     """The base of the modules, PyTorch's ``nn.Module``: sub-modules and Tensor
-    attributes are found by walking ``__dict__`` (a Tensor attribute that is not
-    a registered buffer is a parameter; Modules in list or tuple attributes are
-    sub-modules too): ``sum(p.numel() for p in model.parameters())``,
+    attributes are found by walking ``__dict__`` (a parameter tensor that is not
+    a registered buffer is a parameter, a plain tensor neither; Modules in list
+    or tuple attributes are sub-modules too): ``sum(p.numel() for p in model.parameters())``,
     ``model.to(mlfuse.float64)``, ``model.register_forward_hook(f)``."""
 
     training: bool = True
@@ -875,10 +886,13 @@ class Module:
         self._forget_member(key)
 
     def _set_param(self, name: str, value: Tensor | None) -> None:
-        """Make ``value`` the parameter ``name`` (what ``m._parameters[name] = p`` does)."""
+        """Make ``value`` the parameter ``name`` (what ``m._parameters[name] = p`` does);
+        a tensor that does not require grad is a frozen parameter."""
         self._forget_member(name)
         if value is None:
             self._mark_none(name, "parameter")
+        elif not _is_param(value):
+            FROZEN.add(value)
         object.__setattr__(self, name, value)
 
     def _drop_param(self, name: str) -> None:

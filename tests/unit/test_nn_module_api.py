@@ -304,8 +304,8 @@ def test_registration_lookup_and_removal():
         net.set_submodule("zz", nn.ReLU(), strict=True)
     del net.scale  # a buffer: its name goes too
     assert "scale" not in net._buffers and net.named_buffers() == []
-    net.scale = Tensor(np.ones(3, np.float32))
-    assert "scale" in dict(net.named_parameters())  # a plain tensor attribute again
+    net.scale = Tensor(np.ones(3, np.float32))  # a plain tensor: neither, as PyTorch's
+    assert "scale" not in dict(net.named_parameters()) and "scale" not in net.state_dict()
     del net.gain
     assert "gain" not in net._parameters
 
