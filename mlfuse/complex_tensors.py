@@ -148,14 +148,11 @@ class ComplexTensor(Tensor):
     # -- values ----------------------------------------------------------------
     def realize(self, *others: Tensor) -> ComplexTensor:
         """Compute both parts (and ``others``) in one schedule."""
-        parts = []
-        for t in (self, *others):
-            parts.extend((t._re, t._im) if isinstance(t, ComplexTensor) else (t,))
-        Tensor.realize(*parts)
+        Tensor.realize(self._re, self._im, *others)
         return self
 
-    def numpy(self) -> np.ndarray:
-        """The values as a numpy complex64/complex128 array."""
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a numpy complex64/complex128 array (``force`` as :meth:`Tensor.numpy`)."""
         self.realize()
         out = np.empty(self.shape, self.dtype.np)
         out.real, out.imag = self._re.numpy(), self._im.numpy()
@@ -505,6 +502,21 @@ class ComplexTensor(Tensor):
         im = self._re.zeros_like() if im is None else im.expand(self.shape).cast(self._re.dtype)
         self._rebind(re, im)
         return self
+
+    def assign(self, x) -> ComplexTensor:
+        """Take ``x``'s values in place (shapes must match; cast to this dtype):
+        what ``load_state_dict`` does to a complex buffer."""
+        re, im = parts(x)
+        if re.shape != self.shape:
+            raise ArgumentError(f"assign: shape {re.shape} does not match {self.shape}")
+        return self.copy_(ComplexTensor(re, im if im is not None else re.zeros_like()))
+
+    def _detached(self) -> ComplexTensor:
+        return self.detach()
+
+    def _become(self, z: ComplexTensor) -> None:
+        """Hold ``z``'s parts (a module's ``to()`` swapping a buffer's value in place)."""
+        self._rebind(z._re.detach(), z._im.detach())
 
     def zero_(self):
         self._rebind(self._re.zeros_like(), self._im.zeros_like())

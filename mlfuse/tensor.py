@@ -1274,11 +1274,13 @@ class Tensor:
     # -- realization ------------------------------------------------------------
     def realize(self, *others: Tensor) -> Tensor:
         """Compute this tensor (and ``others``, in the same schedule)."""
-        graph.realize([self.node, *(o.node for o in others)])
+        graph.realize(_nodes_of((self, *others)))
         return self
 
-    def numpy(self) -> np.ndarray:
-        """A copy of the values as a numpy array (realizes): ``x.numpy()``."""
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """A copy of the values as a numpy array (realizes): ``x.numpy()``. It is
+        always a copy on the host, so PyTorch's ``force=True`` (detach, move to the
+        CPU first) changes nothing."""
         self.realize()
         return graph.host_array(self.node)
 
@@ -7559,9 +7561,20 @@ def minimum(a, b) -> Tensor:
     return (a if isinstance(a, Tensor) else Tensor(a)).minimum(b)
 
 
+def _nodes_of(tensors) -> list[Node]:
+    """The graph nodes of ``tensors`` (a complex tensor's: both parts')."""
+    out = []
+    for t in tensors:
+        if t.dtype.kind == "c":
+            out.extend((t.real.node, t.imag.node))
+        else:
+            out.append(t.node)
+    return out
+
+
 def realize(*tensors: Tensor) -> None:
     """Compute all ``tensors`` in one schedule."""
-    graph.realize([t.node for t in tensors])
+    graph.realize(_nodes_of(tensors))
 
 
 def schedule(*tensors: Tensor):

@@ -29,7 +29,7 @@ import numpy as np
 from mlfuse import dtypes
 from mlfuse.nn import functional as F
 from mlfuse.errors import ArgumentError
-from mlfuse.tensor import FROZEN, Tensor
+from mlfuse.tensor import FROZEN, Tensor, realize
 from mlfuse.utils.hooks import RemovableHandle
 
 
@@ -653,10 +653,20 @@ def _parse_to(args: tuple, kwargs: dict):
     return _device_arg(device), dtype, non_blocking, fmt
 
 
+def _same_value(a: Tensor, b: Tensor) -> bool:
+    """Whether two tensors hold one value (the same graph nodes)."""
+    if a.dtype.is_complex or b.dtype.is_complex:
+        return a.dtype == b.dtype and a.real is b.real and a.imag is b.imag
+    return a.node is b.node
+
+
 def _swap_value(t: Tensor, new: Tensor) -> None:
     """Give ``t`` the value of ``new`` in place: the same Python object (an
     optimizer holding it keeps updating it), still a leaf that requires grad if it
     was one (the node setter keeps leaves leaves), no longer a view."""
+    if t.dtype.is_complex:  # a complex buffer: a pair of real tensors, swapped together
+        t._become(new)
+        return
     n = new._detached().node
     if getattr(t, "_base", None) is not None:
         t._base = None
@@ -1575,7 +1585,7 @@ class Module:
                             f"_apply: fn must return a Tensor, got {type(new).__name__} for "
                             f"{type(m).__name__}.{k}"
                         )
-                    if new is not v and new.node is not v.node:
+                    if new is not v and not _same_value(new, v):
                         if type(new) is not type(v):
                             raise TypeError(
                                 f"_apply: {type(m).__name__}.{k} would become a "
@@ -1596,7 +1606,7 @@ class Module:
         if not jobs:
             return self
         news = [n for _, n, _ in jobs]
-        news[0].realize(*news[1:])  # every new value, before anything changes
+        realize(*news)  # every new value, before anything changes
         for t, new, is_grad in jobs:
             if is_grad:
                 t._set_grad(Tensor(new._detached().node))

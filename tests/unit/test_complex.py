@@ -249,3 +249,21 @@ def test_unsupported_ops_name_themselves():
         mlfuse.imag(mlfuse.ones(2))
     with pytest.raises(DTypeError, match="cannot be stored as float32"):
         mlfuse.tensor([1j], dtype=mlfuse.float32)
+
+
+def test_complex_buffers_move_save_and_load_with_their_module():
+    class Rotary(mlfuse.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = mlfuse.nn.Linear(2, 2)
+            self.register_buffer("freqs", mlfuse.polar(mlfuse.ones(3), mlfuse.arange(3.0)))
+            self.cache = mlfuse.zeros(2, dtype=mlfuse.complex64)  # plain: not saved
+
+    m, other = Rotary(), Rotary()
+    other.freqs.mul_(2)
+    m.to("cpu").double()
+    assert m.freqs.dtype == mlfuse.complex64 and m.lin.weight.dtype == mlfuse.float64
+    assert list(m.state_dict()) == ["freqs", "lin.weight", "lin.bias"]  # own entries first
+    m.load_state_dict(other.state_dict())
+    close(m.freqs.numpy(), 2 * np.exp(1j * np.arange(3.0)), 1e-6)
+    assert m.freqs.numpy(force=True).dtype == np.complex64
