@@ -646,7 +646,8 @@ class ComplexTensor(Tensor):
         """Whether every element :meth:`isclose`."""
         return bool(self.isclose(other, rtol, atol, equal_nan).all().item())
 
-    def where(self, a, b):  # pragma: no cover - a complex condition is an error
+    def where(self, a, b):
+        """A complex condition is an error (PyTorch's too): the condition must be real."""
         raise DTypeError("where: the condition must be a real tensor, got complex")
 
     def prod(self, dim=None, keepdim: bool = False):

@@ -136,8 +136,6 @@ def istft(
     if not isinstance(input, Tensor):
         raise TypeError(f"istft: expected a Tensor, got {type(input).__name__}")
     if not input.is_complex():
-        if input.shape and input.shape[-1] == 2:
-            raise DTypeError("istft requires a complex-valued input tensor")
         raise DTypeError("istft requires a complex-valued input tensor")
     n_fft, hop, win = _lengths("istft", n_fft, hop_length, win_length)
     if input.ndim not in (2, 3):
