@@ -102,13 +102,23 @@ class ComplexTensor(Tensor):
 
     @property
     def real(self) -> Tensor:
-        """The real part, a real tensor: ``z.real``."""
+        """The real part, a real tensor: ``z.real`` (an in-place op on it, or
+        assigning ``z.real = x``, changes ``z``)."""
         return self._re
+
+    @real.setter
+    def real(self, value) -> None:
+        self._re.assign(_part_value(value, self._re))
 
     @property
     def imag(self) -> Tensor:
-        """The imaginary part, a real tensor: ``z.imag``."""
+        """The imaginary part, a real tensor: ``z.imag`` (an in-place op on it, or
+        assigning ``z.imag = x``, changes ``z``)."""
         return self._im
+
+    @imag.setter
+    def imag(self, value) -> None:
+        self._im.assign(_part_value(value, self._im))
 
     @property
     def shape(self):
@@ -780,6 +790,14 @@ class ComplexTensor(Tensor):
         o = other if isinstance(other, Tensor) else Tensor(other, device=self.device)
         dt = dtypes.promote(self._re.dtype, o.dtype if o.dtype.is_float else self._re.dtype)
         return (self._re.cast(dt), self._im.cast(dt)), (o.cast(dt), None)
+
+
+def _part_value(value, part: Tensor) -> Tensor:
+    """``value`` (real) as a new value of ``part``: its shape and dtype."""
+    if isinstance(value, ComplexTensor):
+        raise DTypeError("a complex tensor's real or imaginary part takes real values")
+    v = value if isinstance(value, Tensor) else Tensor(value, device=part.device)
+    return v.cast(part.dtype).expand(part.shape)
 
 
 def _broadcast_shape(*shapes):

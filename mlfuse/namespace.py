@@ -787,6 +787,7 @@ class finfo:  # noqa: N801 - PyTorch's name
 
     def __init__(self, type=None) -> None:  # noqa: A002 - PyTorch's name
         dt = dtypes.default_float if type is None else dtypes.as_dtype(type)
+        dt = dt.to_real  # a complex dtype's: its parts' (PyTorch's)
         if not dt.is_float:
             raise TypeError(f"finfo needs a float dtype, got {dt.name} (use iinfo)")
         self.dtype = dt

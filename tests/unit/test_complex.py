@@ -267,3 +267,18 @@ def test_complex_buffers_move_save_and_load_with_their_module():
     m.load_state_dict(other.state_dict())
     close(m.freqs.numpy(), 2 * np.exp(1j * np.arange(3.0)), 1e-6)
     assert m.freqs.numpy(force=True).dtype == np.complex64
+
+
+def test_parts_are_writable_views_of_the_value():
+    z = mlfuse.tensor(np.array([1 + 2j, 3 - 1j]))
+    re = z.real
+    z.real = mlfuse.tensor([5.0, 6.0])
+    assert z.tolist() == [5 + 2j, 6 - 1j] and re.tolist() == [5.0, 6.0]
+    z.imag.zero_()
+    z.real.mul_(2)
+    assert z.tolist() == [10 + 0j, 12 + 0j]
+    z.imag = 0.5
+    assert z.tolist() == [10 + 0.5j, 12 + 0.5j]
+    assert mlfuse.finfo(mlfuse.complex64).eps == mlfuse.finfo(mlfuse.float32).eps
+    with pytest.raises(DTypeError, match="takes real values"):
+        z.real = z
