@@ -146,7 +146,7 @@ from mlfuse import nn, optim  # noqa: E402, F401 - torch.nn / torch.optim's plac
 # PyTorch's top-level functions (mlfuse.zeros, mlfuse.exp(x), mlfuse.max(x, 1)...); they
 # take the place of the ``mlfuse.tensor`` module's name: ``mlfuse.tensor([1, 2])``
 from mlfuse import amp, backends, compiler, cpu, cuda, linalg, namespace, profiler  # noqa: E402, F401
-from mlfuse import distributed, distributions, random, special, testing  # noqa: E402, F401
+from mlfuse import distributed, distributions, random, serialization, special, testing  # noqa: E402, F401
 from mlfuse.amp import (  # noqa: E402 - torch.autocast and its switches
     autocast,
     clear_autocast_cache,

@@ -22,7 +22,6 @@ import functools
 import itertools
 import math
 import os
-import pickle
 from typing import NamedTuple
 
 import numpy as np
@@ -32,6 +31,7 @@ from mlfuse.autograd import no_grad
 from mlfuse.targets import devices, get_target
 from mlfuse.errors import ArgumentError, DTypeError
 from mlfuse.nn import functional as F
+from mlfuse.serialization import load, save  # torch.save / torch.load
 from mlfuse.tensor import SortResult, Tensor, _norm_axis, _shape_arg, broadcast_shape, cat
 
 # functions that are ``input.<name>(*args, **kwargs)``
@@ -1781,41 +1781,6 @@ feature_dropout_ = _dropout_("feature_dropout_", feature_dropout)
 feature_alpha_dropout_ = _dropout_(
     "feature_alpha_dropout_", lambda x, p, t: F.feature_alpha_dropout(x, p, t)
 )
-
-
-# -- saving and loading --------------------------------------------------------------
-def save(obj, f) -> None:
-    """Pickle ``obj`` (tensors, state dicts, lists of them...) to a path or an open
-    binary file; tensors are stored as their values: ``mlfuse.save(model.state_dict(),
-    "model.pt")``."""
-    if hasattr(f, "write"):
-        pickle.dump(obj, f)
-        return
-    with open(f, "wb") as fh:
-        pickle.dump(obj, fh)
-
-
-def load(f, map_location=None, weights_only: bool = True):
-    """Read what :func:`save` wrote (tensors come back on ``map_location``, a device
-    name, when given): ``model.load_state_dict(mlfuse.load("model.pt"))``."""
-    if hasattr(f, "read"):
-        obj = pickle.load(f)  # noqa: S301 - reading the user's own file, as torch.load
-    else:
-        with open(f, "rb") as fh:
-            obj = pickle.load(fh)  # noqa: S301
-    if map_location is not None:
-        obj = _moved(obj, str(map_location))
-    return obj
-
-
-def _moved(obj, device: str):
-    if isinstance(obj, Tensor):
-        return obj.to(device)
-    if isinstance(obj, dict):
-        return type(obj)((k, _moved(v, device)) for k, v in obj.items())
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_moved(v, device) for v in obj)
-    return obj
 
 
 # -- nn.functional's functions that PyTorch also has at the top level ---------------

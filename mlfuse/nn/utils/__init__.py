@@ -11,6 +11,7 @@ computes a parameter from others at each read (``parametrizations.weight_norm``,
 
 from __future__ import annotations
 
+import importlib
 import math
 
 from mlfuse import dtypes
@@ -173,3 +174,9 @@ def convert_conv3d_weight_memory_format(module: Module, memory_format=None) -> M
     """The 5-d counterpart of :func:`convert_conv2d_weight_memory_format` (nothing
     changes either): ``convert_conv3d_weight_memory_format(model, None)``."""
     return module
+
+
+# the submodules PyTorch code imports these functions from (importing one makes it
+# an attribute of this package)
+for _sub in ("clip_grad", "convert_parameters", "init", "memory_format"):
+    importlib.import_module(f"{__name__}.{_sub}")
