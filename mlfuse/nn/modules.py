@@ -1950,6 +1950,18 @@ class LayerNorm(Module):
         return f"{self.normalized_shape}, eps={self.eps}"
 
 
+def _check_momentum(momentum, name: str) -> None:
+    """A batch norm's momentum: in [0, 1], or None (cumulative averages)."""
+    if momentum is not None and (isinstance(momentum, bool) or not 0 <= momentum <= 1):
+        raise ArgumentError(f"{name}: momentum must be in [0, 1] or None, got {momentum!r}")
+
+
+def _no_grad():
+    from mlfuse.autograd import no_grad
+
+    return no_grad()
+
+
 class _BatchNorm(Module):
     _buffer_names = ("running_mean", "running_var", "num_batches_tracked")
     _ndims: tuple[int, ...] = (4,)
@@ -1965,8 +1977,7 @@ class _BatchNorm(Module):
     ) -> None:
         name = type(self).__name__
         _positive_int(num_features, f"{name}: num_features")
-        if momentum is None or not 0 <= momentum <= 1:
-            raise ArgumentError(f"{name}: momentum must be in [0, 1], got {momentum!r}")
+        _check_momentum(momentum, name)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.weight = _param(Tensor.ones(num_features)) if affine else None
@@ -1982,10 +1993,15 @@ class _BatchNorm(Module):
             )
 
     def forward(self, x: Tensor) -> Tensor:
-        """``F.batch_norm`` in the module's mode: ``bn.forward(x)``."""
+        """``F.batch_norm`` in the module's mode: ``bn.forward(x)``; with
+        ``momentum=None`` the running statistics are cumulative averages (each
+        batch weighs ``1 / num_batches_tracked``, a lazy scalar: nothing syncs)."""
         self._check_input(x)
+        momentum = self.momentum
         if self.training and self.num_batches_tracked is not None:
             self.num_batches_tracked.assign(self.num_batches_tracked + 1)
+            if momentum is None:
+                momentum = 1.0 / self.num_batches_tracked.cast(self.running_mean.dtype)
         return F.batch_norm(
             x,
             self.running_mean,
@@ -1993,9 +2009,26 @@ class _BatchNorm(Module):
             self.weight,
             self.bias,
             self.training or self.running_mean is None,
-            self.momentum,
+            0.0 if momentum is None else momentum,
             self.eps,
         )
+
+    def reset_running_stats(self) -> None:
+        """Running mean 0, variance 1 and no batch tracked, in place:
+        ``bn.reset_running_stats()``."""
+        if self.track_running_stats and self.running_mean is not None:
+            with _no_grad():
+                self.running_mean.assign(self.running_mean.zeros_like()).realize()
+                self.running_var.assign(self.running_var.ones_like()).realize()
+                self.num_batches_tracked.assign(self.num_batches_tracked.zeros_like()).realize()
+
+    def reset_parameters(self) -> None:
+        """:meth:`reset_running_stats`, weight 1 and bias 0: ``bn.reset_parameters()``."""
+        self.reset_running_stats()
+        if self.affine and self.weight is not None:
+            with _no_grad():
+                self.weight.assign(self.weight.ones_like()).realize()
+                self.bias.assign(self.bias.zeros_like()).realize()
 
     def _settings(self) -> str:
         return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}"
@@ -4925,10 +4958,7 @@ class _LazyBatchNorm(_LazyNorm):
         affine: bool = True,
         track_running_stats: bool = True,
     ) -> None:
-        if momentum is None or not 0 <= momentum <= 1:
-            raise ArgumentError(
-                f"{type(self).__name__}: momentum must be in [0, 1], got {momentum!r}"
-            )
+        _check_momentum(momentum, type(self).__name__)
         super().__init__(eps, momentum, affine, track_running_stats)
         self._norm_placeholders(affine, track_running_stats)
 

@@ -225,7 +225,7 @@ _DERIVED: dict[str, tuple[str, Callable[[Any], float]]] = {
 }
 
 # keys PyTorch's schedulers keep in a parameter group (allowed in a new group too)
-_SCHEDULER_KEYS = {"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum"}
+_SCHEDULER_KEYS = {"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum", "swa_lr"}
 
 
 def _write(t: Tensor, value: float) -> None:
@@ -2313,3 +2313,4 @@ class LBFGS(Optimizer):
 
 
 from mlfuse.optim import lr_scheduler  # noqa: E402 - needs Optimizer
+from mlfuse.optim import swa_utils  # noqa: E402, F401 - needs Optimizer, lr_scheduler
