@@ -3789,13 +3789,42 @@ class Tensor:
         return self.repeat(*reps)
 
     @_traced
-    def repeat_interleave(self, repeats: int, dim=None) -> Tensor:
+    def repeat_interleave(self, repeats=None, dim=None, *, output_size=None) -> Tensor:
         """Repeat each element ``repeats`` times along ``dim`` (None: flattened):
-        ``Tensor([1, 2]).repeat_interleave(2)`` is ``[1, 1, 2, 2]``."""
-        if not isinstance(repeats, (int, np.integer)) or repeats < 0:
-            raise ArgumentError(f"repeat_interleave: repeats must be an int >= 0, got {repeats!r}")
+        ``Tensor([1, 2]).repeat_interleave(2)`` is ``[1, 1, 2, 2]``. ``repeats`` may
+        be a count per element (a tensor or list: the result's length is their sum,
+        read on the host unless ``output_size`` gives it); without ``repeats``, this
+        tensor holds the counts and the result repeats their indices (PyTorch's
+        ``torch.repeat_interleave(counts)``)."""
+        if repeats is None:
+            counts = self
+            return Tensor.arange(counts.numel(), device=self.device).repeat_interleave(
+                counts, output_size=output_size
+            )
         x = self.reshape(-1) if dim is None else self
         d = _norm_axis(0 if dim is None else dim, x.ndim, "dim")
+        if isinstance(repeats, (Tensor, list, tuple, np.ndarray)):
+            reps = np.asarray(repeats.numpy() if isinstance(repeats, Tensor) else repeats)
+            if reps.ndim > 1 or reps.dtype.kind not in "iu":
+                raise ArgumentError("repeat_interleave: repeats must be a 0-d or 1-d int tensor")
+            if reps.ndim == 1 and reps.size != 1:
+                if reps.size != x.shape[d]:
+                    raise ArgumentError(
+                        f"repeat_interleave: repeats must have the same size as input along dim "
+                        f"({reps.size} repeats, {x.shape[d]} elements)"
+                    )
+                if (reps < 0).any():
+                    raise ArgumentError("repeat_interleave: repeats can not be negative")
+                index = np.repeat(np.arange(x.shape[d]), reps)
+                if output_size is not None and output_size != index.size:
+                    raise ArgumentError(
+                        f"repeat_interleave: output_size {output_size} is not the sum of "
+                        f"repeats ({index.size})"
+                    )
+                return x.index_select(d, Tensor(index, device=x.device))
+            repeats = int(reps.reshape(-1)[0])
+        if not isinstance(repeats, (int, np.integer)) or repeats < 0:
+            raise ArgumentError(f"repeat_interleave: repeats must be an int >= 0, got {repeats!r}")
         s = x.shape
         out = (
             x.reshape(s[: d + 1] + (1,) + s[d + 1 :])

@@ -2280,9 +2280,10 @@ class GELU(_Activation):
 
 
 class SiLU(_Activation):
-    """``x * sigmoid(x)``: ``nn.SiLU()(x)``."""
+    """``x * sigmoid(x)`` (``inplace`` is accepted and makes no difference):
+    ``nn.SiLU()(x)``."""
 
-    def __init__(self) -> None:
+    def __init__(self, inplace: bool = False) -> None:
         super().__init__(F.silu, "silu")
 
 

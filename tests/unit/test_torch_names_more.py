@@ -86,3 +86,18 @@ def test_tensor_odds_and_ends():
     assert x.module_load(mlfuse.ones(6)).numpy().tolist() == [1.0] * 6
     assert not mlfuse.is_distributed(x)
     x.record_stream(None)
+
+
+def test_repeat_interleave_with_counts():
+    x = np.arange(6).reshape(2, 3)
+    got = mlfuse.tensor(x).repeat_interleave(mlfuse.tensor([1, 0, 2]), dim=1)
+    np.testing.assert_array_equal(got.numpy(), np.repeat(x, [1, 0, 2], axis=1))
+    assert mlfuse.repeat_interleave(mlfuse.tensor([2, 0, 1])).tolist() == [0, 0, 2]
+    np.testing.assert_array_equal(
+        mlfuse.tensor(x).repeat_interleave(mlfuse.tensor([2]), dim=0).numpy(), np.repeat(x, 2, 0)
+    )
+    with pytest.raises(ArgumentError, match="same size as input"):
+        mlfuse.tensor(x).repeat_interleave(mlfuse.tensor([1, 2]), dim=1)
+    with pytest.raises(ArgumentError, match="can not be negative"):
+        mlfuse.tensor(x).repeat_interleave([1, -1, 2], dim=1)
+    assert mlfuse.nn.SiLU(inplace=True)(mlfuse.zeros(2)).tolist() == [0.0, 0.0]
