@@ -178,5 +178,5 @@ def convert_conv3d_weight_memory_format(module: Module, memory_format=None) -> M
 
 # the submodules PyTorch code imports these functions from (importing one makes it
 # an attribute of this package)
-for _sub in ("clip_grad", "convert_parameters", "init", "memory_format"):
+for _sub in ("clip_grad", "convert_parameters", "init", "memory_format", "prune"):
     importlib.import_module(f"{__name__}.{_sub}")
