@@ -2381,8 +2381,12 @@ def _grid_reflect(v: Tensor, twice_low: int, twice_high: int) -> tuple[Tensor, T
     d = v - low
     below = d < 0
     d = d.abs()
-    extra = d.fmod(span)
-    odd = (d / span).floor().fmod(2) != 0
+    # d mod span by one division: grid positions are a few spans from the input at
+    # most, so the quotient is small and exact (an exact fmod is a long expansion,
+    # and grid_sample reads it per tap); the clip keeps a rounding inside [0, span]
+    flips = (d / span).floor()
+    extra = (d - flips * span).clip(0, span)
+    odd = (flips - 2 * (flips * 0.5).floor()) != 0
     value = odd.where(span - extra + low, extra + low)
     return value, below.where(-1.0, 1.0) * odd.where(-1.0, 1.0)
 
