@@ -4,38 +4,19 @@ from __future__ import annotations
 
 import math
 
-from mlfuse.distributions import constraints
 from mlfuse.distributions.continuous import Normal
-from mlfuse.distributions.transformed_distribution import TransformedDistribution
-from mlfuse.distributions.transforms import AbsTransform
-from mlfuse.distributions.utils import _float_tensor
+from mlfuse.distributions._half import HalfDistribution
 
 __all__ = ["HalfNormal"]
 
 
-class HalfNormal(TransformedDistribution):
+class HalfNormal(HalfDistribution):
     """The half-normal distribution: ``|X|`` for ``X ~ Normal(0, scale)``::
 
     HalfNormal(mlfuse.tensor([1.0])).rsample((4,))
     """
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None):
-        base_dist = Normal(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        """The distribution with its batch expanded to ``batch_shape``."""
-        new = self._get_checked_instance(HalfNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def scale(self):
-        """The scale of the underlying normal distribution."""
-        return self.base_dist.scale
+    _base = Normal
 
     @property
     def mean(self):
@@ -43,33 +24,6 @@ class HalfNormal(TransformedDistribution):
         return self.scale * math.sqrt(2 / math.pi)
 
     @property
-    def mode(self):
-        """Zero."""
-        return self.scale * 0
-
-    @property
     def variance(self):
         """``scale^2 (1 - 2 / pi)``."""
         return self.scale.square() * (1 - 2 / math.pi)
-
-    def log_prob(self, value):
-        """``log 2`` plus the normal log density at ``value`` (``-inf`` below 0)."""
-        if self._validate_args:
-            self._validate_sample(value)
-        value = _float_tensor(value, self.scale)
-        lp = self.base_dist.log_prob(value) + math.log(2)
-        return (value >= 0).where(lp, -math.inf)
-
-    def cdf(self, value):
-        """``2 Phi(value / scale) - 1``."""
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        """The quantile at ``prob``: the normal's at ``(prob + 1) / 2``."""
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        """The normal's entropy less ``log 2``."""
-        return self.base_dist.entropy() - math.log(2)
