@@ -29,7 +29,7 @@ import warnings
 
 import numpy as np
 
-from mlfuse import dtypes
+from mlfuse import dtypes, layouts
 from mlfuse.autograd.function import Function
 from mlfuse.dtypes import DType
 from mlfuse.errors import ArgumentError, DTypeError
@@ -255,12 +255,14 @@ class ComplexTensor(Tensor):
         """The dtype's name without an argument, else :meth:`cast`."""
         return self.dtype.name if dtype is None else self.cast(dtype)
 
-    def cfloat(self) -> ComplexTensor:
+    def cfloat(self, memory_format=None) -> ComplexTensor:
         """As complex64: ``z.cfloat()``."""
+        layouts.check_memory_format(memory_format, "cfloat", self.ndim)
         return self.cast(dtypes.complex64)
 
-    def cdouble(self) -> ComplexTensor:
+    def cdouble(self, memory_format=None) -> ComplexTensor:
         """As complex128: ``z.cdouble()``."""
+        layouts.check_memory_format(memory_format, "cdouble", self.ndim)
         return self.cast(dtypes.complex128)
 
     def cpu(self) -> ComplexTensor:

@@ -841,7 +841,7 @@ def eigh(a, UPLO: str = "L") -> EighResult:  # noqa: N803 - PyTorch's name
     the ``UPLO`` triangle: ``w, v = eigh(a)``."""
     a = _square(a, "eigh")
     w, v = _eigh_host(a, UPLO, "eigh")
-    vals = _derivative("linalg.eigh", _back(w, a), (a,), _eigvals_rule)
+    vals = _derivative("linalg.eigh", _back(w, a), (a,), _eigvals_rule(UPLO))
 
     def rule(c, g):
         wh, vh = np.linalg.eigh(_host(c.x), UPLO)
@@ -858,43 +858,107 @@ def eigh(a, UPLO: str = "L") -> EighResult:  # noqa: N803 - PyTorch's name
     return EighResult(vals, vecs)
 
 
-def _eigvals_rule(c, g):
-    v = _back(np.linalg.eigh(_host(c.x))[1], c.x)
-    return ((v * g.unsqueeze(-2)) @ v.mT,)
+def _eigvals_rule(uplo: str):
+    """The eigenvalues' gradient, ``V diag(g) V^T``, V from the ``uplo`` triangle."""
+
+    def rule(c, g):
+        v = _back(np.linalg.eigh(_host(c.x), uplo)[1], c.x)
+        return ((v * g.unsqueeze(-2)) @ v.mT,)
+
+    return rule
 
 
 def eigvalsh(a, UPLO: str = "L") -> Tensor:  # noqa: N803 - PyTorch's name
-    """The eigenvalues (ascending) of symmetric matrices: ``eigvalsh(a)``."""
+    """The eigenvalues (ascending) of symmetric matrices, from the ``UPLO``
+    triangle: ``eigvalsh(a)``."""
     a = _square(a, "eigvalsh")
+    if UPLO not in ("L", "U"):
+        raise ArgumentError(f"linalg.eigvalsh: UPLO must be 'L' or 'U', got {UPLO!r}")
     w = _lapack(np.linalg.eigvalsh, "eigvalsh", _host(a), UPLO)
-    return _derivative("linalg.eigvalsh", _back(w, a), (a,), _eigvals_rule)
+    return _derivative("linalg.eigvalsh", _back(w, a), (a,), _eigvals_rule(UPLO))
+
+
+def _tolerance(t, name: str):
+    """A tolerance given as a number or a tensor (broadcast over the batch)."""
+    if t is None or isinstance(t, (int, float)):
+        return t
+    if isinstance(t, Tensor):
+        return _host(t)[..., None]
+    raise ArgumentError(f"linalg: {name} must be a number or a tensor, got {type(t).__name__}")
 
 
 def pinv(a, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """The Moore-Penrose pseudo-inverse (singular values below
-    ``max(atol, rtol * largest)`` dropped): ``pinv(a)``. No gradient."""
+    ``max(atol, rtol * largest)`` dropped; ``atol``/``rtol`` numbers or tensors
+    broadcast over the batch): ``pinv(a)``. With ``hermitian`` the matrix's lower
+    triangle is read (its eigendecomposition, as PyTorch). No gradient."""
     a = _float_input(a, "pinv")
     h = _host(a)
-    s = np.linalg.svd(h, compute_uv=False)
+    atol, rtol = _tolerance(atol, "atol"), _tolerance(rtol, "rtol")
+    if hermitian:
+        low = np.tril(h)
+        w, v = np.linalg.eigh(low + np.swapaxes(np.tril(h, -1), -1, -2))
+        s = np.abs(w)
+    else:
+        u, s, vt = np.linalg.svd(h, full_matrices=False)
     top = s.max(-1, keepdims=True) if s.size else np.zeros(h.shape[:-2] + (1,))
     eps = np.finfo(np.dtype(a.dtype.np) if a.dtype.name != "bfloat16" else np.float32).eps
-    r = rtol if rtol is not None else (0.0 if atol else max(h.shape[-2:]) * eps)
-    cut = np.maximum(atol or 0.0, r * top)[..., 0]
-    out = np.linalg.pinv(h, rcond=cut / np.where(top[..., 0] > 0, top[..., 0], 1))
+    no_atol = atol is None or (np.ndim(atol) == 0 and atol == 0)
+    r = rtol if rtol is not None else (0.0 if not no_atol else max(h.shape[-2:]) * eps)
+    cut = np.maximum(0.0 if atol is None else atol, r * top)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if hermitian:
+            inv_w = np.where(s > cut, 1.0 / np.where(w == 0, 1.0, w), 0.0)
+            out = (v * inv_w[..., None, :]) @ np.swapaxes(v, -1, -2)
+        else:
+            inv_s = np.where(s > cut, 1.0 / np.where(s == 0, 1.0, s), 0.0)
+            out = (np.swapaxes(vt, -1, -2) * inv_s[..., None, :]) @ np.swapaxes(u, -1, -2)
     return _derivative("linalg.pinv", _back(out, a), (a,), _no_rule("pinv"))
 
 
 def lstsq(a, b, rcond=None, *, driver=None) -> LstsqResult:
-    """The least-squares solution of ``a @ X = b`` with numpy's ``lstsq`` (its
-    residuals, rank and singular values too; 2-d ``a``): ``lstsq(a, b).solution``."""
+    """The least-squares solution of ``a @ X = b`` for a batch of (m, n) matrices
+    ``a`` and right-hand sides (m, k) (or (m,) for a 2-d ``a``), batch dims
+    broadcast: ``lstsq(a, b).solution``. As PyTorch's CPU drivers report them:
+    the squared residuals for tall full-rank ``a`` except with ``"gelsy"`` (the
+    default), the rank except with ``"gels"``, the singular values only with
+    ``"gelsd"``/``"gelss"``; empty tensors otherwise. Solved on the host; no gradient."""
     a, b = _float_input(a, "lstsq"), _float_input(b, "lstsq")
-    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
+    drivers = ("gels", "gelsy", "gelsd", "gelss")
+    driver = "gelsy" if driver is None else driver
+    if driver not in drivers:
+        raise ArgumentError(f"linalg.lstsq: driver must be one of {drivers}, got {driver!r}")
+    vector = a.ndim == 2 and b.ndim == 1
+    if a.ndim < 2 or (b.ndim < 2 and not vector) or b.shape[-2 if not vector else 0] != a.shape[-2]:
         raise ArgumentError(
-            f"linalg.lstsq: A must be (m, n) and B (m,) or (m, k); got {a.shape} and {b.shape}"
+            f"linalg.lstsq: A must be (*, m, n) and B (*, m, k) (or (m,) for a 2-d A); got "
+            f"{a.shape} and {b.shape}"
         )
-    x, res, rank, sv = np.linalg.lstsq(_host(a), _host(b), rcond=rcond)
+    m, n = a.shape[-2:]
+    ah, bh = _host(a), _host(b)
+    if vector:
+        bh = bh[:, None]
+    batch = np.broadcast_shapes(ah.shape[:-2], bh.shape[:-2])
+    nb, k = math.prod(batch), bh.shape[-1]
+    af = np.broadcast_to(ah, batch + (m, n)).reshape((nb, m, n))
+    bf = np.broadcast_to(bh, batch + (m, k)).reshape((nb, m, k))
+    if rcond is None:
+        rcond = np.finfo(np.dtype(a.dtype.np) if a.dtype.name != "bfloat16" else np.float32).eps
+        rcond *= max(m, n)
+    xs, ranks, svs = np.zeros((nb, n, k)), np.zeros(nb, np.int64), np.zeros((nb, min(m, n)))
+    for i in builtins.range(nb):
+        xs[i], _, ranks[i], svs[i] = np.linalg.lstsq(af[i], bf[i], rcond=rcond)
+    x = xs.reshape(batch + (n, k))
+    x = x[..., 0] if vector else x
+    if m > n and driver != "gelsy" and (ranks == n).all():
+        r = bf - af @ xs
+        res = (r * r).sum(-2).reshape(batch + (k,))
+    else:
+        res = np.zeros((0,))
+    rank = np.zeros((0,), np.int64) if driver == "gels" else ranks.reshape(batch)
+    sv = svs.reshape(batch + (min(m, n),)) if driver in ("gelsd", "gelss") else np.zeros((0,))
     sol = _derivative("linalg.lstsq", _back(x, a), (a, b), _no_rule("lstsq"))
-    return LstsqResult(sol, _back(res, a), Tensor(np.int64(rank)), _back(sv, a))
+    return LstsqResult(sol, _back(res, a), Tensor(rank, dtypes.int64, a.device), _back(sv, a))
 
 
 def matrix_rank(a, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
@@ -983,7 +1047,14 @@ def vecdot(x, y, *, dim: int = -1) -> Tensor:
 
 
 def cross(x, y, *, dim: int = -1) -> Tensor:
-    """The cross product along ``dim`` (of length 3): ``cross(a, b)``."""
+    """The cross product along ``dim`` (of length 3; the operands have one number
+    of dims and broadcast): ``cross(a, b)``."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    y = y if isinstance(y, Tensor) else Tensor(y, device=x.device)
+    if x.ndim != y.ndim:
+        raise ArgumentError(
+            f"linalg.cross: the operands need the same number of dims, got {x.shape} and {y.shape}"
+        )
     return x.cross(y, dim=dim)
 
 
@@ -1000,6 +1071,7 @@ def matmul(a, b) -> Tensor:
 def vander(x, *, N: int | None = None) -> Tensor:  # noqa: N803 - PyTorch's name
     """The Vandermonde matrix with increasing powers (``linalg.vander``): ``vander(x)``."""
     t = x if isinstance(x, Tensor) else Tensor(x)
+    t = t.reshape(1) if t.ndim == 0 else t  # PyTorch: a 0-d input is one point
     n = t.shape[-1] if N is None else N
     cols = [t**p if p else Tensor.ones_like(t) for p in builtins.range(n)]
     return Tensor.stack(*cols, dim=-1) if cols else t.unsqueeze(-1)[..., :0]
@@ -1513,7 +1585,7 @@ def ldl_factor_ex(
     a = _ldl_input(A, "ldl_factor_ex")
     h = _host(a)
     n = h.shape[-1]
-    flat = h.reshape((-1, n, n))
+    flat = h.reshape((math.prod(h.shape[:-2]), n, n))
     ld = np.zeros_like(flat)
     piv = np.zeros(flat.shape[:-1], np.int32)
     info = np.zeros(flat.shape[0], np.int32)
@@ -1588,14 +1660,15 @@ def ldl_solve(
             "rows, as ldl_factor gives them)"
         )
     dt = dtypes.promote(t.dtype, b.dtype)
-    ld_h = np.broadcast_to(_host(t), batch + (n, n)).reshape((-1, n, n))
-    piv_h = np.broadcast_to(ph, batch + (n,)).reshape((-1, n))
+    nb = math.prod(batch)
+    ld_h = np.broadcast_to(_host(t), batch + (n, n)).reshape((nb, n, n))
+    piv_h = np.broadcast_to(ph, batch + (n,)).reshape((nb, n))
     lds, ld_grad = t.detach(), t.requires_grad
 
     def solve_host(bh: np.ndarray) -> np.ndarray:
-        rhs = np.broadcast_to(bh, batch + bh.shape[-2:]).reshape((-1,) + bh.shape[-2:])
-        x = np.stack([_sytrs(ld_h[i], piv_h[i], rhs[i]) for i in builtins.range(rhs.shape[0])])
-        return x.reshape(batch + bh.shape[-2:])
+        rhs = np.broadcast_to(bh, batch + bh.shape[-2:]).reshape((nb,) + bh.shape[-2:])
+        x = [_sytrs(ld_h[i], piv_h[i], rhs[i]) for i in builtins.range(nb)]
+        return (np.stack(x) if x else np.zeros(rhs.shape)).reshape(batch + bh.shape[-2:])
 
     x = _back(solve_host(_host(b)), t, dt)
 

@@ -65,7 +65,7 @@ _METHODS = (
     "nanmean", "nanmedian", "nanquantile", "nansum", "narrow", "narrow_copy", "ne", "neg",
     "negative",
     "nextafter", "nonzero", "norm", "not_equal", "outer", "permute", "pinverse",
-    "polygamma", "positive", "pow", "prod", "put", "qr", "quantile", "rad2deg", "ravel",
+    "positive", "pow", "prod", "put", "qr", "quantile", "rad2deg", "ravel",
     "reciprocal", "relu", "remainder", "renorm", "repeat_interleave", "reshape",
     "resolve_conj", "resolve_neg", "roll", "rot90", "round", "rsqrt", "scatter",
     "scatter_add", "scatter_reduce", "searchsorted", "select", "select_scatter", "selu",
@@ -446,6 +446,12 @@ def rsub(input, other, alpha=1) -> Tensor:  # noqa: A002 - PyTorch's names
     return (x * alpha if alpha != 1 else x).__rsub__(other)
 
 
+def polygamma(n: int, input, *, out=None) -> Tensor:  # noqa: A002 - PyTorch's names
+    """The ``n``-th derivative of digamma, PyTorch's argument order:
+    ``mlfuse.polygamma(1, x)`` is ``x.polygamma(1)``."""
+    return _write_out(_tensor(input).polygamma(n), out)
+
+
 def numel(input) -> int:  # noqa: A002 - PyTorch's names
     """The number of elements: ``mlfuse.numel(x)``."""
     return _tensor(input).numel()
@@ -581,8 +587,10 @@ def combinations(input, r: int = 2, with_replacement: bool = False) -> Tensor:  
         raise ArgumentError(f"combinations: r must be a non-negative int, got {r!r}")
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     idx = np.array(list(pick(builtins.range(t.shape[0]), r)), dtype=np.int64)
-    if r == 0 or idx.size == 0:
-        return Tensor.zeros(0, dtype=t.dtype, device=t.device) if r else t[:0]
+    if r == 0:
+        return t[:0]
+    if idx.size == 0:  # fewer elements than r: no combination, PyTorch's (0, r)
+        return Tensor.zeros(0, r, dtype=t.dtype, device=t.device)
     return t[Tensor(idx.reshape(-1, r), device=t.device)]
 
 
@@ -990,7 +998,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density: bool = False
     if not x.dtype.is_float:
         raise DTypeError(f"histogram needs a float tensor, got {x.dtype.name}")
     b = bins.numpy() if isinstance(bins, Tensor) else bins
-    w = weight.numpy() if isinstance(weight, Tensor) else weight
+    w = weight.numpy().reshape(-1) if isinstance(weight, Tensor) else weight
     h, e = np.histogram(x.numpy().reshape(-1), b, range=range, weights=w, density=density)
     return HistogramResult(Tensor(h, x.dtype, x.device), Tensor(e, x.dtype, x.device))
 
@@ -1030,6 +1038,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order: int = 1) -> tuple[Tensor
         raise ArgumentError(f"gradient: dim {dim} names a dim twice")
     if edge_order not in (1, 2):
         raise ArgumentError(f"gradient: edge_order must be 1 or 2, got {edge_order}")
+    if spacing is None:
+        spacing = 1
     if isinstance(spacing, (list, tuple)):
         if len(spacing) != len(dims):
             raise ArgumentError(
@@ -1606,7 +1616,13 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps: float):  # noq
     """``(layer_norm(input), mean, rstd)``, the statistics over the normalized
     dims kept as size-1 dims (PyTorch's ``aten`` op)."""
     x = _tensor(input)
-    dims = tuple(builtins.range(x.ndim - len(tuple(normalized_shape)), x.ndim))
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not shape or x.shape[x.ndim - len(shape) :] != shape or len(shape) > x.ndim:
+        raise ArgumentError(
+            f"native_layer_norm: normalized_shape {list(shape)} must be non-empty and end "
+            f"the input's shape {x.shape}"
+        )
+    dims = tuple(builtins.range(x.ndim - len(shape), x.ndim))
     mean = x.mean(dims, keepdim=True)
     rstd = (x.var(dims, keepdim=True, correction=0) + eps).rsqrt()
     out = (x - mean) * rstd
@@ -1805,7 +1821,7 @@ __all__ = [
     "zeros", "ones", "empty", "full", "arange", "range", "eye", "linspace", "logspace",
     "rand", "randn", "randint", "randperm", "normal", "zeros_like", "ones_like",
     "empty_like", "full_like", "rand_like", "randn_like", "randint_like", "tril_indices",
-    "triu_indices", "max", "min", "rsub", "numel", "is_tensor", "is_floating_point",
+    "triu_indices", "max", "min", "rsub", "polygamma", "numel", "is_tensor", "is_floating_point",
     "is_nonzero", "concat", "concatenate", "atleast_1d", "atleast_2d", "atleast_3d",
     "column_stack", "row_stack", "broadcast_shapes", "broadcast_tensors", "block_diag",
     "cartesian_prod", "combinations", "chain_matmul", "tensordot", "unravel_index",

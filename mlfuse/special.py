@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from mlfuse import dtypes
-from mlfuse.errors import ArgumentError, DTypeError, UnsupportedModeError
+from mlfuse.errors import DTypeError, UnsupportedModeError
 from mlfuse.tensor import Tensor, _derivative
 
 __all__ = [
@@ -303,19 +303,20 @@ def i1e(input) -> Tensor:  # noqa: A002
 
 # -- orthogonal polynomials -----------------------------------------------------------
 def _polynomial(name: str, x, n, p0, p1, step) -> Tensor:
-    """The polynomial of degree ``n`` (an int, or an integer tensor broadcast with
-    ``x``) at ``x`` by its three-term recurrence ``p_{k+1} = step(k, x, p_k,
-    p_{k-1})``; a negative degree gives 0, as PyTorch's."""
+    """The polynomial of degree ``n`` (a number, or a tensor broadcast with ``x``)
+    at ``x`` by its three-term recurrence ``p_{k+1} = step(k, x, p_k, p_{k-1})``;
+    as PyTorch's, a fractional degree is truncated toward zero and a negative one
+    gives 0."""
     x = _float(x)
     if isinstance(n, Tensor):
-        if n.dtype.is_float and not bool((n == n.trunc()).all().item()):
-            raise ArgumentError(f"special.{name}: degrees must be whole numbers")
+        if n.dtype.is_complex:
+            raise DTypeError(f"special.{name}: n must be real, got {n.dtype.name}")
         degrees = n.cast(dtypes.int64)
         top = int(degrees.max().item()) if degrees.numel() else 0
     else:
-        if isinstance(n, bool) or not isinstance(n, int):
-            raise DTypeError(f"special.{name}: n must be an int or a tensor, got {n!r}")
-        degrees, top = None, n
+        if isinstance(n, bool) or not isinstance(n, (int, float)) or not math.isfinite(n):
+            raise DTypeError(f"special.{name}: n must be a finite number or a tensor, got {n!r}")
+        degrees, top = None, int(n)
     if top < 0:
         return x * 0
     prev, cur = p0(x), p1(x)

@@ -833,7 +833,9 @@ class Tensor:
     def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
         """``steps`` evenly spaced values from ``start`` to ``end`` inclusive:
         ``Tensor.linspace(0, 1, 5)``."""
-        if not isinstance(steps, (int, np.integer)) or steps < 0:
+        if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool):
+            raise ArgumentTypeError(f"linspace: steps must be a non-negative int, got {steps!r}")
+        if steps < 0:
             raise ArgumentError(f"linspace: steps must be a non-negative int, got {steps!r}")
         dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
         if dt.is_bool:
@@ -845,7 +847,9 @@ class Tensor:
     def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None) -> Tensor:
         """``base ** linspace(start, end, steps)``: ``Tensor.logspace(0, 3, 4)`` is
         ``[1, 10, 100, 1000]``."""
-        if not isinstance(steps, (int, np.integer)) or steps < 0:
+        if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool):
+            raise ArgumentTypeError(f"logspace: steps must be a non-negative int, got {steps!r}")
+        if steps < 0:
             raise ArgumentError(f"logspace: steps must be a non-negative int, got {steps!r}")
         dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
         vals = float(base) ** np.linspace(float(start), float(end), int(steps))
@@ -1027,9 +1031,13 @@ class Tensor:
         always gives a tensor of its own, ``memory_format`` is :meth:`contiguous`'s
         and ``non_blocking`` is accepted (copies between devices happen when the
         values are needed)."""
-        if len(args) > 2 and not (len(args) == 3 and isinstance(args[2], bool)):
+        if len(args) > 2 and not (
+            len(args) <= 4 and all(isinstance(a, bool) for a in args[2:])
+        ):
             raise TypeError(f"to() takes at most 2 positional arguments, got {len(args)}")
-        if len(args) == 3:  # PyTorch's to(device, dtype, non_blocking)
+        if len(args) == 4:  # PyTorch's to(device, dtype, non_blocking, copy)
+            copy = copy or args[3]
+        if len(args) >= 3:  # PyTorch's to(device, dtype, non_blocking)
             args = args[:2]
         if len(args) == 2 and isinstance(args[1], bool) and not isinstance(args[0], str):
             args = args[:1]  # to(dtype_or_tensor, non_blocking)
@@ -1860,7 +1868,8 @@ class Tensor:
         if not out.dtype.is_float:
             return out
         # PyTorch's gradient: to x inside [min, max], bounds included; to a tensor
-        # bound where x passes it (maximum/minimum would halve it at the ties)
+        # bound where x passes it (maximum/minimum would halve it at the ties); where
+        # min > max the output is max, and so is the gradient's
         x = self._broadcast_to(out.shape)
         lo = min._broadcast_to(out.shape) if isinstance(min, Tensor) else min
         hi = max._broadcast_to(out.shape) if isinstance(max, Tensor) else max
@@ -1868,17 +1877,27 @@ class Tensor:
 
         def rule(c, g):
             x, bounds = c.srcs[0], list(c.srcs[1:])
-            inside, parts = None, []
-            for b, below in ((lo, True), (hi, False)):
-                if b is None:
-                    continue
-                bt = bounds.pop(0) if isinstance(b, Tensor) else b
-                keep = x >= bt if below else x <= bt
-                inside = keep if inside is None else inside & keep
-                if isinstance(b, Tensor):
-                    parts.append(
-                        (~keep).where(g, 0.0).cast(bt.dtype) if bt.dtype.is_float else None
-                    )
+            lo_t = bounds.pop(0) if isinstance(lo, Tensor) else lo
+            hi_t = bounds.pop(0) if isinstance(hi, Tensor) else hi
+            inside = None
+            for keep in (
+                None if lo is None else x >= lo_t,
+                None if hi is None else x <= hi_t,
+            ):
+                if keep is not None:
+                    inside = keep if inside is None else inside & keep
+            parts = []
+            if isinstance(lo, Tensor):
+                low = x < lo_t
+                if hi is not None:
+                    low = low & (hi_t > lo_t)
+                parts.append(low.where(g, 0.0).cast(lo_t.dtype) if lo_t.dtype.is_float else None)
+            if isinstance(hi, Tensor):
+                high = x > hi_t
+                if lo is not None:
+                    high = high | (hi_t < lo_t)
+                parts.append(high.where(g, 0.0).cast(hi_t.dtype) if hi_t.dtype.is_float else None)
+            assert inside is not None
             return (inside.where(g, 0.0).cast(x.dtype) if x.dtype.is_float else None, *parts)
 
         return _derivative("clip", out, srcs, rule)
@@ -2055,7 +2074,7 @@ class Tensor:
     def _nonempty(self, axis, what: str) -> None:
         axes = _norm_axes(axis, self.ndim)
         if any(self.shape[a] == 0 for a in axes):
-            raise ArgumentError(f"{what} of an empty axis has no identity")
+            raise DimError(f"{what} of an empty axis has no identity")
 
     @_traced
     def mean(self, axis=None, keepdim=False):
@@ -2105,6 +2124,8 @@ class Tensor:
         if self.dtype.is_half:  # computed in float32, rounded once (as PyTorch)
             return self.float().softmax(axis).cast(self.dtype)
         x = self._float()
+        if x.numel() == 0:  # an empty axis, or none: nothing to normalize
+            return x.exp()
         e = (x - x.max(axis, keepdim=True)).exp()
         # PyTorch's gradient, y (g - sum(g y)): one reduction, and exact where the
         # inputs tie for the max (the subtracted max is a constant to it)
@@ -2123,6 +2144,8 @@ class Tensor:
         if self.dtype.is_half:  # computed in float32, rounded once (as PyTorch)
             return self.float().log_softmax(axis).cast(self.dtype)
         x = self._float()
+        if x.numel() == 0:  # an empty axis, or none: nothing to normalize
+            return x + 0.0
         m = x - x.max(axis, keepdim=True)
         return _derivative(
             "log_softmax",
@@ -2135,8 +2158,10 @@ class Tensor:
     def logsumexp(self, axis=None, keepdim=False):
         """``log(sum(exp(x)))`` over ``axis``, computed stably (the max subtracted;
         an infinite max is not: +inf where one is +inf, -inf where all are -inf, as
-        PyTorch): ``x.logsumexp(-1)``."""
+        PyTorch; over an empty axis -inf, the log of an empty sum): ``x.logsumexp(-1)``."""
         x = self._float()
+        if any(x.shape[a] == 0 for a in _norm_axes(axis, x.ndim)):
+            return x.exp().sum(axis, keepdim).log()
         m = x.max(axis, keepdim=True)
         m = m.isinf().where(0.0, m)  # inf - inf would be NaN
         out = (x - m).exp().sum(axis, keepdim=True).log() + m
@@ -2852,15 +2877,36 @@ class Tensor:
         one is clamped to the dim by the kernel), of this rank and fitting off ``d``."""
         return Tensor(graph.make("gather", (self.node, idx.node), d, idx.shape, self.dtype))
 
-    def take_along_dim(self, indices, dim: int) -> Tensor:
-        """numpy's take_along_axis (PyTorch's take_along_dim): ``x.take_along_dim(i, 1)``."""
-        return self.gather(dim, indices)
+    def take_along_dim(self, indices, dim: int | None = None) -> Tensor:
+        """numpy's take_along_axis (PyTorch's take_along_dim): ``x.take_along_dim(i, 1)``.
+        The input and the indices broadcast off ``dim``; ``dim=None`` takes from the
+        flattened input."""
+        idx = _index_tensor(indices, self.device)
+        if dim is None:
+            return self.reshape(-1).gather(0, idx.reshape(-1))
+        d = _norm_axis(dim, self.ndim, "dim")
+        if idx.ndim != self.ndim:
+            raise ArgumentError(
+                f"take_along_dim: indices {idx.shape} must have the rank of the input "
+                f"{self.shape}"
+            )
+        off = broadcast_shape(
+            tuple(1 if k == d else n for k, n in enumerate(self.shape)),
+            tuple(1 if k == d else n for k, n in enumerate(idx.shape)),
+        )
+        x = self.expand(tuple(self.shape[d] if k == d else n for k, n in enumerate(off)))
+        idx = idx.expand(tuple(idx.shape[d] if k == d else n for k, n in enumerate(off)))
+        return x.gather(d, idx)
 
     def index_select(self, dim: int, index) -> Tensor:
         """The entries ``index`` (1-d) along ``dim``: ``x.index_select(0, idx)``."""
         idx = _index_tensor(index, self.device)
-        if idx.ndim != 1:
-            raise ArgumentError(f"index_select: index must be 1-d, got {idx.shape}")
+        if idx.ndim > 1:
+            raise ArgumentError(f"index_select: index must be 0-d or 1-d, got {idx.shape}")
+        if self.ndim == 0:  # a 0-d input has one entry, along dim 0 or -1
+            _norm_axis(dim, 1, "dim")
+            return self.reshape(1).index_select(0, idx.reshape(-1)).reshape(())
+        idx = idx.reshape(-1)
         d = _norm_axis(dim, self.ndim, "dim")
         return self[(slice(None),) * d + (idx,)]
 
@@ -2888,6 +2934,11 @@ class Tensor:
         """PyTorch's scatter (a copy): ``out[index[i][j]][j] = src[i][j]`` for
         ``dim=0``; ``src`` may be a scalar; ``reduce="add"`` adds instead,
         ``"multiply"`` multiplies: ``x.scatter(1, idx, 1.0)``."""
+        if self.ndim == 0:  # a 0-d input has one entry, along dim 0 or -1
+            _norm_axis(dim, 1, "dim")
+            idx = _index_tensor(index, self.device)
+            v = src.reshape(-1) if isinstance(src, Tensor) and src.ndim == 0 else src
+            return self.reshape(1).scatter(0, idx.reshape(-1), v, reduce).reshape(())
         if reduce == "multiply":
             if not isinstance(src, Tensor):
                 idx = _index_tensor(index, self.device)
@@ -2919,6 +2970,12 @@ class Tensor:
     def masked_fill(self, mask, value) -> Tensor:
         """``value`` where ``mask`` is true: ``x.masked_fill(x < 0, 0.0)``."""
         m = mask if isinstance(mask, Tensor) else Tensor(mask, device=self.device)
+        if isinstance(value, Tensor):
+            if value.ndim != 0:
+                raise ArgumentError(
+                    f"masked_fill: value must be a number or a 0-d tensor, got shape {value.shape}"
+                )
+            return m.cast(dtypes.bool_).where(value.cast(self.dtype), self)
         return m.cast(dtypes.bool_).where(Tensor.full((), value, self.dtype, self.device), self)
 
     def _positions(self) -> Tensor:
@@ -3642,10 +3699,16 @@ class Tensor:
         (default), 1, ``inf``, ``-inf``, 0 (count of non-zeros) or any other
         number: ``x.norm()``, ``x.norm(1, dim=-1)``."""
         x = self._float()
+        if p == "nuc" or (p == "fro" and isinstance(dim, (tuple, list)) and len(dim) == 2):
+            from mlfuse import linalg
+
+            if dim is None and x.ndim != 2:
+                raise ArgumentError(f"norm: p='nuc' needs a matrix or dim=(d0, d1), got {x.shape}")
+            return linalg.matrix_norm(x, p, (-2, -1) if dim is None else dim, keepdim)
         if p == "fro":
             p = 2
         if not isinstance(p, (int, float)) or isinstance(p, bool):
-            raise ArgumentError(f"norm: p must be a number or 'fro', got {p!r}")
+            raise ArgumentError(f"norm: p must be a number, 'fro' or 'nuc', got {p!r}")
         a = x.abs()
         if p == math.inf:
             return a.max(dim, keepdim)
@@ -3750,13 +3813,23 @@ class Tensor:
         return False
 
     def narrow(self, dim: int, start: int, length: int) -> Tensor:
-        """The view ``[start, start + length)`` along ``dim``: ``x.narrow(1, 2, 3)``."""
+        """The view ``[start, start + length)`` along ``dim`` (``start`` an int or a
+        0-d integer tensor): ``x.narrow(1, 2, 3)``."""
+        if self.ndim == 0:
+            raise DimError("narrow: a 0-d tensor has no dim to narrow")
         d = _norm_axis(dim, self.ndim, "dim")
+        if isinstance(start, Tensor):
+            if start.ndim != 0 or not (start.dtype.is_int or start.dtype.is_bool):
+                raise ArgumentTypeError(
+                    f"narrow: start must be an int or a 0-d integer tensor, got a "
+                    f"{start.dtype.name} tensor of shape {start.shape}"
+                )
+            start = int(start.item())
         n = self.shape[d]
         if start < 0:
             start += n
         if not (0 <= start and length >= 0 and start + length <= n):
-            raise IndexError(
+            raise DimError(
                 f"narrow: [{start}, {start + length}) is out of range for dim {d} of size {n}"
             )
         return self.shrink(
@@ -3920,6 +3993,9 @@ class Tensor:
             raise ArgumentError(f"movedim: {len(src)} sources for {len(dst)} destinations")
         src = tuple(_norm_axis(s, self.ndim, "dim") for s in src)
         dst = tuple(_norm_axis(s, self.ndim, "dim") for s in dst)
+        for what, dims, given in (("source", src, source), ("destination", dst, destination)):
+            if len(set(dims)) != len(dims):
+                raise ArgumentError(f"movedim: repeated dim in {what} {given}")
         rest = [d for d in range(self.ndim) if d not in src]
         order = [-1] * self.ndim
         for s, t in zip(src, dst):
@@ -4232,7 +4308,7 @@ class Tensor:
         """The slices along ``dim``, that dim removed (views): ``a, b = x.unbind(1)``."""
         d = _norm_axis(dim, self.ndim, "dim")
         if self.ndim == 0:
-            raise ArgumentError("unbind: a 0-d tensor has no dim to unbind")
+            raise DimError("unbind: a 0-d tensor has no dim to unbind")
         return tuple(self[(slice(None),) * d + (i,)] for i in range(self.shape[d]))
 
     def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
@@ -4487,7 +4563,8 @@ class Tensor:
     def cross(self, other, dim=None) -> Tensor:
         """The cross product of 3-vectors along ``dim`` (None: the first dim of size 3,
         as ``torch.cross``); the operands broadcast: ``a.cross(b, dim=-1)``."""
-        a, b = self._operands(other)
+        o = other if isinstance(other, Tensor) else Tensor(other, device=self.device)
+        a, b = self._operands(o)
         if dim is None:
             d = next((i for i, s in enumerate(a.shape) if s == 3), None)
             if d is None:
@@ -4496,6 +4573,13 @@ class Tensor:
             d = _norm_axis(dim, a.ndim, "dim")
         if a.shape[d] != 3:
             raise ArgumentError(f"cross: dim {d} of {a.shape} must have size 3")
+        for t in (self, o):  # the vectors themselves have 3 entries: none is broadcast
+            at = d - (a.ndim - t.ndim)
+            if at < 0 or t.shape[at] != 3:
+                raise ArgumentError(
+                    f"cross: both operands need size 3 along dim {d}, got {self.shape} and "
+                    f"{o.shape}"
+                )
         return a.roll(-1, d) * b.roll(-2, d) - a.roll(-2, d) * b.roll(-1, d)
 
     @_traced
@@ -4682,6 +4766,9 @@ class Tensor:
     def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
         """Elementwise ``|self - other| <= atol + rtol * |other|`` (infinities equal
         only to themselves; NaN equal to NaN when ``equal_nan``): ``a.isclose(b)``."""
+        for name, tol in (("rtol", rtol), ("atol", atol)):
+            if tol < 0:
+                raise ArgumentError(f"isclose: {name} must be >= 0, got {tol}")
         a, b = self._operands(other)
         if a.dtype.is_bool:
             a, b = a.cast(dtypes.int32), b.cast(dtypes.int32)
@@ -4886,7 +4973,7 @@ class Tensor:
         size, step = int(size), int(step)
         o = (n - size) // step + 1
         if size == 0:  # empty windows, as PyTorch: (n // step + 1) of them
-            shape = self.shape[:d] + (o,) + self.shape[d + 1 :] + (0,)
+            shape = (0,) if self.ndim == 0 else self.shape[:d] + (o,) + self.shape[d + 1 :] + (0,)
             return Tensor.zeros(*shape, dtype=self.dtype, device=self.device)
         x = x.movedim(d, -1)
         lead = x.shape[:-1]
@@ -4903,7 +4990,7 @@ class Tensor:
             x = x.shrink(tuple(keep + [None, None, (0, 1)])).reshape(lead + (size, o))
             x = x.transpose(-1, -2)
         x = x.movedim(-2, d)
-        return x.reshape(o, size) if self.ndim == 0 else x
+        return x.reshape(size) if self.ndim == 0 else x  # a 0-d tensor's one window: (size,)
 
     def as_strided(self, size, stride, storage_offset: int = 0) -> Tensor:
         """A view reading element ``storage_offset + sum(i[k] * stride[k])`` of this
@@ -4957,10 +5044,15 @@ class Tensor:
         return x.expand(size) if x.shape != size else x
 
     @_traced
-    def cdist(self, x2, p: float = 2.0) -> Tensor:
+    def cdist(self, x2, p: float = 2.0, compute_mode: str | None = None) -> Tensor:
         """The ``p``-norm distance between each row of ``self`` (..., P, M) and each
         row of ``x2`` (..., R, M), shape (..., P, R); batch dims broadcast:
-        ``a.cdist(b)``, ``a.cdist(b, p=1)``."""
+        ``a.cdist(b)``, ``a.cdist(b, p=1)``. Differences are always taken directly
+        (PyTorch's ``compute_mode`` choices are accepted; none loses accuracy here)."""
+        modes = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                 "donot_use_mm_for_euclid_dist")  # fmt: skip
+        if compute_mode not in modes:
+            raise ArgumentError(f"cdist: compute_mode must be one of {modes}, got {compute_mode!r}")
         b = x2 if isinstance(x2, Tensor) else Tensor(x2, device=self.device)
         if self.ndim < 2 or b.ndim < 2 or self.shape[-1] != b.shape[-1]:
             raise ArgumentError(
@@ -5197,7 +5289,7 @@ class Tensor:
         else:
             out = xm.isnan().any(-1, keepdim=True).where(math.nan, out)  # (..., nq)
         out = out.movedim(-1, 0)  # (nq, ...)
-        if keepdim:
+        if keepdim and self.ndim:
             out = out.reshape((nq,) + (1,) * self.ndim) if dim is None else out.unsqueeze(d + 1)
         return out.reshape(out.shape[1:]) if qs.ndim == 0 else out
 
@@ -5440,20 +5532,32 @@ class Tensor:
             out.append(Tensor(cnt.astype(np.int64), dtypes.int64, self.device))
         return out[0] if len(out) == 1 else tuple(out)
 
-    def unique_consecutive(self, return_inverse: bool = False, return_counts: bool = False):
+    def unique_consecutive(
+        self, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None
+    ):
         """The values with each run of equal neighbours (in row-major order) kept
         once, optionally with each element's run (``return_inverse``) and the run
         lengths (``return_counts``): ``Tensor([1, 1, 2, 1]).unique_consecutive()`` is
-        ``[1, 2, 1]``. Computed on the host (the length depends on the data)."""
-        arr = np.asarray(self.numpy()).reshape(-1)
-        start = np.ones(arr.size, dtype=bool)
-        start[1:] = arr[1:] != arr[:-1]
-        out = [Tensor(arr[start], self.dtype, self.device)]
+        ``[1, 2, 1]``. With ``dim``, runs of equal slices along ``dim`` are kept
+        once. Computed on the host (the length depends on the data)."""
+        full = np.asarray(self.numpy())
+        if dim is None:
+            arr = full.reshape(-1)
+            rows = arr.reshape(-1, 1)
+        else:
+            d = _norm_axis(dim, self.ndim, "dim")
+            arr = np.moveaxis(full, d, 0)
+            rows = arr.reshape(arr.shape[0], -1)
+        start = np.ones(rows.shape[0], dtype=bool)
+        start[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+        kept = arr[start] if dim is None else np.moveaxis(arr[start], 0, d)
+        out = [Tensor(np.ascontiguousarray(kept), self.dtype, self.device)]
         if return_inverse:
-            inv = (np.cumsum(start) - 1).reshape(self.shape)
+            inv = np.cumsum(start) - 1
+            inv = inv.reshape(self.shape) if dim is None else inv
             out.append(Tensor(inv.astype(np.int64), dtypes.int64, self.device))
         if return_counts:
-            cnt = np.diff(np.append(np.flatnonzero(start), arr.size))
+            cnt = np.diff(np.append(np.flatnonzero(start), rows.shape[0]))
             out.append(Tensor(cnt.astype(np.int64), dtypes.int64, self.device))
         return out[0] if len(out) == 1 else tuple(out)
 
@@ -5602,7 +5706,13 @@ class Tensor:
         ``x.copysign(y)``."""
         a, b = self._operands(other)  # promoted first: int with float16 is float16
         a, b = a._float(), b._float()
-        return b.signbit().where(-a.abs(), a.abs())
+        out = b.signbit().where(-a.abs(), a.abs())
+
+        def rule(c, g):  # PyTorch's: out / a where a is not 0; none flows to the sign
+            x, y = c.srcs
+            return ((x == 0).where(0.0, g * (c.out / x)), y.zeros_like())
+
+        return _derivative("copysign", out, (a, b), rule)
 
     @_traced
     def signbit(self) -> Tensor:
@@ -5877,7 +5987,9 @@ class Tensor:
                     f"shape {wt.shape}"
                 )
             if name == "fweights" and wt.dtype.is_float:
-                raise TypeError("cov: fweights must be integers")
+                raise DTypeError("cov: fweights must be integers")
+            if wt.node.realized and bool((wt < 0).any().item()):
+                raise ArgumentError(f"cov: {name} cannot be negative")
             wt = wt.cast(x.dtype)
             w = wt if w is None else w * wt
         if w is None:
@@ -5895,7 +6007,7 @@ class Tensor:
                 aw = aweights if isinstance(aweights, Tensor) else Tensor(aweights)
                 norm = wsum - correction * (w * aw.cast(x.dtype)).sum() / wsum
             c = ((xc * w) @ xc.T) / norm.maximum(0.0)
-        return c.reshape(()) if self.ndim < 2 else c
+        return c.reshape(()) if x.shape[0] == 1 else c  # one variable: 0-d, as PyTorch
 
     @_traced
     def corrcoef(self) -> Tensor:
@@ -5973,15 +6085,14 @@ class Tensor:
     @_traced
     def masked_scatter(self, mask, source) -> Tensor:
         """A copy with the elements of ``source`` (in row-major order) written where
-        ``mask`` (broadcast) is true: ``x.masked_scatter(x > 0, src)``."""
+        ``mask`` is true; the tensor and the mask broadcast together:
+        ``x.masked_scatter(x > 0, src)``."""
         m = mask if isinstance(mask, Tensor) else Tensor(mask, device=self.device)
         if not m.dtype.is_bool:
             raise DTypeError(f"masked_scatter: mask must be bool, got {m.dtype.name}")
         shape = broadcast_shape(self.shape, m.shape)
         if shape != self.shape:
-            raise ArgumentError(
-                f"masked_scatter: mask {m.shape} does not broadcast to the tensor {self.shape}"
-            )
+            return self._broadcast_to(shape).masked_scatter(m, source)
         s = source if isinstance(source, Tensor) else Tensor(source, self.dtype, self.device)
         mf = m._broadcast_to(shape).reshape(-1)
         if m.node.realized:
@@ -6008,9 +6119,16 @@ class Tensor:
             raise ArgumentError(
                 f"index_reduce: reduce must be 'prod', 'mean', 'amax' or 'amin', got {reduce!r}"
             )
+        s = source if isinstance(source, Tensor) else Tensor(source, self.dtype, self.device)
+        if self.ndim == 0:  # a 0-d input has one entry, along dim 0 or -1
+            _norm_axis(dim, 1, "dim")
+            idx = _index_tensor(index, self.device).reshape(-1)
+            out = self.reshape(1).index_reduce(
+                0, idx, s.reshape(-1), reduce, include_self=include_self
+            )
+            return out.reshape(())
         d = _norm_axis(dim, self.ndim, "dim")
         idx = _index_tensor(index, self.device)
-        s = source if isinstance(source, Tensor) else Tensor(source, self.dtype, self.device)
         if idx.ndim != 1 or s.ndim != self.ndim or s.shape[d] != idx.shape[0]:
             raise ArgumentError(
                 f"index_reduce: index must be 1-d with one entry per slice of source along "
@@ -6231,7 +6349,10 @@ class Tensor:
         keep = ~(emask << mbits)
         m = ((bits & keep) | (bias << mbits)).bitcast(x.dtype)
         m = special.where(x, m).cast(self.dtype)
-        return FrexpResult(m, special.where(0, e).cast(dtypes.int32))
+        e = special.where(0, e).cast(dtypes.int32)
+        # PyTorch's gradient: the mantissa is x / 2**e, e held constant
+        m = _derivative("frexp", m, (self,), lambda c, g: (g / e.cast(g.dtype).exp2(),))
+        return FrexpResult(m, e)
 
     @_traced
     def nextafter(self, other) -> Tensor:
@@ -6982,7 +7103,7 @@ def _checked(idx: Tensor, size: int, dim: int, shape: Shape) -> Tensor:
     an entry outside ``[-size, size)`` raises IndexError at the call. A lazy one
     is not computed here; the kernel clamps it to ``[0, size)``."""
     if idx.numel() and size == 0:
-        raise IndexError(
+        raise DimError(
             f"index of shape {idx.shape} into dim {dim} of size 0 (tensor of shape {shape})"
         )
     if idx.node.realized:
@@ -6992,7 +7113,7 @@ def _checked(idx: Tensor, size: int, dim: int, shape: Shape) -> Tensor:
         lo, hi = int(vals.min()), int(vals.max())
         if lo < -size or hi >= size:
             bad = lo if lo < -size else hi
-            raise IndexError(
+            raise DimError(
                 f"index {bad} is out of bounds for dim {dim} with size {size} "
                 f"(tensor of shape {shape})"
             )
@@ -7267,7 +7388,9 @@ def _torch_spellings(fn):
     """Accept PyTorch's keyword spellings beside ours: ``dim=`` for ``axis=``,
     ``keepdims=`` for ``keepdim=``, ``unbiased=`` for ``correction=``, and
     ``dtype=`` (the input converted first) where ``fn`` has none of its own."""
-    takes_dtype = "dtype" in inspect.signature(fn).parameters
+    params = inspect.signature(fn).parameters
+    takes_dtype = "dtype" in params
+    takes_correction = "correction" in params
 
     @functools.wraps(fn)
     def wrapper(self, *args, **kw):
@@ -7287,9 +7410,37 @@ def _torch_spellings(fn):
             if "correction" in kw:
                 raise TypeError(f"{fn.__name__}: got both unbiased and correction")
             kw["correction"] = 1 if kw.pop("unbiased") else 0
+        if takes_correction:
+            if args and isinstance(args[0], bool):  # PyTorch's x.var(unbiased)
+                if "correction" in kw:
+                    raise TypeError(f"{fn.__name__}: got both unbiased and correction")
+                kw["correction"] = 1 if args[0] else 0
+                args = args[1:]
+            if kw.get("correction", 0) is None:  # PyTorch's default, spelled None
+                kw["correction"] = 1
         return fn(self, *args, **kw)
 
     return wrapper
+
+
+def _cast_method(fn):
+    """A cast method that takes PyTorch's ``memory_format=`` too (a
+    channels-last one stores the values channels-last, as :meth:`Tensor.contiguous`)."""
+
+    @functools.wraps(fn)
+    def wrapper(self, memory_format=None):
+        out = fn(self)
+        fmt = layouts.check_memory_format(memory_format, fn.__name__, self.ndim)
+        return out.contiguous(fmt) if fmt is not None and fmt.rank is not None else out
+
+    return wrapper
+
+
+for _name in (
+    "float", "int", "bool", "half", "bfloat16", "double", "long", "short", "char", "byte",
+    "cfloat", "cdouble",
+):  # fmt: skip
+    setattr(Tensor, _name, _cast_method(getattr(Tensor, _name)))
 
 
 for _name in (
@@ -7314,6 +7465,13 @@ def cat(tensors, dim: int = 0) -> Tensor:
         from mlfuse import complex_tensors as _complex
 
         return _complex.cat(ts, dim)
+    # PyTorch skips 1-d empty tensors whatever the others' shape (they still promote)
+    kept = [t for t in ts if t.shape != (0,)]
+    if kept and len(kept) < len(ts):
+        dt = ts[0].dtype
+        for t in ts[1:]:
+            dt = dtypes.promote(dt, t.dtype)
+        return cat([t.cast(dt) for t in kept], dim)
     nd = ts[0].ndim
     if nd == 0:
         raise DimError("cat: zero-dimensional tensors cannot be concatenated (use stack)")
