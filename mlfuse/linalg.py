@@ -785,9 +785,55 @@ def cholesky_ex(a, *, upper: bool = False, check_errors: bool = False) -> InfoRe
         return InfoResult(nan, Tensor(np.ones(a.shape[:-2], np.int32)))
 
 
+def _mT(x: np.ndarray) -> np.ndarray:
+    return np.swapaxes(x, -1, -2)
+
+
+def _copyltu(m: np.ndarray) -> np.ndarray:
+    """The symmetric matrix with ``m``'s lower triangle (diagonal included)."""
+    low = np.tril(m, -1)
+    return low + _mT(low) + np.tril(np.triu(m))
+
+
+def _right_solve_t(x: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """``x @ inv(r).T`` for upper triangular ``r``."""
+    return _mT(np.linalg.solve(r, _mT(x)))
+
+
+def _qr_rule(which: str, mode: str):
+    """The gradient of Q or R (``which``) of ``A = QR``: for ``m >= n`` (Q with n
+    columns) ``gA = (gQ + Q copyltu(R gR^T - gQ^T Q)) R^{-T}``; for ``m < n``, with
+    ``A = [X | Y]`` and ``R = [U | V]``, the same for ``X = QU`` with ``gQ + Y gV^T``
+    and ``gY = Q gV``. Each output's part taken with the other's gradient zero."""
+
+    def rule(c, g):
+        a = _host(c.x)
+        m, n = a.shape[-2:]
+        if mode == "complete" and m > n:
+            raise UnsupportedModeError(
+                "linalg.qr: with mode='complete' and more rows than columns Q is not a "
+                "differentiable function of A (as in PyTorch); use mode='reduced'"
+            )
+        q, r = np.linalg.qr(a)
+        gh = _host(g)
+        k = min(m, n)
+        gq = gh if which == "Q" else np.zeros_like(q)
+        gr = gh if which == "R" else np.zeros_like(r)
+        u, gu = r[..., :, :k], gr[..., :, :k]
+        if m < n:
+            gq = gq + a[..., :, m:] @ _mT(gr[..., :, m:])
+        gx = _right_solve_t(gq + q @ _copyltu(u @ _mT(gu) - _mT(gq) @ q), u)
+        if m < n:
+            gx = np.concatenate([gx, q @ gr[..., :, m:]], axis=-1)
+        return (_back(gx, c.x),)
+
+    return rule
+
+
 def qr(a, mode: str = "reduced") -> QRResult:
     """The QR decomposition (``mode`` ``"reduced"``, ``"complete"`` or ``"r"``, whose
-    Q is empty): ``q, r = qr(a)``. No gradient."""
+    Q is empty): ``q, r = qr(a)``. Differentiable as PyTorch's (not with ``"r"``,
+    nor ``"complete"`` for tall matrices; R's diagonal must be non-zero)."""
     a = _float_input(a, "qr")
     if a.ndim < 2:
         raise ArgumentError(f"linalg.qr: A must have at least 2 dims, got {a.shape}")
@@ -798,21 +844,61 @@ def qr(a, mode: str = "reduced") -> QRResult:
         q = Tensor.zeros(0, dtype=a.dtype, device=a.device)
     else:
         qh, r = np.linalg.qr(_host(a), mode=mode)
-        q = _derivative("linalg.qr", _back(qh, a), (a,), _no_rule("qr"))
-    return QRResult(q, _derivative("linalg.qr", _back(r, a), (a,), _no_rule("qr")))
+        q = _derivative("linalg.qr", _back(qh, a), (a,), _qr_rule("Q", mode))
+    r_rule = _no_rule("qr (mode='r' computes no Q)") if mode == "r" else _qr_rule("R", mode)
+    return QRResult(q, _derivative("linalg.qr", _back(r, a), (a,), r_rule))
+
+
+def _svd_rule(which: str):
+    """The gradient of U or Vh (``which``) of ``A = U S V^T`` (the reduced parts: the
+    columns past ``min(m, n)`` of a full decomposition are ignored, as PyTorch):
+    ``U (J S + S K) V^T`` with ``J = F o (U^T gU - gU^T U)``, ``K = F o (V^T gV -
+    gV^T V)``, ``F_ij = 1 / (s_j^2 - s_i^2)``, plus ``(I - U U^T) gU S^{-1} V^T`` for
+    tall and ``U S^{-1} gV^T (I - V V^T)`` for wide ``A``. Singular values must be
+    distinct and non-zero for it to be finite."""
+
+    def rule(c, g):
+        a = _host(c.x)
+        m, n = a.shape[-2:]
+        k = min(m, n)
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
+        v = _mT(vh)
+        gh = _host(g)
+        s2 = s * s
+        with np.errstate(divide="ignore"):
+            f = 1.0 / (s2[..., None, :] - s2[..., :, None])
+        f[..., np.arange(k), np.arange(k)] = 0.0
+        if which == "U":
+            gu = gh[..., :, :k]
+            utg = _mT(u) @ gu
+            inner = (f * (utg - _mT(utg))) * s[..., None, :]
+            ga = u @ inner @ vh
+            if m > k:
+                ga = ga + ((gu - u @ utg) / s[..., None, :]) @ vh
+        else:
+            gv = _mT(gh[..., :k, :])
+            vtg = _mT(v) @ gv
+            inner = s[..., :, None] * (f * (vtg - _mT(vtg)))
+            ga = u @ inner @ vh
+            if n > k:
+                ga = ga + u @ (_mT(gv - v @ vtg) / s[..., :, None])
+        return (_back(ga, c.x),)
+
+    return rule
 
 
 def svd(a, full_matrices: bool = True) -> SVDResult:
     """``(U, S, Vh)`` with ``a = U diag(S) Vh``, S descending: ``u, s, vh = svd(a)``.
-    Only S has a gradient (use :func:`svdvals`)."""
+    Differentiable as PyTorch's: losses that depend on the singular vectors need
+    distinct, non-zero singular values."""
     a = _float_input(a, "svd")
     if a.ndim < 2:
         raise ArgumentError(f"linalg.svd: A must have at least 2 dims, got {a.shape}")
     u, s, vh = _lapack(np.linalg.svd, "svd", _host(a), full_matrices)
     return SVDResult(
-        _derivative("linalg.svd", _back(u, a), (a,), _no_rule("svd (U)")),
+        _derivative("linalg.svd", _back(u, a), (a,), _svd_rule("U")),
         svdvals(a) if a.requires_grad else _back(s, a),
-        _derivative("linalg.svd", _back(vh, a), (a,), _no_rule("svd (Vh)")),
+        _derivative("linalg.svd", _back(vh, a), (a,), _svd_rule("Vh")),
     )
 
 
@@ -891,7 +977,8 @@ def pinv(a, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """The Moore-Penrose pseudo-inverse (singular values below
     ``max(atol, rtol * largest)`` dropped; ``atol``/``rtol`` numbers or tensors
     broadcast over the batch): ``pinv(a)``. With ``hermitian`` the matrix's lower
-    triangle is read (its eigendecomposition, as PyTorch). No gradient."""
+    triangle is read (its eigendecomposition, as PyTorch). Differentiable where the
+    rank does not change."""
     a = _float_input(a, "pinv")
     h = _host(a)
     atol, rtol = _tolerance(atol, "atol"), _tolerance(rtol, "rtol")
@@ -913,7 +1000,17 @@ def pinv(a, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
         else:
             inv_s = np.where(s > cut, 1.0 / np.where(s == 0, 1.0, s), 0.0)
             out = (np.swapaxes(vt, -1, -2) * inv_s[..., None, :]) @ np.swapaxes(u, -1, -2)
-    return _derivative("linalg.pinv", _back(out, a), (a,), _no_rule("pinv"))
+
+    def rule(c, g):  # of A^+ for a constant rank (Golub and Pereyra)
+        x, p, gh = _host(c.x), out, _host(g)
+        if hermitian:  # the symmetric matrix its lower triangle stands for
+            x = np.tril(x) + _mT(np.tril(x, -1))
+        pt, xp, px = _mT(p), x @ p, p @ x
+        eye_m, eye_n = np.eye(x.shape[-2]), np.eye(x.shape[-1])
+        ga = -pt @ gh @ pt + (eye_m - xp) @ _mT(gh) @ p @ pt + pt @ p @ _mT(gh) @ (eye_n - px)
+        return (_back(ga, c.x),)
+
+    return _derivative("linalg.pinv", _back(out, a), (a,), rule)
 
 
 def lstsq(a, b, rcond=None, *, driver=None) -> LstsqResult:

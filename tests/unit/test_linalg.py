@@ -121,8 +121,11 @@ def test_errors():
     with pytest.raises(mlfuse.ArgumentError, match="B has 3 rows"):
         LA.solve(Tensor(A), Tensor(np.zeros((2, 3, 1))))
     x = Tensor(A[0], requires_grad=True)
-    u, s, v = x.svd()
-    with pytest.raises(mlfuse.UnsupportedModeError, match="no gradient"):
-        u.sum().backward()
+    q, r = LA.qr(x, mode="r")
+    with pytest.raises(mlfuse.UnsupportedModeError, match="mode='r' computes no Q"):
+        r.sum().backward()
+    y = Tensor(np.ones((4, 2)), requires_grad=True)
+    with pytest.raises(mlfuse.UnsupportedModeError, match="mode='complete' and more rows"):
+        LA.qr(y, mode="complete").Q.sum().backward()
     res = LA.inv_ex(Tensor(np.zeros((2, 2))))
     assert res.info.item() == 1 and np.isnan(res.result.numpy()).all()

@@ -309,3 +309,55 @@ def test_eigvalsh_gradient_reads_its_triangle(uplo):
     LA.eigvalsh(t, UPLO=uplo).pow(3).sum().backward()
     w, v = np.linalg.eigh(a, UPLO=uplo)
     close(t.grad, (v * (3 * w**2)) @ v.T, 1e-8, 1e-10)
+
+
+# -- decompositions' gradients, against central differences ----------------------------------
+def _numeric(f, a, w, eps=1e-6):
+    g = np.zeros_like(a)
+    for idx in np.ndindex(a.shape):
+        hi, lo = a.copy(), a.copy()
+        hi[idx] += eps
+        lo[idx] -= eps
+        g[idx] = ((f(hi) - f(lo)) * w).sum() / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 4, 3)])
+@pytest.mark.parametrize("part", [0, 1])
+def test_qr_gradient(shape, part):
+    a = r(*shape)
+    w = r(*np.linalg.qr(a)[part].shape)
+    t = Tensor(a).requires_grad_()
+    (LA.qr(t)[part] * Tensor(w)).sum().backward()
+    close(t.grad, _numeric(lambda x: np.linalg.qr(x)[part], a, w), 1e-6, 1e-7)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 4, 3)])
+def test_svd_vectors_gradient(shape):
+    a = r(*shape)
+
+    def f(x):  # invariant to the singular vectors' signs: the rank-1 parts
+        u, s, vh = np.linalg.svd(x, full_matrices=False)
+        return u[..., :, :2, None] * vh[..., None, :2, :]  # (.., m, 2, n)
+
+    w = r(*f(a).shape)
+    t = Tensor(a).requires_grad_()
+    u, s, vh = LA.svd(t, full_matrices=True)
+    k = min(shape[-2:])
+    parts = u[..., :, :2].unsqueeze(-1) * vh[..., :2, :].unsqueeze(-3)
+    assert u.shape[-1] == shape[-2] and vh.shape[-2] == shape[-1] and k <= shape[-1]
+    (parts * Tensor(w)).sum().backward()
+    close(t.grad, _numeric(f, a, w), 1e-6, 1e-7)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+def test_pinv_gradient(shape):
+    a = r(*shape)
+    w = r(*shape[::-1])
+    t = Tensor(a).requires_grad_()
+    (LA.pinv(t) * Tensor(w)).sum().backward()
+    close(t.grad, _numeric(np.linalg.pinv, a, w), 1e-6, 1e-7)
+    s = a[:3, :3] + a[:3, :3].T
+    ts = Tensor(s).requires_grad_()
+    (LA.pinv(ts, hermitian=True) * Tensor(w[:3, :3])).sum().backward()
+    close(ts.grad, _numeric(np.linalg.pinv, s, w[:3, :3]), 1e-6, 1e-7)
