@@ -1031,9 +1031,7 @@ class Tensor:
         always gives a tensor of its own, ``memory_format`` is :meth:`contiguous`'s
         and ``non_blocking`` is accepted (copies between devices happen when the
         values are needed)."""
-        if len(args) > 2 and not (
-            len(args) <= 4 and all(isinstance(a, bool) for a in args[2:])
-        ):
+        if len(args) > 2 and not (len(args) <= 4 and all(isinstance(a, bool) for a in args[2:])):
             raise TypeError(f"to() takes at most 2 positional arguments, got {len(args)}")
         if len(args) == 4:  # PyTorch's to(device, dtype, non_blocking, copy)
             copy = copy or args[3]
@@ -2859,6 +2857,11 @@ class Tensor:
         ``x.gather(1, idx)``. Out-of-range indices are handled as in ``x[idx]``."""
         idx = _index_tensor(index, self.device)
         d = _norm_axis(dim, self.ndim, "dim")
+        if idx.numel() == 0:  # PyTorch: an empty index gathers nothing, whatever its rank
+            return Tensor.zeros(*idx.shape, dtype=self.dtype, device=self.device)
+        if self.ndim == 0 and idx.ndim == 1:  # PyTorch: the one element, read at each index
+            idx = _checked(idx, 1, 0, self.shape)
+            return self.reshape(1)._gather(0, idx)
         if idx.ndim != self.ndim:
             raise ArgumentError(
                 f"gather: index {idx.shape} must have the rank of the input {self.shape}"
@@ -2887,8 +2890,7 @@ class Tensor:
         d = _norm_axis(dim, self.ndim, "dim")
         if idx.ndim != self.ndim:
             raise ArgumentError(
-                f"take_along_dim: indices {idx.shape} must have the rank of the input "
-                f"{self.shape}"
+                f"take_along_dim: indices {idx.shape} must have the rank of the input {self.shape}"
             )
         off = broadcast_shape(
             tuple(1 if k == d else n for k, n in enumerate(self.shape)),
@@ -4488,12 +4490,22 @@ class Tensor:
         return self.matmul(m)
 
     def _scaled_sum(self, prod: Tensor, beta, alpha) -> Tensor:
-        """``beta * self + alpha * prod`` (beta 0: self is ignored, NaN included)."""
-        p = prod if alpha == 1 else prod * alpha
+        """``beta * self + alpha * prod`` (beta 0: self is ignored, NaN included), in
+        the tensors' dtype: for integer tensors the scalars are truncated to integers
+        and for bool ones taken as truths, as PyTorch."""
+        dt = dtypes.promote(self.dtype, prod.dtype)
+        if dt.is_bool:
+            beta, alpha = bool(beta), bool(alpha)
+        elif not dt.is_float:
+            beta, alpha = int(beta), int(alpha)
+        if dt.is_bool:
+            p = prod if alpha else prod & False
+        else:
+            p = prod if alpha == 1 else prod * alpha
         if beta == 0:
             return p._broadcast_to(broadcast_shape(self.shape, p.shape))
         s = self if beta == 1 else self * beta
-        out = s + p
+        out = s | p if dt.is_bool else s + p
         if out.shape != p.shape:
             raise ArgumentError(
                 f"the input {self.shape} does not broadcast to the product {p.shape}"
@@ -5918,7 +5930,8 @@ class Tensor:
     def addbmm(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
         """``beta * self + alpha * sum_b(batch1[b] @ batch2[b])``: ``c.addbmm(a, b)``."""
         b1 = batch1 if isinstance(batch1, Tensor) else Tensor(batch1, device=self.device)
-        return self._scaled_sum(b1.bmm(batch2).sum(0), beta, alpha)
+        prod = b1.bmm(batch2)
+        return self._scaled_sum(prod.sum(0).cast(prod.dtype), beta, alpha)
 
     @_traced
     def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:

@@ -361,3 +361,24 @@ def test_pinv_gradient(shape):
     ts = Tensor(s).requires_grad_()
     (LA.pinv(ts, hermitian=True) * Tensor(w[:3, :3])).sum().backward()
     close(ts.grad, _numeric(np.linalg.pinv, s, w[:3, :3]), 1e-6, 1e-7)
+
+
+def test_products_with_scalars_keep_integer_and_bool_dtypes():
+    a, b = np.arange(6).reshape(2, 3), np.arange(3)
+    # PyTorch truncates the scalars for integer tensors: 0.2 and 0.6 are 0
+    assert Tensor([5, 7]).addmv(Tensor(a), Tensor(b), beta=0.2, alpha=0.6).tolist() == [0, 0]
+    assert Tensor([5, 7]).addmv(Tensor(a), Tensor(b), beta=2, alpha=3).tolist() == [25, 56]
+    ones = np.ones((2, 2, 3), np.int32)
+    summed = Tensor(np.zeros((2, 2), np.int32)).addbmm(Tensor(ones), Tensor(ones.swapaxes(1, 2)))
+    assert summed.dtype == mlfuse.int32 and summed.tolist() == [[6, 6], [6, 6]]
+    wraps = Tensor(np.full((2, 2), 250, np.uint8)).addbmm(
+        Tensor(ones.astype(np.uint8)), Tensor(ones.swapaxes(1, 2).astype(np.uint8))
+    )
+    assert wraps.dtype == mlfuse.uint8 and wraps.tolist() == [[0, 0], [0, 0]]
+    got = Tensor([[True, False]]).addr(Tensor([True]), Tensor([False, True]), beta=3, alpha=2)
+    assert got.dtype == mlfuse.bool and got.tolist() == [[True, True]]
+
+
+def test_gather_from_a_0d_tensor_and_with_an_empty_index():
+    assert Tensor(3).gather(0, Tensor([0, 0, -1])).tolist() == [3, 3, 3]
+    assert Tensor([1, 2, 3]).gather(0, Tensor(np.zeros((2, 0), np.int64))).shape == (2, 0)
