@@ -83,8 +83,6 @@ class MultiheadAttention(Module):
             raise ArgumentError(
                 f"{name}: embed_dim {embed_dim} must be divisible by num_heads {num_heads}"
             )
-        if add_bias_kv or add_zero_attn:
-            raise ArgumentError(f"{name}: add_bias_kv and add_zero_attn are not supported")
         self.kdim = embed_dim if kdim is None else _positive_int(kdim, f"{name}: kdim")
         self.vdim = embed_dim if vdim is None else _positive_int(vdim, f"{name}: vdim")
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
@@ -106,8 +104,13 @@ class MultiheadAttention(Module):
         if bias:
             self.out_proj.bias = zeros(e)
         _cast_params(self.out_proj, dtype, device)
-        self.bias_k = self.bias_v = None
-        self.add_zero_attn = False
+        if add_bias_kv:  # nn.init.xavier_normal_ of (1, 1, E): std sqrt(1 / E)
+            std = math.sqrt(1.0 / e)
+            self.bias_k = _param(Tensor.randn(1, 1, e, dtype=dtype, device=device) * std)
+            self.bias_v = _param(Tensor.randn(1, 1, e, dtype=dtype, device=device) * std)
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = bool(add_zero_attn)
 
     def forward(
         self,

@@ -16,6 +16,7 @@ from the generator ``mlfuse.manual_seed`` seeds.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import operator
 import warnings
@@ -678,6 +679,56 @@ def _swap_value(t: Tensor, new: Tensor) -> None:
 # ---------------------------------------------------------------------------
 
 
+def _take_factory_kwargs(cls) -> None:
+    """Give ``cls.__init__`` PyTorch's factory keywords ``device=`` and ``dtype=``
+    (where it has none of its own): the module is built, then its tensors are
+    moved and its floating-point ones cast, as :meth:`Module.to`."""
+    init = cls.__dict__.get("__init__")
+    if init is None or getattr(init, "_takes_factory_kwargs", False):
+        return
+    sig = inspect.signature(init)
+    params = sig.parameters
+    if "device" in params or "dtype" in params:
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+
+    @functools.wraps(init)
+    def wrapper(self, *args, device=None, dtype=None, **kw):
+        init(self, *args, **kw)
+        if device is not None or dtype is not None:
+            self.to(device=device, dtype=dtype)
+
+    extra = [
+        inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None)
+        for n in ("device", "dtype")
+    ]
+    wrapper.__signature__ = sig.replace(parameters=[*params.values(), *extra])
+    wrapper._takes_factory_kwargs = True
+    cls.__init__ = wrapper
+
+
+def _take_input_keyword(cls) -> None:
+    """Let ``cls.forward`` take its first argument as PyTorch names it,
+    ``input=`` (``linear(input=x)``), whatever its own name for it."""
+    fwd = cls.__dict__.get("forward")
+    if fwd is None or getattr(fwd, "_takes_input_keyword", False):
+        return
+    params = list(inspect.signature(fwd).parameters.values())[1:]
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if not params or params[0].kind not in positional or any(p.name == "input" for p in params):
+        return
+
+    @functools.wraps(fwd)
+    def forward(self, *args, **kw):
+        if "input" in kw:
+            args = (kw.pop("input"), *args)
+        return fwd(self, *args, **kw)
+
+    forward._takes_input_keyword = True
+    cls.forward = forward
+
+
 class Module:
     """The base of the modules, PyTorch's ``nn.Module``: sub-modules and Tensor
     attributes are found by walking ``__dict__`` (a parameter tensor that is not
@@ -703,6 +754,12 @@ class Module:
     _state_dict_pre_hooks = _HookDict()
     _load_state_dict_pre_hooks = _HookDict()
     _load_state_dict_post_hooks = _HookDict()
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__module__.startswith("mlfuse."):
+            _take_factory_kwargs(cls)
+            _take_input_keyword(cls)
 
     def forward(self, *args, **kwargs) -> Tensor:
         """The computation; subclasses define it: ``m.forward(x)``."""
@@ -1930,7 +1987,13 @@ class LayerNorm(Module):
     """Normalize over the last dims, with a learnable scale and shift:
     ``nn.LayerNorm(64)(x)``."""
 
-    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True):
+    def __init__(
+        self,
+        normalized_shape,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+    ):
         ns = (
             tuple(normalized_shape)
             if isinstance(normalized_shape, (tuple, list))
@@ -1940,7 +2003,7 @@ class LayerNorm(Module):
             _positive_int(s, "LayerNorm: normalized_shape entries")
         self.normalized_shape, self.eps = ns, eps
         self.weight = _param(Tensor.ones(ns)) if elementwise_affine else None
-        self.bias = _param(Tensor.zeros(ns)) if elementwise_affine else None
+        self.bias = _param(Tensor.zeros(ns)) if elementwise_affine and bias else None
 
     def forward(self, x: Tensor) -> Tensor:
         """``F.layer_norm`` with the layer's parameters: ``ln.forward(x)``."""
@@ -1974,6 +2037,8 @@ class _BatchNorm(Module):
         momentum: float = 0.1,
         affine: bool = True,
         track_running_stats: bool = True,
+        *,
+        bias: bool = True,
     ) -> None:
         name = type(self).__name__
         _positive_int(num_features, f"{name}: num_features")
@@ -1981,7 +2046,7 @@ class _BatchNorm(Module):
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.weight = _param(Tensor.ones(num_features)) if affine else None
-        self.bias = _param(Tensor.zeros(num_features)) if affine else None
+        self.bias = _param(Tensor.zeros(num_features)) if affine and bias else None
         self.running_mean = Tensor.zeros(num_features).realize() if track_running_stats else None
         self.running_var = Tensor.ones(num_features).realize() if track_running_stats else None
         self.num_batches_tracked = Tensor(np.zeros((), np.int64)) if track_running_stats else None
@@ -2028,7 +2093,8 @@ class _BatchNorm(Module):
         if self.affine and self.weight is not None:
             with _no_grad():
                 self.weight.assign(self.weight.ones_like()).realize()
-                self.bias.assign(self.bias.zeros_like()).realize()
+                if self.bias is not None:
+                    self.bias.assign(self.bias.zeros_like()).realize()
 
     def _settings(self) -> str:
         return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}"
@@ -3307,7 +3373,15 @@ class GroupNorm(Module):
     """Normalize groups of channels, with a per-channel scale and shift:
     ``nn.GroupNorm(4, 32)(x)``."""
 
-    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True):
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        *,
+        bias: bool = True,
+    ):
         _positive_int(num_groups, "GroupNorm: num_groups")
         _positive_int(num_channels, "GroupNorm: num_channels")
         if num_channels % num_groups:
@@ -3318,7 +3392,7 @@ class GroupNorm(Module):
             num_groups, num_channels, eps, affine,
         )  # fmt: skip
         self.weight = _param(Tensor.ones(num_channels)) if affine else None
-        self.bias = _param(Tensor.zeros(num_channels)) if affine else None
+        self.bias = _param(Tensor.zeros(num_channels)) if affine and bias else None
 
     def forward(self, x: Tensor) -> Tensor:
         """``F.group_norm`` with the layer's parameters: ``gn.forward(x)``."""
@@ -3343,12 +3417,14 @@ class _InstanceNorm(Module):
         momentum: float = 0.1,
         affine: bool = False,
         track_running_stats: bool = False,
+        *,
+        bias: bool = True,
     ) -> None:
         _positive_int(num_features, f"{type(self).__name__}: num_features")
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.weight = _param(Tensor.ones(num_features)) if affine else None
-        self.bias = _param(Tensor.zeros(num_features)) if affine else None
+        self.bias = _param(Tensor.zeros(num_features)) if affine and bias else None
         self.running_mean = Tensor.zeros(num_features).realize() if track_running_stats else None
         self.running_var = Tensor.ones(num_features).realize() if track_running_stats else None
         self.num_batches_tracked = Tensor(np.zeros((), np.int64)) if track_running_stats else None

@@ -333,8 +333,6 @@ def test_layer_without_bias_and_dropout_while_training():
 def test_bad_arguments_name_the_problem():
     with pytest.raises(mlfuse.ArgumentError, match="embed_dim 10 must be divisible by num_heads 4"):
         nn.MultiheadAttention(10, 4)
-    with pytest.raises(mlfuse.ArgumentError, match="add_bias_kv and add_zero_attn are not"):
-        nn.MultiheadAttention(E, HEADS, add_bias_kv=True)
     m = nn.MultiheadAttention(E, HEADS)
     q, k, v = _qkv()
     with pytest.raises(mlfuse.ArgumentError, match="query has 6 features, embed_dim is 8"):
