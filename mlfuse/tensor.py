@@ -3716,8 +3716,9 @@ class Tensor:
             return a.max(dim, keepdim)
         if p == -math.inf:
             return a.min(dim, keepdim)
-        if p == 0:
-            return (a != 0).cast(x.dtype).sum(dim, keepdim)
+        if p == 0:  # a count: PyTorch's gradient is zero
+            count = (a != 0).cast(x.dtype).sum(dim, keepdim)
+            return _derivative("norm", count, (x,), lambda c, g: (c.x.zeros_like(),))
         if p == 1:
             return a.sum(dim, keepdim)
         axes = _norm_axes(dim, x.ndim)

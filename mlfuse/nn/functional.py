@@ -13,6 +13,7 @@ elementwise max or sum of the window's views.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -71,14 +72,32 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     return x.softplus(beta, threshold)
 
 
-def softmax(x: Tensor, dim: int = -1) -> Tensor:
-    """Softmax along ``dim``: ``F.softmax(x, dim=-1)``."""
-    return x.softmax(dim)
+def _softmax_dim(x: Tensor, dim, name: str) -> int:
+    """``dim``, or for None PyTorch's deprecated implicit choice (0 for 0-, 1- and
+    3-d inputs, else 1)."""
+    if dim is not None:
+        return dim
+    warnings.warn(
+        f"{name}: implicit dimension choice is deprecated, pass dim", UserWarning, stacklevel=3
+    )
+    return 0 if x.ndim in (0, 1, 3) else 1
 
 
-def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
-    """Log-softmax along ``dim``: ``F.log_softmax(x, dim=1)``."""
-    return x.log_softmax(dim)
+def _cast_to(x: Tensor, dtype) -> Tensor:
+    """``x`` cast to ``dtype`` first (PyTorch's ``dtype=`` of the softmaxes), if given."""
+    return x if dtype is None else x.cast(dtypes.as_dtype(dtype))
+
+
+def softmax(x: Tensor, dim: int | None = -1, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """Softmax along ``dim``, ``x`` first cast to ``dtype`` when given (PyTorch's
+    arguments): ``F.softmax(x, dim=-1)``, ``F.softmax(x, 1, dtype=mlfuse.float64)``."""
+    return _cast_to(x, dtype).softmax(_softmax_dim(x, dim, "softmax"))
+
+
+def log_softmax(x: Tensor, dim: int | None = -1, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """Log-softmax along ``dim``, ``x`` first cast to ``dtype`` when given:
+    ``F.log_softmax(x, dim=1)``."""
+    return _cast_to(x, dtype).log_softmax(_softmax_dim(x, dim, "log_softmax"))
 
 
 def pad(x: Tensor, pad, mode: str = "constant", value: float = 0.0) -> Tensor:
@@ -113,15 +132,18 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 _SPATIAL = {1: "L", 2: "H, W", 3: "D, H, W"}  # the spatial dims' names in messages
 
 
-def _tuple(v, n: int, what: str) -> tuple[int, ...]:
+def _tuple(v, n: int, what: str, expand_one: bool = False) -> tuple[int, ...]:
+    """``v`` (an int, or ``n`` ints) as ``n`` ints; ``expand_one``: one int in a
+    sequence (``[2]``) is repeated for every dim too, as PyTorch's convolutions
+    and pools take it."""
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
         return (int(v),) * n
     if (
         isinstance(v, (tuple, list))
-        and len(v) == n
+        and (len(v) == n or (expand_one and len(v) == 1))
         and all(isinstance(i, (int, np.integer)) for i in v)
     ):
-        return tuple(int(i) for i in v)
+        return tuple(int(i) for i in v) * (n if len(v) != n else 1)
     raise ArgumentError(f"{what} must be an int or {n} ints, got {v!r}")
 
 
@@ -175,26 +197,39 @@ def _window_view(xp: Tensor, kernel, stride, dilation, out_size) -> Tensor:
     return xp.permute(order)
 
 
-def _conv_nd(x, weight, bias, stride, padding, dilation, groups, nd: int, name: str) -> Tensor:
-    if x.ndim != nd + 2:
-        raise ArgumentError(f"{name}: input must be (N, C, {_SPATIAL[nd]}), got {x.shape}")
+def _conv_channels(x: Tensor, weight: Tensor, groups, nd: int, name: str) -> None:
+    """PyTorch's checks of a convolution's ranks, groups and channels, the input
+    (N, C, *spatial) or unbatched (C, *spatial)."""
+    layouts = f"(N, C, {_SPATIAL[nd]}) or (C, {_SPATIAL[nd]})"
+    if x.ndim not in (nd + 1, nd + 2):
+        raise ArgumentError(f"{name}: input must be {layouts}, got {x.shape}")
     if weight.ndim != nd + 2:
         raise ArgumentError(f"{name}: weight must have {nd + 2} dims, got {weight.shape}")
-    n, c = x.shape[:2]
+    c = x.shape[x.ndim - nd - 1]
     o, cg = weight.shape[:2]
-    kernel = weight.shape[2:]
     if not isinstance(groups, (int, np.integer)) or groups <= 0 or c % groups or o % groups:
         raise ArgumentError(
             f"{name}: groups={groups!r} must divide the input channels ({c}) and the output "
             f"channels ({o})"
         )
     if cg != c // groups:
+        which = "input" if x.ndim == nd + 2 else f"unbatched input (the input must be {layouts})"
         raise ArgumentError(
             f"{name}: weight {weight.shape} expects {cg * groups} input channels in {groups} "
-            f"groups, the input {x.shape} has {c}"
+            f"groups, the {which} {x.shape} has {c}"
         )
-    stride = _tuple(stride, nd, f"{name}: stride")
-    dilation = _tuple(dilation, nd, f"{name}: dilation")
+
+
+def _conv_nd(x, weight, bias, stride, padding, dilation, groups, nd: int, name: str) -> Tensor:
+    _conv_channels(x, weight, groups, nd, name)
+    if x.ndim == nd + 1:  # unbatched (C, *spatial), as PyTorch: a batch of one
+        out = _conv_nd(x.unsqueeze(0), weight, bias, stride, padding, dilation, groups, nd, name)
+        return out.squeeze(0)
+    n, c = x.shape[:2]
+    o, cg = weight.shape[:2]
+    kernel = weight.shape[2:]
+    stride = _tuple(stride, nd, f"{name}: stride", True)
+    dilation = _tuple(dilation, nd, f"{name}: dilation", True)
     if any(s <= 0 for s in stride) or any(d <= 0 for d in dilation):
         raise ArgumentError(f"{name}: stride {stride} and dilation {dilation} must be positive")
     spatial = x.shape[2:]
@@ -212,7 +247,9 @@ def _conv_nd(x, weight, bias, stride, padding, dilation, groups, nd: int, name: 
     ):  # (before, after) per spatial dim; negative amounts crop
         pads = tuple((int(a), int(b)) for a, b in padding)
     else:
-        pads = tuple((p, p) for p in _tuple(padding, nd, f"{name}: padding"))
+        pads = tuple((p, p) for p in _tuple(padding, nd, f"{name}: padding", True))
+        if any(a < 0 for a, _ in pads):  # PyTorch's: ints must not be negative
+            raise ArgumentError(f"{name}: negative padding {padding!r} is not supported")
     if any(a < 0 or b < 0 for a, b in pads):
         crop = tuple((max(-a, 0), s - max(-b, 0)) for (a, b), s in zip(pads, spatial))
         if any(lo >= hi for lo, hi in crop):
@@ -230,6 +267,8 @@ def _conv_nd(x, weight, bias, stride, padding, dilation, groups, nd: int, name: 
             f"{tuple(s + a + b for s, (a, b) in zip(spatial, pads))}"
         )
     dt = dtypes.promote(x.dtype, weight.dtype)
+    if bias is not None and bias.dtype.is_float and not dt.is_float:
+        dt = dtypes.promote(dt, bias.dtype)  # not the bias cast to integers (PyTorch: an error)
     x, weight = x.cast(dt), weight.cast(dt)
     xp = x.pad(((0, 0), (0, 0), *pads))
     from mlfuse.targets import get_target
@@ -267,6 +306,11 @@ def _conv_nd(x, weight, bias, stride, padding, dilation, groups, nd: int, name: 
     if bias is not None:
         if bias.shape != (o,):
             raise ArgumentError(f"{name}: bias must be ({o},), got {bias.shape}")
+        if bias.dtype.is_complex and not dt.is_complex:  # (the cast would drop its imaginary part)
+            raise DTypeError(
+                f"{name}: a {bias.dtype.name} bias for a {dt.name} convolution (PyTorch: the "
+                "types must be the same)"
+            )
         out = out + bias.cast(dt).reshape((1, o) + (1,) * nd)
     return out
 
@@ -281,21 +325,21 @@ def conv2d(
     dilation=1,
     groups: int = 1,
 ) -> Tensor:
-    """2-d convolution (cross-correlation, as PyTorch): input (N, C, H, W),
-    weight (O, C/groups, KH, KW); padding an int, a pair, ``"same"`` or
-    ``"valid"``: ``F.conv2d(x, w, b, stride=2, padding=1)``."""
+    """2-d convolution (cross-correlation, as PyTorch): input (N, C, H, W) or
+    unbatched (C, H, W), weight (O, C/groups, KH, KW); padding an int, a pair,
+    ``"same"`` or ``"valid"``: ``F.conv2d(x, w, b, stride=2, padding=1)``."""
     return _conv_nd(x, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
 def _conv_transpose_nd(
     x, weight, bias, stride, padding, output_padding, groups, dilation, nd: int, name: str
 ) -> Tensor:
-    if x.ndim != nd + 2 or weight.ndim != nd + 2:
+    if x.ndim not in (nd + 1, nd + 2) or weight.ndim != nd + 2:
         raise ArgumentError(
-            f"{name}: input must have {nd + 2} dims and weight (in, out / groups, *kernel) "
-            f"{nd + 2}, got {x.shape} and {weight.shape}"
+            f"{name}: input must have {nd + 2} dims ({nd + 1} unbatched) and weight (in, "
+            f"out / groups, *kernel) {nd + 2}, got {x.shape} and {weight.shape}"
         )
-    n, c = x.shape[:2]
+    c = x.shape[x.ndim - nd - 1]
     if not isinstance(groups, (int, np.integer)) or groups <= 0 or c % groups:
         raise ArgumentError(f"{name}: groups={groups!r} must divide the input channels ({c})")
     if weight.shape[0] != c:
@@ -303,11 +347,17 @@ def _conv_transpose_nd(
             f"{name}: weight {weight.shape} expects {weight.shape[0]} input channels, "
             f"the input {x.shape} has {c}"
         )
+    if x.ndim == nd + 1:  # unbatched (C, *spatial), as PyTorch: a batch of one
+        return _conv_transpose_nd(
+            x.unsqueeze(0), weight, bias, stride, padding, output_padding, groups, dilation, nd,
+            name,
+        ).squeeze(0)  # fmt: skip
+    n = x.shape[0]
     kernel = weight.shape[2:]
-    stride = _tuple(stride, nd, f"{name}: stride")
-    dilation = _tuple(dilation, nd, f"{name}: dilation")
-    pad = _tuple(padding, nd, f"{name}: padding")
-    extra = _tuple(output_padding, nd, f"{name}: output_padding")
+    stride = _tuple(stride, nd, f"{name}: stride", True)
+    dilation = _tuple(dilation, nd, f"{name}: dilation", True)
+    pad = _tuple(padding, nd, f"{name}: padding", True)
+    extra = _tuple(output_padding, nd, f"{name}: output_padding", True)
     if any(v <= 0 for v in stride + dilation) or any(v < 0 for v in pad + extra):
         raise ArgumentError(f"{name}: stride and dilation must be positive, padding and "
                          f"output_padding not negative")  # fmt: skip
@@ -348,7 +398,8 @@ def conv_transpose2d(
     dilation=1,
 ) -> Tensor:
     """Transposed 2-d convolution (the gradient of ``conv2d`` with respect to its
-    input), weight (in, out / groups, kh, kw), as PyTorch:
+    input), input (N, C, H, W) or unbatched (C, H, W), weight
+    (in, out / groups, kh, kw), as PyTorch:
     ``F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1)``."""
     return _conv_transpose_nd(
         x, weight, bias, stride, padding, output_padding, groups, dilation, 2, "conv_transpose2d"
@@ -366,8 +417,8 @@ def conv_transpose1d(
     groups: int = 1,
     dilation=1,
 ) -> Tensor:
-    """Transposed 1-d convolution, weight (in, out / groups, k):
-    ``F.conv_transpose1d(x, w, stride=2)``."""
+    """Transposed 1-d convolution of (N, C, L) or unbatched (C, L), weight
+    (in, out / groups, k): ``F.conv_transpose1d(x, w, stride=2)``."""
     return _conv_transpose_nd(
         x, weight, bias, stride, padding, output_padding, groups, dilation, 1, "conv_transpose1d"
     )
@@ -383,8 +434,8 @@ def conv1d(
     dilation=1,
     groups: int = 1,
 ) -> Tensor:
-    """1-d convolution: input (N, C, L), weight (O, C/groups, K):
-    ``F.conv1d(x, w, padding=1)``."""
+    """1-d convolution: input (N, C, L) or unbatched (C, L), weight
+    (O, C/groups, K): ``F.conv1d(x, w, padding=1)``."""
     return _conv_nd(x, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
@@ -398,9 +449,17 @@ def conv3d(
     dilation=1,
     groups: int = 1,
 ) -> Tensor:
-    """3-d convolution: input (N, C, D, H, W), weight (O, C/groups, KD, KH, KW):
-    ``F.conv3d(x, w, padding=1)``."""
+    """3-d convolution: input (N, C, D, H, W) or unbatched (C, D, H, W), weight
+    (O, C/groups, KD, KH, KW): ``F.conv3d(x, w, padding=1)``."""
     return _conv_nd(x, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def _pool_stride(stride, kernel: tuple[int, ...], nd: int, name: str) -> tuple[int, ...]:
+    """A pool's stride: the kernel when None or empty (``[]``, as PyTorch), else
+    an int or ``nd`` ints (one in a sequence repeated)."""
+    if stride is None or (isinstance(stride, (tuple, list)) and not len(stride)):
+        return kernel
+    return _tuple(stride, nd, f"{name}: stride", True)
 
 
 def _pool_geometry(x: Tensor, kernel_size, stride, padding, dilation, ceil_mode, name, nd=2):
@@ -408,10 +467,12 @@ def _pool_geometry(x: Tensor, kernel_size, stride, padding, dilation, ceil_mode,
         raise ArgumentError(
             f"{name}: input must be (N, C, {_SPATIAL[nd]}) or (C, {_SPATIAL[nd]}), got {x.shape}"
         )
-    kernel = _tuple(kernel_size, nd, f"{name}: kernel_size")
-    stride = kernel if stride is None else _tuple(stride, nd, f"{name}: stride")
-    pad = _tuple(padding, nd, f"{name}: padding")
-    dilation = _tuple(dilation, nd, f"{name}: dilation")
+    if 0 in x.shape[x.ndim - nd - 1 :]:  # PyTorch's: only the batch may be empty
+        raise ArgumentError(f"{name}: the input's non-batch dims must not be empty, got {x.shape}")
+    kernel = _tuple(kernel_size, nd, f"{name}: kernel_size", True)
+    stride = _pool_stride(stride, kernel, nd, name)
+    pad = _tuple(padding, nd, f"{name}: padding", True)
+    dilation = _tuple(dilation, nd, f"{name}: dilation", True)
     if any(v <= 0 for v in kernel + stride + dilation) or any(p < 0 for p in pad):
         raise ArgumentError(
             f"{name}: kernel {kernel}, stride {stride} and dilation {dilation} must be positive "
@@ -447,6 +508,10 @@ def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, nd, name, re
     xp = xb.pad(((0, 0), (0, 0)) + tuple((p, p + e) for p, e in zip(pad, extra)), low)
     if return_indices:
         acc, idx = _max_pool_indices(xp, xb.shape[2:], kernel, stride, pad, dilation, out)
+        if xb.dtype.is_float and all(out):
+            pads = tuple((p, p + e) for p, e in zip(pad, extra))
+            rule = _max_pool_index_rule(idx, kernel, stride, pad, dilation, out, pads)
+            acc = _derivative("max_pool", acc, (xb,), rule)
         return (acc, idx) if batched else (acc.squeeze(0), idx.squeeze(0))
     acc = None
     for _, win in _windows(xp, kernel, stride, dilation, out):
@@ -512,21 +577,59 @@ def _tap_backward(piece: Tensor, padded_shape, tap, stride, dilation, out) -> Te
     return t.pad(((0, 0), (0, 0)) + offsets)
 
 
+def _tap_positions(tap, spatial, stride, pad, dilation, out):
+    """Where tap ``tap`` of each window reads the input (spatial dims
+    ``spatial``, padded by ``pad``): whether inside it (bool, ``out``) and the
+    flat index into its spatial dims (int64, ``out``)."""
+    grids = np.meshgrid(*(np.arange(o) for o in out), indexing="ij")
+    inner = [math.prod(spatial[d + 1 :]) for d in range(len(spatial))]
+    pos = [g * st + t * dl - p for g, st, t, dl, p in zip(grids, stride, tap, dilation, pad)]
+    inside = np.ones(out, bool)
+    flat = np.zeros(out, np.int64)
+    for q, n, m in zip(pos, spatial, inner):
+        inside &= (q >= 0) & (q < n)
+        flat += q * m
+    return inside, flat
+
+
+def _max_pool_index_rule(idx: Tensor, kernel, stride, pad, dilation, out, pads):
+    """The gradient of a max pool with its indices, as PyTorch's: each window's
+    gradient goes to the input element at its index. Per tap, the windows whose
+    index is where the tap reads pass theirs on, placed as the tap reads (one
+    pass over the input, rather than the gradient of the chain of selects that
+    found the maxima, whose compile time grows with the square of the taps)."""
+
+    def rule(c, g):
+        xb = c.x
+        spatial = xb.shape[2:]
+        padded = xb.shape[:2] + tuple(n + a + b for n, (a, b) in zip(spatial, pads))
+        at = idx.detach().contiguous()  # computed once, not in every tap's test
+        total = None
+        for tap in np.ndindex(*kernel):
+            inside, flat = _tap_positions(tap, spatial, stride, pad, dilation, out)
+            if not inside.any():
+                continue
+            here = Tensor(np.where(inside, flat, -1), device=xb.device)
+            placed = _tap_backward((at == here).where(g, 0.0), padded, tap, stride, dilation, out)
+            total = placed if total is None else total + placed
+        keep = ((0, xb.shape[0]), (0, xb.shape[1])) + tuple(
+            (lo, lo + n) for (lo, _), n in zip(pads, spatial)
+        )
+        if total is None:
+            return (xb.detach() * 0,)
+        return (total.shrink(keep),)
+
+    return rule
+
+
 def _max_pool_indices(xp: Tensor, spatial, kernel, stride, pad, dilation, out):
     """The maxima and where they are, as PyTorch: the flat index into the
     input's spatial dims (int64) of the first maximum of each window in scan
     order (a NaN wins, the last one); taps in the padding never count. The
     taps' positions and validity are constants per output position."""
-    grids = np.meshgrid(*(np.arange(o) for o in out), indexing="ij")
-    inner = [math.prod(spatial[d + 1 :]) for d in range(len(spatial))]
     acc = idx = have = None
     for tap, win in _windows(xp, kernel, stride, dilation, out):
-        pos = [g * st + t * dl - p for g, st, t, dl, p in zip(grids, stride, tap, dilation, pad)]
-        inside = np.ones(out, bool)
-        flat = np.zeros(out, np.int64)
-        for q, n, m in zip(pos, spatial, inner):
-            inside &= (q >= 0) & (q < n)
-            flat += q * m
+        inside, flat = _tap_positions(tap, spatial, stride, pad, dilation, out)
         ok = Tensor(inside, device=xp.device)
         at = Tensor(flat, device=xp.device)
         if acc is None:
@@ -553,9 +656,9 @@ def _max_unpool(x: Tensor, indices: Tensor, kernel_size, stride, padding, output
         raise ArgumentError(
             f"{name}: indices {indices.shape} must have the input's shape {x.shape}"
         )
-    kernel = _tuple(kernel_size, nd, f"{name}: kernel_size")
-    stride = kernel if stride is None else _tuple(stride, nd, f"{name}: stride")
-    pad = _tuple(padding, nd, f"{name}: padding")
+    kernel = _tuple(kernel_size, nd, f"{name}: kernel_size", True)
+    stride = _pool_stride(stride, kernel, nd, name)
+    pad = _tuple(padding, nd, f"{name}: padding", True)
     spatial = tuple(
         (i - 1) * s - 2 * p + k for i, s, p, k in zip(x.shape[-nd:], stride, pad, kernel)
     )
@@ -568,7 +671,11 @@ def _max_unpool(x: Tensor, indices: Tensor, kernel_size, stride, padding, output
     ib = indices if batched else indices.unsqueeze(0)
     lead = xb.shape[:2]
     flat = Tensor.zeros(*lead, math.prod(spatial), dtype=x.dtype, device=x.device)
-    out = flat.scatter(2, ib.reshape(*lead, -1), xb.reshape(*lead, -1))
+    at = ib.reshape(*lead, -1)
+    out = flat.scatter(2, at, xb.reshape(*lead, -1))
+    if x.dtype.is_float:  # PyTorch's gradient: every input reads its index (repeats too)
+        shape = xb.shape
+        out = _derivative("max_unpool", out, (xb,), lambda c, g: (g.gather(2, at).reshape(shape),))
     out = out.reshape(*lead, *spatial)
     return out if batched else out.squeeze(0)
 
@@ -605,23 +712,53 @@ def _avg_pool(
     if divisor_override is not None:
         if isinstance(divisor_override, bool) or divisor_override == 0:
             raise ArgumentError(f"{name}: divisor_override must be a non-zero number")
-        res = total * (1.0 / divisor_override)
+        scale = 1.0 / divisor_override
+        res = total * scale
     elif count_include_pad and not any(extra):
-        res = total * (1.0 / math.prod(kernel))
+        scale = 1.0 / math.prod(kernel)
+        res = total * scale
     else:
-        # count what each window covers: the input (and the zero padding when it counts)
-        ones = Tensor.ones(*xb.shape[2:], dtype=xb.dtype, device=xb.device)
-        if count_include_pad:
-            ones = ones.pad(tuple((p, p) for p in pad), 1.0)
-            cnt_src = ones.pad(tuple((0, e) for e in extra))
-        else:
-            cnt_src = ones.pad(tuple((p, p + e) for p, e in zip(pad, extra)))
-        cnt_src = cnt_src.reshape((1, 1) + cnt_src.shape)
-        count = None
-        for _, win in _windows(cnt_src, kernel, stride, dilation, out):
-            count = win if count is None else count + win
-        res = total / count
+        # count what each window covers: the input (and the zero padding when it
+        # counts, but not the right padding ceil_mode adds); a constant of the
+        # geometry, per dim [lo, hi) of the padded input, its product over the dims
+        count = np.ones((1, 1), np.float64)
+        for s, k, st, p, o in zip(xb.shape[2:], kernel, stride, pad, out):
+            lo, hi = (0, s + 2 * p) if count_include_pad else (p, p + s)
+            start = np.arange(o) * st
+            per = np.clip(np.minimum(start + k, hi) - np.maximum(start, lo), 0, None)
+            count = count[..., None] * per
+        count_t = Tensor(count.astype(np.float32), device=xb.device).cast(xb.dtype)
+        scale = 1.0 / count_t
+        res = total / count_t
+    if xb.dtype.is_float and all(out):
+        pads = tuple((p, p + e) for p, e in zip(pad, extra))
+        res = _derivative("avg_pool", res, (xb,), _avg_pool_rule(kernel, stride, out, pads, scale))
     return res if batched else res.squeeze(0)
+
+
+def _avg_pool_rule(kernel, stride, out, pads, scale):
+    """The gradient of an average pool: each window's gradient times its scale
+    (1 / the divisor) placed at every tap the window reads, summed, one pass
+    over the input, rather than the chain of each tap's strided-view gradient
+    (whose compile time grows with the square of the taps: minutes for a
+    5 x 5 x 5 window)."""
+
+    def rule(c, g):
+        xb = c.x
+        share = (g * scale).contiguous()  # read once per tap, computed once
+        padded = xb.shape[:2] + tuple(n + a + b for n, (a, b) in zip(xb.shape[2:], pads))
+        ones = (1,) * len(kernel)
+        total = None
+        for tap in np.ndindex(*kernel):
+            placed = _tap_backward(share, padded, tap, stride, ones, out)
+            total = placed if total is None else total + placed
+        assert total is not None
+        keep = ((0, xb.shape[0]), (0, xb.shape[1])) + tuple(
+            (lo, lo + n) for (lo, _), n in zip(pads, xb.shape[2:])
+        )
+        return (total.shrink(keep),)
+
+    return rule
 
 
 def _no_indices(return_indices: bool, name: str) -> None:
@@ -738,16 +875,23 @@ def batch_norm(
 ) -> Tensor:
     """Normalize each channel (dim 1): with the running statistics
     (inference), or with the batch's when ``training`` (the running ones are
-    then updated in place): ``F.batch_norm(x, mean, var, w, b)``."""
-    if x.ndim < 2:
+    then updated in place): ``F.batch_norm(x, mean, var, w, b)``. An empty
+    input comes back as it is (its statistics untouched), as PyTorch."""
+    if x.ndim < 2 and not (x.numel() == 0 and x.ndim == 1):
         raise ArgumentError(f"batch_norm: input must be (N, C, ...), got {x.shape}")
-    c = x.shape[1]
+    c = x.shape[1] if x.ndim >= 2 else 0
     shape = (1, c) + (1,) * (x.ndim - 2)
     for t, what in ((running_mean, "running_mean"), (running_var, "running_var"),
                     (weight, "weight"), (bias, "bias")):  # fmt: skip
         if t is not None and t.shape != (c,):
             raise ArgumentError(f"batch_norm: {what} must be ({c},), got {t.shape}")
     xf = x._float()
+    if x.numel() == 0:  # nothing to normalize, no statistics to update (PyTorch's)
+        out = xf + 0.0
+        if x.ndim >= 2:
+            out = out * weight.reshape(shape) if weight is not None else out
+            out = out + bias.reshape(shape) if bias is not None else out
+        return out
     if training:
         axes = (0,) + tuple(range(2, x.ndim))
         mean = xf.mean(axes)
@@ -771,6 +915,31 @@ def batch_norm(
     return out
 
 
+def _normalized_shape(x: Tensor, normalized_shape, name: str) -> tuple[int, ...]:
+    """``normalized_shape`` (an int or ints) as a tuple: non-empty, and the
+    input's last dims (PyTorch's checks of ``layer_norm`` and ``rms_norm``)."""
+    if isinstance(normalized_shape, (int, np.integer)) and not isinstance(normalized_shape, bool):
+        ns: tuple = (int(normalized_shape),)
+    elif isinstance(normalized_shape, (tuple, list)) and all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in normalized_shape
+    ):
+        ns = tuple(int(v) for v in normalized_shape)
+    else:
+        raise ArgumentError(
+            f"{name}: normalized_shape must be an int or ints, got {normalized_shape!r}"
+        )
+    if not ns:
+        raise ArgumentError(
+            f"{name}: normalized_shape must have at least one dim, got {ns} for the input {x.shape}"
+        )
+    if len(ns) > x.ndim or x.shape[x.ndim - len(ns) :] != ns:
+        raise ArgumentError(
+            f"{name}: normalized_shape {ns} is not the end of the input {x.shape} "
+            f"(expected (*, {', '.join(map(str, ns))}))"
+        )
+    return ns
+
+
 @amp.float32_precision
 def layer_norm(
     x: Tensor,
@@ -779,17 +948,14 @@ def layer_norm(
     bias: Tensor | None = None,
     eps: float = 1e-5,
 ) -> Tensor:
-    """Normalize over the last dims ``normalized_shape``:
-    ``F.layer_norm(x, (64,), w, b)``."""
-    ns = (
-        tuple(normalized_shape)
-        if isinstance(normalized_shape, (tuple, list))
-        else (normalized_shape,)
-    )
-    if x.shape[x.ndim - len(ns) :] != ns:
-        raise ArgumentError(
-            f"layer_norm: normalized_shape {ns} is not the end of the input {x.shape}"
-        )
+    """Normalize over the last dims ``normalized_shape`` (``weight`` and ``bias``
+    of that shape): ``F.layer_norm(x, (64,), w, b)``."""
+    ns = _normalized_shape(x, normalized_shape, "layer_norm")
+    for t, what in ((weight, "weight"), (bias, "bias")):
+        if t is not None and t.shape != ns:
+            raise ArgumentError(
+                f"layer_norm: {what} must have the normalized shape {ns}, got {t.shape}"
+            )
     axes = tuple(range(x.ndim - len(ns), x.ndim))
     half = x.dtype.is_half  # 16-bit inputs: computed in float32, rounded once (PyTorch's)
     xf = x.float() if half else x._float()
@@ -807,11 +973,27 @@ def layer_norm(
 def group_norm(
     x: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None, eps=1e-5
 ) -> Tensor:
-    """Normalize groups of channels: ``F.group_norm(x, 4, w, b)``."""
+    """Normalize groups of channels of (N, C, *): ``F.group_norm(x, 4, w, b)``."""
+    if x.ndim < 2:
+        raise ArgumentError(f"group_norm: input must be (N, C, ...), at least 2-d, got {x.shape}")
     n, c = x.shape[:2]
+    if (
+        isinstance(num_groups, bool)
+        or not isinstance(num_groups, (int, np.integer))
+        or num_groups <= 0
+    ):
+        raise ArgumentError(f"group_norm: num_groups must be a positive int, got {num_groups!r}")
     if c % num_groups:
-        raise ArgumentError(f"group_norm: {num_groups} groups do not divide {c} channels")
-    g = x._float().reshape(n, num_groups, -1)
+        raise ArgumentError(
+            f"group_norm: {num_groups} groups do not divide {c} channels (input {x.shape})"
+        )
+    for t, what in ((weight, "weight"), (bias, "bias")):
+        if t is not None and t.shape != (c,):
+            raise ArgumentError(
+                f"group_norm: {what} must be ({c},), one per channel of the input {x.shape}, "
+                f"got {t.shape}"
+            )
+    g = x._float().reshape(n, num_groups, c // num_groups * math.prod(x.shape[2:]))
     out = layer_norm(g, g.shape[-1:], eps=eps).reshape(x.shape)
     shape = (1, c) + (1,) * (x.ndim - 2)
     if weight is not None:
@@ -1141,7 +1323,10 @@ def nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood of class indices under log-probabilities
-    (N, C, ...): ``F.nll_loss(logp, labels)``."""
+    (N, C, ...), or unbatched (C,) with a 0-d target: ``F.nll_loss(logp, labels)``."""
+    if input.ndim == 1 and target.ndim == 0:  # unbatched, as PyTorch: a batch of one
+        loss = nll_loss(input.unsqueeze(0), target.unsqueeze(0), weight, ignore_index, reduction)
+        return loss.squeeze(0) if reduction == "none" else loss
     if input.ndim < 1 or target.shape != input.shape[:1] + input.shape[2:]:
         raise ArgumentError(
             f"nll_loss: target {target.shape} must be input {input.shape} without dim 1"
@@ -1149,6 +1334,8 @@ def nll_loss(
     if target.dtype.is_float:
         raise TypeError(f"nll_loss: target must hold class indices, got {target.dtype.name}")
     c = input.shape[1] if input.ndim > 1 else input.shape[0]
+    if weight is not None and weight.shape != (c,):
+        raise ArgumentError(f"nll_loss: weight must be ({c},) (one per class), got {weight.shape}")
     classes = Tensor.arange(c, device=input.device).reshape((1, c) + (1,) * (input.ndim - 2))
     hit = target.unsqueeze(1).cast(dtypes.int64) == classes
     picked = hit.where(input, 0).sum(1)
@@ -1156,7 +1343,7 @@ def nll_loss(
     w = valid
     if weight is not None:
         w = hit.where(weight.reshape((1, c) + (1,) * (input.ndim - 2)), 0).sum(1) * valid
-    loss = -picked * w
+    loss = (target != ignore_index).where(-picked * w, 0.0)  # ignored: 0, not -0 (PyTorch's)
     return _reduce(loss, reduction, "nll_loss", w.sum() if reduction == "mean" else None)
 
 
@@ -1170,7 +1357,16 @@ def cross_entropy(
     label_smoothing: float = 0.0,
 ) -> Tensor:
     """Cross entropy of logits (N, C, ...) against class indices (N, ...) or
-    class probabilities (N, C, ...): ``F.cross_entropy(logits, labels)``."""
+    class probabilities (N, C, ...), or unbatched logits (C,) against a 0-d index
+    or (C,) probabilities: ``F.cross_entropy(logits, labels)``."""
+    if input.ndim == 1 and target.ndim in (0, 1):  # unbatched, as PyTorch: a batch of one
+        loss = cross_entropy(
+            input.unsqueeze(0), target.unsqueeze(0), weight, ignore_index, reduction,
+            label_smoothing,
+        )  # fmt: skip
+        return loss.squeeze(0) if reduction == "none" else loss
+    if input.ndim < 2:
+        raise ArgumentError(f"cross_entropy: input must be (N, C, ...) or (C,), got {input.shape}")
     logp = input.log_softmax(1)
     c = input.shape[1]
     if target.dtype.is_float:  # probabilities
@@ -1310,9 +1506,13 @@ def softsign(x: Tensor) -> Tensor:
 
 
 @amp.float32_precision
-def softmin(x: Tensor, dim: int = -1) -> Tensor:
-    """``softmax(-x)`` along ``dim``: ``F.softmin(x, dim=1)``."""
-    return (-x._float()).softmax(dim)
+def softmin(x: Tensor, dim: int | None = -1, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``softmax(-x)`` along ``dim``, ``-x`` cast to ``dtype`` when given (as
+    PyTorch): ``F.softmin(x, dim=1)``, ``F.softmin(x, 0, dtype=mlfuse.float64)``."""
+    d = _softmax_dim(x, dim, "softmin")
+    if dtype is None:
+        return (-x._float()).softmax(d)
+    return _cast_to(-x, dtype).softmax(d)
 
 
 def glu(x: Tensor, dim: int = -1) -> Tensor:
@@ -1430,8 +1630,10 @@ def kl_div(
         loss = target.exp() * (target - input)
     else:
         t = target._float()
+        # PyTorch's xlogy(t, t) - t * input: 0 where t is 0, NaN where it is negative
         loss = (t > 0).where(
-            t * (t.maximum(1e-38 if t.dtype != dtypes.float64 else 1e-300).log() - input), 0.0
+            t * (t.maximum(1e-38 if t.dtype != dtypes.float64 else 1e-300).log() - input),
+            (t == 0).where(0.0, math.nan),
         )
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
@@ -1993,15 +2195,7 @@ def rms_norm(
     """``x / sqrt(mean(x^2) + eps)`` over the last dims ``normalized_shape``
     (``eps`` None: the dtype's machine epsilon, as PyTorch):
     ``F.rms_norm(x, (64,), w)``."""
-    ns = (
-        tuple(normalized_shape)
-        if isinstance(normalized_shape, (tuple, list))
-        else (normalized_shape,)
-    )
-    if x.shape[x.ndim - len(ns) :] != ns:
-        raise ArgumentError(
-            f"rms_norm: normalized_shape {ns} is not the end of the input {x.shape}"
-        )
+    ns = _normalized_shape(x, normalized_shape, "rms_norm")
     if weight is not None and weight.shape != ns:
         raise ArgumentError(f"rms_norm: weight must be {ns}, got {weight.shape}")
     xf = x._float()
@@ -2044,10 +2238,12 @@ def threshold(x: Tensor, threshold: float, value: float, inplace: bool = False) 
 
 
 def prelu(x: Tensor, weight: Tensor) -> Tensor:
-    """``max(0, x) + weight * min(0, x)``, ``weight`` one slope or one per
-    channel (dim 1): ``F.prelu(x, a)``."""
-    if weight.ndim != 1:
-        raise ArgumentError(f"prelu: weight must be 1-d, got {weight.shape}")
+    """``max(0, x) + weight * min(0, x)``, ``weight`` one slope (0-d or one
+    element) or one per channel (dim 1): ``F.prelu(x, a)``."""
+    if weight.ndim > 1:
+        raise ArgumentError(f"prelu: weight must be 0-d or 1-d, got {weight.shape}")
+    if weight.ndim == 0:
+        return (x > 0).where(x, x * weight)
     c = x.shape[1] if x.ndim >= 2 else (x.shape[0] if x.ndim else 1)
     if weight.shape[0] not in (1, c):
         raise ArgumentError(
@@ -2223,15 +2419,22 @@ def gaussian_nll_loss(
 ) -> Tensor:
     """Gaussian negative log-likelihood ``0.5 (log var + (input - target)^2 / var)``
     (var clamped at ``eps``, the clamp passing gradients through, as PyTorch;
-    ``var`` may omit or have size 1 in the last dim): ``F.gaussian_nll_loss(mu, y, var)``."""
+    ``var`` may omit the last dim, or have size 1 in one dim, as PyTorch):
+    ``F.gaussian_nll_loss(mu, y, var)``."""
+    if isinstance(var, (int, float)):
+        var = Tensor.full(input.shape, float(var), input._float().dtype, input.device)
     if var.shape != input.shape:
         if input.shape[:-1] == var.shape:
             var = var.unsqueeze(-1)
-        elif not (input.shape[:-1] == var.shape[:-1] and var.shape[-1:] == (1,)):
+        elif not (
+            var.ndim == input.ndim and sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1
+        ):
             raise ArgumentError(
                 f"gaussian_nll_loss: var {var.shape} must be the input's shape {input.shape}, "
-                "or it without (or with size 1 in) the last dim"
+                "it without the last dim, or it with size 1 in one dim"
             )
+    if var.node.realized and bool((var < 0).any().item()):
+        raise ArgumentError("gaussian_nll_loss: var has negative entries")
     if eps < 0:
         raise ArgumentError(f"gaussian_nll_loss: eps must be >= 0, got {eps}")
     v = var._float()
@@ -2322,6 +2525,22 @@ def triplet_margin_loss(
     return _reduce((d_pos - d_neg + margin).relu(), reduction, "triplet_margin_loss")
 
 
+def _check_reduction(reduction, name: str) -> None:
+    """PyTorch checks ``reduction`` before the inputs: one of its three names."""
+    if reduction not in ("none", "mean", "sum"):
+        raise ArgumentError(f"{name}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
+
+
+def _margin_frames(input: Tensor, name: str) -> tuple[int, int]:  # noqa: A002
+    """(samples, classes) of a margin loss's scores (N, C), (C,) or a 0-d score
+    (one class), non-empty but for the batch (PyTorch's)."""
+    if input.ndim > 2 or (input.ndim and input.shape[-1] == 0):
+        raise ArgumentError(
+            f"{name}: input must be a non-empty (C,) or (N, C) (or a 0-d score), got {input.shape}"
+        )
+    return (input.shape[0] if input.ndim == 2 else 1), (input.shape[-1] if input.ndim else 1)
+
+
 def multi_margin_loss(
     input: Tensor,  # noqa: A002 - PyTorch's names
     target: Tensor,
@@ -2331,32 +2550,36 @@ def multi_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Multi-class hinge loss: ``sum_{i != y} max(0, margin - x[y] + x[i])^p / C``
-    for scores (N, C) or (C,) and class indices ``y``:
-    ``F.multi_margin_loss(scores, labels)``."""
+    for scores (N, C), (C,) or one 0-d score and class indices ``y`` ((N,), or
+    one: () or (1,)): ``F.multi_margin_loss(scores, labels)``."""
+    name = "multi_margin_loss"
     if p not in (1, 2):
-        raise ArgumentError(f"multi_margin_loss: p must be 1 or 2, got {p!r}")
-    if input.ndim not in (1, 2) or target.shape != input.shape[:-1]:
+        raise ArgumentError(f"{name}: p must be 1 or 2, got {p!r}")
+    if weight is not None and weight.ndim != 1:
+        raise ArgumentError(f"{name}: weight must be one-dimensional, got {weight.shape}")
+    _check_reduction(reduction, name)
+    n, c = _margin_frames(input, name)
+    if target.ndim > 1 or target.numel() != n:
         raise ArgumentError(
-            f"multi_margin_loss: input must be (N, C) or (C,) and target (N,) or (), got "
-            f"{input.shape} and {target.shape}"
+            f"{name}: input must be (N, C) or (C,) and target (N,) or (), got {input.shape} "
+            f"and {target.shape}: the target must hold {n} class index(es)"
         )
-    if target.dtype.is_float:
-        raise TypeError(
-            f"multi_margin_loss: target must hold class indices, got {target.dtype.name}"
-        )
-    x = input._float()
-    c = x.shape[-1]
-    hit = target.unsqueeze(-1).cast(dtypes.int64) == Tensor.arange(c, device=x.device)
+    if weight is not None and weight.shape != (c,):
+        raise ArgumentError(f"{name}: weight must be ({c},), got {weight.shape}")
+    if target.dtype.is_float or target.dtype.is_bool:
+        raise DTypeError(f"{name}: target must hold class indices, got {target.dtype.name}")
+    x = input._float().reshape(n, c)
+    hit = target.reshape(n, 1).cast(dtypes.int64) == Tensor.arange(c, device=x.device)
     xy = hit.where(x, 0).sum(-1, keepdim=True)
     h = (margin - xy + x).relu()
     if p == 2:
         h = h * h
     if weight is not None:
-        if weight.shape != (c,):
-            raise ArgumentError(f"multi_margin_loss: weight must be ({c},), got {weight.shape}")
         h = h * hit.where(weight, 0).sum(-1, keepdim=True)
     loss = hit.where(0, h).sum(-1) * (1 / c)
-    return _reduce(loss, reduction, "multi_margin_loss")
+    if reduction == "none" and target.ndim == 0:  # PyTorch's: the target's shape
+        loss = loss.reshape(())
+    return _reduce(loss, reduction, name)
 
 
 # ---------------------------------------------------------------------------
@@ -2500,6 +2723,7 @@ def grid_sample(
     if mode == "nearest":
         coords = [_grid_pad(p, s, padding_mode, align).detach() for p, s in zip(pos, spatial)]
         res = sample([q.round().unsqueeze(-1) for q in coords], None)
+        res = res + _zero_gradient(grid, dt)  # the grid's gradient: zeros, as PyTorch's
     elif mode == "bilinear":
         coords = [_grid_pad(p, s, padding_mode, align) for p, s in zip(pos, spatial)]
         base = [q.detach().floor() for q in coords]
@@ -2789,7 +3013,7 @@ def _lp_pool(x: Tensor, norm_type, kernel_size, stride, ceil_mode, nd: int, name
         raise ArgumentError(f"{name}: norm_type must be a number, got {norm_type!r}")
     if not 0 < norm_type < math.inf:
         raise ArgumentError(f"{name}: norm_type must be positive and finite, got {norm_type}")
-    kernel = _tuple(kernel_size, nd, f"{name}: kernel_size")
+    kernel = _tuple(kernel_size, nd, f"{name}: kernel_size", True)
     xf = x._float()
     powered = xf * xf if norm_type == 2 else xf**norm_type
     mean = _avg_pool(powered, kernel, stride, 0, ceil_mode, True, None, nd, name)
@@ -2828,8 +3052,8 @@ def conv_transpose3d(
     groups: int = 1,
     dilation=1,
 ) -> Tensor:
-    """Transposed 3-d convolution, weight (in, out / groups, kd, kh, kw):
-    ``F.conv_transpose3d(x, w, stride=2)``."""
+    """Transposed 3-d convolution of (N, C, D, H, W) or unbatched (C, D, H, W),
+    weight (in, out / groups, kd, kh, kw): ``F.conv_transpose3d(x, w, stride=2)``."""
     return _conv_transpose_nd(
         x, weight, bias, stride, padding, output_padding, groups, dilation, 3, "conv_transpose3d"
     )
@@ -3160,12 +3384,26 @@ def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
     return channel_shuffle(input, groups)
 
 
+def _zero_gradient(t: Tensor, dtype) -> Tensor:
+    """A 0-d zero of ``dtype`` whose gradient gives ``t`` zeros (PyTorch's for a
+    piecewise-constant function of it: zeros, not no gradient), adding nothing
+    to a value it is added to (``0 * t`` would turn an inf in ``t`` into NaN)."""
+    zero = Tensor.zeros((), dtype=dtype, device=t.device)
+    if not t.requires_grad or not t.dtype.is_float:
+        return zero
+
+    def rule(c, g):
+        return (Tensor.zeros(*t.shape, dtype=t.dtype, device=t.device),)
+
+    return _derivative("zero_gradient", zero, (t,), rule)
+
+
 def _p_distance(d: Tensor, p: float, dim: int = -1) -> Tensor:
     """``||d||_p`` along ``dim`` with PyTorch's distance gradient: zero where the
     distance is zero (no NaN from the root)."""
     a = d.abs()
-    if p == 0:
-        return (a != 0).cast(d.dtype).sum(dim)
+    if p == 0:  # a count: a zero gradient, as PyTorch's
+        return (a != 0).cast(d.dtype).sum(dim) + _zero_gradient(d, d.dtype)
     if p == math.inf:
         return a.max(dim)
     if p == 1:
@@ -3188,8 +3426,8 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002 - PyTorch's na
     n = input.shape[0]
     i, j = np.triu_indices(n, 1)
     x = input._float()
-    if not len(i):
-        return Tensor.zeros(0, dtype=x.dtype, device=x.device)
+    if not len(i):  # no pairs: no distances (and a zero gradient, as PyTorch's)
+        return Tensor.zeros(0, dtype=x.dtype, device=x.device) + _zero_gradient(x, x.dtype)
     a = x[Tensor(i, device=x.device)]
     b = x[Tensor(j, device=x.device)]
     return _p_distance(a - b, p)
@@ -3207,38 +3445,43 @@ def multilabel_margin_loss(
     reduce=None,
     reduction: str = "mean",
 ) -> Tensor:
-    """Multi-label hinge loss: for scores (N, C) or (C,) and ``target`` of the
-    same shape holding class indices up to the first -1,
-    ``sum_{j in target, i not in target} max(0, 1 - (x[j] - x[i])) / C``:
-    ``F.multilabel_margin_loss(scores, labels)``."""
-    _deprecated_reduction("multilabel_margin_loss", size_average, reduce)
-    if input.ndim not in (1, 2) or target.shape != input.shape:
+    """Multi-label hinge loss: for scores (N, C), (C,) or one 0-d score and
+    ``target`` of the same shape (a 0-d score: () or (1,)) holding class indices
+    up to the first -1, ``sum_{j in target, i not in target} max(0, 1 - (x[j] - x[i])) / C``
+    (unbatched: a 0-d loss): ``F.multilabel_margin_loss(scores, labels)``."""
+    name = "multilabel_margin_loss"
+    _deprecated_reduction(name, size_average, reduce)
+    _check_reduction(reduction, name)
+    n, c = _margin_frames(input, name)
+    fits = (
+        target.shape == input.shape if input.ndim == 2 else target.ndim <= 1 and target.numel() == c
+    )
+    if not fits:
         raise ArgumentError(
-            f"multilabel_margin_loss: input must be (N, C) or (C,) and target the same shape, "
-            f"got {input.shape} and {target.shape}"
+            f"{name}: input must be (N, C) or (C,) and target the same shape, got {input.shape} "
+            f"and {target.shape}"
         )
     if target.dtype.is_float or target.dtype.is_bool:
-        raise TypeError(
-            f"multilabel_margin_loss: target must hold class indices, got {target.dtype.name}"
-        )
-    x = input._float()
-    c = x.shape[-1]
+        raise DTypeError(f"{name}: target must hold class indices, got {target.dtype.name}")
+    x = input._float().reshape(n, c)
     if target.node.realized and target.numel():
         t = target.numpy()
         if t.min() < -1 or t.max() >= c:
             raise ArgumentError(
-                f"multilabel_margin_loss: target values must be in [-1, {c - 1}], got "
+                f"{name}: target values must be in [-1, {c - 1}], got "
                 f"{int(t.min())}..{int(t.max())}"
             )
-    t = target.cast(dtypes.int64)
+    t = target.reshape(n, c).cast(dtypes.int64)
     valid = (t < 0).cast(dtypes.int32).cumsum(-1) == 0  # the entries before the first -1
     classes = Tensor.arange(c, device=x.device)
-    is_target = ((t.unsqueeze(-1) == classes) & valid.unsqueeze(-1)).any(-2)  # (..., C)
-    xj = x.gather(-1, valid.where(t, 0))  # the targets' scores (..., K)
-    h = (1 - xj.unsqueeze(-1) + x.unsqueeze(-2)).relu()  # (..., K, C)
+    is_target = ((t.unsqueeze(-1) == classes) & valid.unsqueeze(-1)).any(-2)  # (N, C)
+    xj = x.gather(-1, valid.where(t, 0))  # the targets' scores (N, K)
+    h = (1 - xj.unsqueeze(-1) + x.unsqueeze(-2)).relu()  # (N, K, C)
     keep = valid.unsqueeze(-1) & ~is_target.unsqueeze(-2)
     loss = keep.where(h, 0).sum((-2, -1)) * (1 / c)
-    return _reduce(loss, reduction, "multilabel_margin_loss")
+    if input.ndim < 2:  # unbatched: one 0-d loss (PyTorch's)
+        loss = loss.reshape(())
+    return _reduce(loss, reduction, name)
 
 
 def triplet_margin_with_distance_loss(
@@ -3386,7 +3629,9 @@ def ctc_loss(
     ``log_probs`` (T, N, C) (log-softmaxed; or (T, C)) and ``targets`` (N, S)
     padded or 1-d concatenated (``target_lengths`` long each); ``"mean"`` divides
     each loss by its target length, then averages. The forward variables are a
-    loop of lazy steps over T: ``F.ctc_loss(logp, y, in_lens, y_lens)``."""
+    loop of lazy steps over T: ``F.ctc_loss(logp, y, in_lens, y_lens)``. The
+    gradient is PyTorch's: ``exp(log_probs) - occupancy`` (the gradient of the
+    logits of a ``log_softmax``; through one, the true gradient)."""
     if log_probs.ndim not in (2, 3):
         raise ArgumentError(
             f"ctc_loss: log_probs must be (T, N, C) or (T, C), got {log_probs.shape}"
@@ -3447,6 +3692,13 @@ def ctc_loss(
     # the loss with PyTorch's gradient (d nll / d log_probs = -occupancy, from the
     # forward and backward variables): value + (lp - lp.detach()) . gradient
     loss = nll + (occupancy != 0).where((lp - lp_const) * occupancy, 0).sum((0, 2))
+    # PyTorch's gradient also has exp(log_probs) (at the steps inside each input,
+    # for a finite loss): softmax - occupancy, the logits' gradient under a
+    # log_softmax (which the log_softmax's own gradient then leaves unchanged)
+    p = lp_const.exp()
+    steps_in = Tensor.arange(steps, device=dev).reshape(steps, 1, 1) < in_len.reshape(1, n, 1)
+    counted = steps_in & (nll < math.inf).reshape(1, n, 1) & (p != 0)
+    loss = loss + counted.where((lp - lp_const) * p, 0).sum((0, 2))
     loss = (in_len == 0).where((tl == 0).where(0.0, math.inf), loss)
     if zero_infinity:
         loss = (loss == math.inf).where(0.0, loss)

@@ -172,7 +172,7 @@ def test_conv2d_errors_name_the_shapes():
     with pytest.raises(ValueError, match=r"does not fit the padded input"):
         F.conv2d(Tensor(r(1, 4, 2, 2)), Tensor(r(6, 4, 3, 3)))
     with pytest.raises(ValueError, match=r"input must be \(N, C, H, W\)"):
-        F.conv2d(Tensor(r(4, 5, 5)), Tensor(r(6, 4, 3, 3)))
+        F.conv2d(Tensor(r(5, 5)), Tensor(r(6, 4, 3, 3)))
 
 
 @pytest.mark.parametrize("k,s,p", [(2, 2, 0), (3, 2, 1), (3, 1, 1)])
