@@ -1348,6 +1348,43 @@ def nll_loss(
 
 
 @amp.float32_precision
+def linear_cross_entropy(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    linear_weight: Tensor,
+    target: Tensor,
+    *,
+    linear_bias: Tensor | None = None,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    ignore_index: int | None = None,
+    label_smoothing: float = 0.0,
+    options=None,
+) -> Tensor:
+    """:func:`cross_entropy` of the logits ``input @ linear_weight^T (+ linear_bias)``;
+    ``linear_weight`` is (C, in) or (C, d1, .., dK, in) for a K-dimensional loss
+    (logits (N, C, d1, .., dK)); ``ignore_index`` None is -100. The logits and
+    the loss fuse into the product's consumers (``options``, PyTorch's chunking
+    choices, changes nothing): ``F.linear_cross_entropy(h, w_out, labels)``."""
+    if linear_weight.ndim < 2 or input.ndim < 1 or input.shape[-1] != linear_weight.shape[-1]:
+        raise ArgumentError(
+            f"linear_cross_entropy: input (..., in) and linear_weight (C, ..., in) must share "
+            f"in, got {input.shape} and {linear_weight.shape}"
+        )
+    classes = linear_weight.shape[:-1]
+    logits = input.matmul(linear_weight.reshape(-1, linear_weight.shape[-1]).transpose(0, 1))
+    logits = logits.reshape(input.shape[:-1] + classes)
+    if linear_bias is not None:
+        if linear_bias.shape != classes:
+            raise ArgumentError(
+                f"linear_cross_entropy: linear_bias must be {classes}, got {linear_bias.shape}"
+            )
+        logits = logits + linear_bias
+    return cross_entropy(
+        logits, target, weight, -100 if ignore_index is None else ignore_index, reduction,
+        label_smoothing,
+    )  # fmt: skip
+
+
 def cross_entropy(
     input: Tensor,  # noqa: A002 - PyTorch's names
     target: Tensor,

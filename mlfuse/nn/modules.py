@@ -4100,6 +4100,49 @@ class CrossEntropyLoss(_Loss):
         )
 
 
+class LinearCrossEntropyLoss(_Loss):
+    """A linear layer (in_features to num_classes x out_features logits, no bias by
+    default) and :class:`CrossEntropyLoss` in one, PyTorch's:
+    ``nn.LinearCrossEntropyLoss(512, vocab)(hidden, labels)``."""
+
+    def __init__(
+        self,
+        in_features: int,
+        num_classes: int,
+        *,
+        out_features: tuple = (),
+        bias: bool = False,
+        reduction: str = "mean",
+        weight: Tensor | None = None,
+        ignore_index: int | None = None,
+        label_smoothing: float = 0.0,
+        options=None,
+    ) -> None:
+        super().__init__(reduction, None, None)
+        if weight is not None and weight.shape != (num_classes,):
+            raise ArgumentError(
+                f"LinearCrossEntropyLoss: weight must be ({num_classes},), got {weight.shape}"
+            )
+        if not 0 <= label_smoothing <= 1:
+            raise ArgumentError(
+                f"LinearCrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing}"
+            )
+        self.num_classes, self.out_features = num_classes, tuple(out_features)
+        self.weight, self.ignore_index, self.label_smoothing = weight, ignore_index, label_smoothing
+        self.options = options
+        self.linear = Linear(in_features, math.prod(self.out_features) * num_classes, bias=bias)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        """The loss of the logits of ``input``: ``loss_fn.forward(hidden, labels)``."""
+        lin = self.linear
+        w = lin.weight.reshape((self.num_classes, *self.out_features, lin.in_features))
+        b = None if lin.bias is None else lin.bias.reshape((self.num_classes, *self.out_features))
+        return F.linear_cross_entropy(
+            input, w, target, linear_bias=b, weight=self.weight, reduction=self.reduction,
+            ignore_index=self.ignore_index, label_smoothing=self.label_smoothing,
+        )  # fmt: skip
+
+
 class NLLLoss(_Loss):
     """``F.nll_loss`` of log-probabilities against class indices:
     ``nn.NLLLoss()(logp, labels)``."""
@@ -5144,6 +5187,7 @@ __all__ = [
     "CosineEmbeddingLoss",
     "CosineSimilarity",
     "CrossEntropyLoss",
+    "LinearCrossEntropyLoss",
     "CrossMapLRN2d",
     "Dropout",
     "Dropout1d",

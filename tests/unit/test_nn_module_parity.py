@@ -113,3 +113,30 @@ def test_multihead_attention_bias_kv_and_zero_attn(bias_kv, zero_attn):
     )
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(w.numpy(), want_w, rtol=1e-9, atol=1e-12)
+
+
+def _np_cross_entropy(logits, target):
+    """Mean cross entropy of (N, C, ...) logits against class indices."""
+    m = logits.max(1, keepdims=True)
+    logp = logits - m - np.log(np.exp(logits - m).sum(1, keepdims=True))
+    picked = np.take_along_axis(logp, target[:, None], 1)[:, 0]
+    return -picked.mean()
+
+
+def test_linear_cross_entropy_with_and_without_extra_dims():
+    import mlfuse.nn.functional as F
+
+    x, w, b = RNG.standard_normal((4, 6)), RNG.standard_normal((5, 6)), RNG.standard_normal(5)
+    t = np.array([0, 3, 4, 1])
+    got = F.linear_cross_entropy(Tensor(x), Tensor(w), Tensor(t), linear_bias=Tensor(b))
+    assert got.item() == pytest.approx(_np_cross_entropy(x @ w.T + b, t), rel=1e-10)
+    w2, t2 = RNG.standard_normal((5, 3, 6)), RNG.integers(0, 5, (4, 3))
+    got2 = F.linear_cross_entropy(Tensor(x), Tensor(w2), Tensor(t2))
+    assert got2.item() == pytest.approx(_np_cross_entropy(np.einsum("ni,cdi->ncd", x, w2), t2))
+    loss = nn.LinearCrossEntropyLoss(6, 5, out_features=(3,), bias=True, dtype=mlfuse.float64)
+    lw = loss.linear.weight.numpy().reshape(5, 3, 6)
+    lb = loss.linear.bias.numpy().reshape(5, 3)
+    want = _np_cross_entropy(np.einsum("ni,cdi->ncd", x, lw) + lb, t2)
+    assert loss(Tensor(x), Tensor(t2)).item() == pytest.approx(want, rel=1e-10)
+    with pytest.raises(ValueError, match="must share in"):
+        F.linear_cross_entropy(Tensor(x), Tensor(w[:, :5]), Tensor(t))
