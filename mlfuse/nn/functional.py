@@ -1668,10 +1668,9 @@ def kl_div(
     else:
         t = target._float()
         # PyTorch's xlogy(t, t) - t * input: 0 where t is 0, NaN where it is negative
-        loss = (t > 0).where(
-            t * (t.maximum(1e-38 if t.dtype != dtypes.float64 else 1e-300).log() - input),
-            (t == 0).where(0.0, math.nan),
-        )
+        tiny = 1e-38 if t.dtype != dtypes.float64 else 1e-300
+        xlogx = (t > 0).where(t * t.maximum(tiny).log(), (t == 0).where(0.0, math.nan))
+        loss = xlogx - t * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction, "kl_div")

@@ -576,3 +576,11 @@ def test_zero_norm_has_a_zero_gradient():
     x = Tensor(np.array([1.0, 0.0, 2.0])).requires_grad_()
     x.norm(0).backward()
     assert x.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_kl_div_input_gradient_is_minus_the_target_everywhere():
+    # PyTorch's xlogy(t, t) - t * input: d/d input is -t, also where t <= 0
+    t = np.array([0.5, 0.0, 0.2, 0.3])
+    x = Tensor(RNG.standard_normal(4)).requires_grad_()
+    F.kl_div(x, Tensor(t), reduction="sum").backward()
+    assert x.grad.tolist() == (-t).tolist()
