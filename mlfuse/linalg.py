@@ -973,6 +973,14 @@ def _tolerance(t, name: str):
     raise ArgumentError(f"linalg: {name} must be a number or a tensor, got {type(t).__name__}")
 
 
+def _pinv_backward(x: np.ndarray, p: np.ndarray, gp: np.ndarray) -> np.ndarray:
+    """The gradient of ``P = pinv(X)`` for a constant rank (Golub and Pereyra):
+    ``-P^T gP P^T + (I - X P) gP^T P P^T + P^T P gP^T (I - P X)``."""
+    pt, xp, px = _mT(p), x @ p, p @ x
+    eye_m, eye_n = np.eye(x.shape[-2]), np.eye(x.shape[-1])
+    return -pt @ gp @ pt + (eye_m - xp) @ _mT(gp) @ p @ pt + pt @ p @ _mT(gp) @ (eye_n - px)
+
+
 def pinv(a, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """The Moore-Penrose pseudo-inverse (singular values below
     ``max(atol, rtol * largest)`` dropped; ``atol``/``rtol`` numbers or tensors
@@ -1001,14 +1009,11 @@ def pinv(a, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
             inv_s = np.where(s > cut, 1.0 / np.where(s == 0, 1.0, s), 0.0)
             out = (np.swapaxes(vt, -1, -2) * inv_s[..., None, :]) @ np.swapaxes(u, -1, -2)
 
-    def rule(c, g):  # of A^+ for a constant rank (Golub and Pereyra)
-        x, p, gh = _host(c.x), out, _host(g)
+    def rule(c, g):
+        x = _host(c.x)
         if hermitian:  # the symmetric matrix its lower triangle stands for
             x = np.tril(x) + _mT(np.tril(x, -1))
-        pt, xp, px = _mT(p), x @ p, p @ x
-        eye_m, eye_n = np.eye(x.shape[-2]), np.eye(x.shape[-1])
-        ga = -pt @ gh @ pt + (eye_m - xp) @ _mT(gh) @ p @ pt + pt @ p @ _mT(gh) @ (eye_n - px)
-        return (_back(ga, c.x),)
+        return (_back(_pinv_backward(x, out, _host(g)), c.x),)
 
     return _derivative("linalg.pinv", _back(out, a), (a,), rule)
 
@@ -1019,7 +1024,8 @@ def lstsq(a, b, rcond=None, *, driver=None) -> LstsqResult:
     broadcast: ``lstsq(a, b).solution``. As PyTorch's CPU drivers report them:
     the squared residuals for tall full-rank ``a`` except with ``"gelsy"`` (the
     default), the rank except with ``"gels"``, the singular values only with
-    ``"gelsd"``/``"gelss"``; empty tensors otherwise. Solved on the host; no gradient."""
+    ``"gelsd"``/``"gelss"``; empty tensors otherwise. Solved on the host; the
+    solution differentiates as ``pinv(a) @ b`` (for a rank that does not change)."""
     a, b = _float_input(a, "lstsq"), _float_input(b, "lstsq")
     drivers = ("gels", "gelsy", "gelsd", "gelss")
     driver = "gelsy" if driver is None else driver
@@ -1054,7 +1060,21 @@ def lstsq(a, b, rcond=None, *, driver=None) -> LstsqResult:
         res = np.zeros((0,))
     rank = np.zeros((0,), np.int64) if driver == "gels" else ranks.reshape(batch)
     sv = svs.reshape(batch + (min(m, n),)) if driver in ("gelsd", "gelss") else np.zeros((0,))
-    sol = _derivative("linalg.lstsq", _back(x, a), (a, b), _no_rule("lstsq"))
+
+    def rule(c, g):  # X = pinv(A) B for the rank the solve found
+        ah, bh, gx = _host(c.srcs[0]), _host(c.srcs[1]), _host(g)
+        if vector:
+            bh, gx = bh[:, None], gx[:, None]
+        p = np.linalg.pinv(ah, rcond=rcond)
+        gb = _mT(p) @ gx
+        ga = _pinv_backward(ah, p, gx @ _mT(bh))
+        gb = gb[..., 0] if vector else gb
+        return (
+            _sum_to(_back(ga, c.srcs[0]), c.srcs[0].shape),
+            _sum_to(_back(gb, c.srcs[1]), c.srcs[1].shape),
+        )
+
+    sol = _derivative("linalg.lstsq", _back(x, a), (a, b), rule)
     return LstsqResult(sol, _back(res, a), Tensor(rank, dtypes.int64, a.device), _back(sv, a))
 
 

@@ -382,3 +382,17 @@ def test_products_with_scalars_keep_integer_and_bool_dtypes():
 def test_gather_from_a_0d_tensor_and_with_an_empty_index():
     assert Tensor(3).gather(0, Tensor([0, 0, -1])).tolist() == [3, 3, 3]
     assert Tensor([1, 2, 3]).gather(0, Tensor(np.zeros((2, 0), np.int64))).shape == (2, 0)
+
+
+@pytest.mark.parametrize("sa,sb", [((5, 3), (5, 2)), ((5, 3), (5,)), ((2, 5, 3), (5, 2))])
+def test_lstsq_gradient(sa, sb):
+    a, b = r(*sa), r(*sb)
+
+    def solve(x, y):  # the least-squares solution of a full-rank tall system
+        return np.linalg.pinv(x) @ y
+
+    w = r(*solve(a, b).shape)
+    ta, tb = Tensor(a).requires_grad_(), Tensor(b).requires_grad_()
+    (LA.lstsq(ta, tb).solution * Tensor(w)).sum().backward()
+    close(ta.grad, _numeric(lambda x: solve(x, b), a, w), 1e-6, 1e-7)
+    close(tb.grad, _numeric(lambda y: solve(a, y), b, w), 1e-6, 1e-7)
