@@ -434,6 +434,21 @@ def _derivative(name: str, out: Tensor, inputs: tuple[Tensor, ...], rule) -> Ten
     return Tensor(graph.make("derivative", (n,), arg, n.shape, n.dtype))
 
 
+def _zero_gradient(t: Tensor, dtype) -> Tensor:
+    """A 0-d zero of ``dtype`` whose gradient gives ``t`` zeros (PyTorch's for a
+    piecewise-constant function of it, or an input a result ignores: zeros, not no
+    gradient), adding nothing to a value it is added to (``0 * t`` would turn an
+    inf in ``t`` into NaN)."""
+    zero = Tensor.zeros((), dtype=dtype, device=t.device)
+    if not t.requires_grad or not t.dtype.is_float:
+        return zero
+
+    def rule(c, g):
+        return (Tensor.zeros(*t.shape, dtype=t.dtype, device=t.device),)
+
+    return _derivative("zero_gradient", zero, (t,), rule)
+
+
 def _rng(seed) -> np.random.Generator:
     """Where a draw comes from: ``seed`` None (the global generator), a
     :class:`Generator`, or an int seeding a generator for this draw."""
@@ -2858,7 +2873,8 @@ class Tensor:
         idx = _index_tensor(index, self.device)
         d = _norm_axis(dim, self.ndim, "dim")
         if idx.numel() == 0:  # PyTorch: an empty index gathers nothing, whatever its rank
-            return Tensor.zeros(*idx.shape, dtype=self.dtype, device=self.device)
+            empty = Tensor.zeros(*idx.shape, dtype=self.dtype, device=self.device)
+            return empty + _zero_gradient(self, self.dtype) if self.requires_grad else empty
         if self.ndim == 0 and idx.ndim == 1:  # PyTorch: the one element, read at each index
             idx = _checked(idx, 1, 0, self.shape)
             return self.reshape(1)._gather(0, idx)
@@ -4503,8 +4519,9 @@ class Tensor:
             p = prod if alpha else prod & False
         else:
             p = prod if alpha == 1 else prod * alpha
-        if beta == 0:
-            return p._broadcast_to(broadcast_shape(self.shape, p.shape))
+        if beta == 0:  # self is ignored, and gets a zero gradient, as PyTorch
+            out = p._broadcast_to(broadcast_shape(self.shape, p.shape))
+            return out + _zero_gradient(self, out.dtype) if self.requires_grad else out
         s = self if beta == 1 else self * beta
         out = s | p if dt.is_bool else s + p
         if out.shape != p.shape:

@@ -20,7 +20,7 @@ import numpy as np
 from mlfuse import amp, dtypes
 from mlfuse.autograd import no_grad
 from mlfuse.errors import ArgumentError, DTypeError, UnsupportedModeError
-from mlfuse.tensor import Tensor, _derivative, _random
+from mlfuse.tensor import Tensor, _derivative, _random, _zero_gradient
 
 # ---------------------------------------------------------------------------
 # activations (the Tensor methods, as functions)
@@ -3418,20 +3418,6 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002 - PyTor
 def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
     """``channel_shuffle`` under its other name: ``F.native_channel_shuffle(x, 2)``."""
     return channel_shuffle(input, groups)
-
-
-def _zero_gradient(t: Tensor, dtype) -> Tensor:
-    """A 0-d zero of ``dtype`` whose gradient gives ``t`` zeros (PyTorch's for a
-    piecewise-constant function of it: zeros, not no gradient), adding nothing
-    to a value it is added to (``0 * t`` would turn an inf in ``t`` into NaN)."""
-    zero = Tensor.zeros((), dtype=dtype, device=t.device)
-    if not t.requires_grad or not t.dtype.is_float:
-        return zero
-
-    def rule(c, g):
-        return (Tensor.zeros(*t.shape, dtype=t.dtype, device=t.device),)
-
-    return _derivative("zero_gradient", zero, (t,), rule)
 
 
 def _p_distance(d: Tensor, p: float, dim: int = -1) -> Tensor:

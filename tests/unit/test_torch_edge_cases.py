@@ -396,3 +396,12 @@ def test_lstsq_gradient(sa, sb):
     (LA.lstsq(ta, tb).solution * Tensor(w)).sum().backward()
     close(ta.grad, _numeric(lambda x: solve(x, b), a, w), 1e-6, 1e-7)
     close(tb.grad, _numeric(lambda y: solve(a, y), b, w), 1e-6, 1e-7)
+
+
+def test_ignored_inputs_get_zero_gradients_not_none():
+    x = Tensor(r(2, 2)).requires_grad_()
+    x.addmm(Tensor(r(2, 2)), Tensor(r(2, 2)), beta=0).sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    y = Tensor(r(3)).requires_grad_()
+    y.gather(0, Tensor(np.zeros(0, np.int64))).sum().backward()
+    assert y.grad.tolist() == [0.0, 0.0, 0.0]
