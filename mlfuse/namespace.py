@@ -32,7 +32,15 @@ from mlfuse.targets import devices, get_target
 from mlfuse.errors import ArgumentError, DTypeError
 from mlfuse.nn import functional as F
 from mlfuse.serialization import load, save  # torch.save / torch.load
-from mlfuse.tensor import SortResult, Tensor, _norm_axis, _shape_arg, broadcast_shape, cat
+from mlfuse.tensor import (
+    SortResult,
+    Tensor,
+    _norm_axis,
+    _shape_arg,
+    _zero_gradient,
+    broadcast_shape,
+    cat,
+)
 
 # functions that are ``input.<name>(*args, **kwargs)``
 _METHODS = (
@@ -590,7 +598,8 @@ def combinations(input, r: int = 2, with_replacement: bool = False) -> Tensor:  
     if r == 0:
         return t[:0]
     if idx.size == 0:  # fewer elements than r: no combination, PyTorch's (0, r)
-        return Tensor.zeros(0, r, dtype=t.dtype, device=t.device)
+        none = Tensor.zeros(0, r, dtype=t.dtype, device=t.device)
+        return none + _zero_gradient(t, t.dtype) if t.requires_grad else none
     return t[Tensor(idx.reshape(-1, r), device=t.device)]
 
 

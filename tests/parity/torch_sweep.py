@@ -164,7 +164,9 @@ def gradients_differ(call_torch, call_mlfuse, inputs) -> str | None:
     """Compare d sum(w * out) / d input for the floating-point tensors of ``inputs``
     (a list of torch tensors): ``call_*(leaves)`` builds the outputs from them."""
     leaves = [t.detach().clone().requires_grad_(t.is_floating_point()) for t in inputs]
-    outs = [o for o in _tensors(call_torch(leaves), []) if o.requires_grad]
+    outs = [
+        o for o in _tensors(call_torch(leaves), []) if o.requires_grad and o.is_floating_point()
+    ]
     if not outs:
         return None
     rng = np.random.default_rng(0)

@@ -405,3 +405,6 @@ def test_ignored_inputs_get_zero_gradients_not_none():
     y = Tensor(r(3)).requires_grad_()
     y.gather(0, Tensor(np.zeros(0, np.int64))).sum().backward()
     assert y.grad.tolist() == [0.0, 0.0, 0.0]
+    z = Tensor([1.0]).requires_grad_()
+    mlfuse.combinations(z, 2).sum().backward()
+    assert z.grad.tolist() == [0.0]
