@@ -164,21 +164,28 @@ def gradients_differ(call_torch, call_mlfuse, inputs) -> str | None:
     """Compare d sum(w * out) / d input for the floating-point tensors of ``inputs``
     (a list of torch tensors): ``call_*(leaves)`` builds the outputs from them."""
     leaves = [t.detach().clone().requires_grad_(t.is_floating_point()) for t in inputs]
-    outs = [
-        o for o in _tensors(call_torch(leaves), []) if o.requires_grad and o.is_floating_point()
-    ]
-    if not outs:
-        return None
     rng = np.random.default_rng(0)
-    weights = [rng.standard_normal(tuple(o.shape)) for o in outs]
-    _weighted_sum(outs, weights, lambda w, o: torch.tensor(w, dtype=o.dtype)).backward()
+    try:
+        results = [o for o in _tensors(call_torch(leaves), []) if o.is_floating_point()]
+        if not any(o.requires_grad for o in results):
+            return None
+        # a weight per real result; those PyTorch does not differentiate weigh 0
+        weights = [
+            rng.standard_normal(tuple(o.shape)) if o.requires_grad else np.zeros(tuple(o.shape))
+            for o in results
+        ]
+        outs = [o for o in results if o.requires_grad]
+        live = [w for o, w in zip(results, weights) if o.requires_grad]
+        _weighted_sum(outs, live, lambda w, o: torch.tensor(w, dtype=o.dtype)).backward()
+    except RuntimeError:  # PyTorch differentiates not every input (running stats, weights)
+        return None
     mleaves = [to_mlfuse(t) for t in inputs]
     for m, t in zip(mleaves, leaves):
         if t.requires_grad:
             m.requires_grad_()
     mouts = [o for o in _tensors(call_mlfuse(mleaves), []) if o.dtype.is_float]
-    if len(mouts) < len(outs):
-        return f"{len(mouts)} float results for {len(outs)}"
+    if len(mouts) != len(results):
+        return f"{len(mouts)} real results for {len(results)}"
     _weighted_sum(mouts, weights, lambda w, o: Tensor(w, dtype=o.dtype)).backward()
     found = []
     for i, (t, m) in enumerate(zip(leaves, mleaves)):
