@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from mlfuse import dtypes
-from mlfuse.errors import DTypeError, UnsupportedModeError
+from mlfuse.errors import ArgumentError, DTypeError, UnsupportedModeError
 from mlfuse.tensor import Tensor, _derivative
 
 __all__ = [
@@ -311,6 +311,8 @@ def _polynomial(name: str, x, n, p0, p1, step) -> Tensor:
     if isinstance(n, Tensor):
         if n.dtype.is_complex:
             raise DTypeError(f"special.{name}: n must be real, got {n.dtype.name}")
+        if n.dtype.is_float and not bool(n.isfinite().all().item()):
+            raise ArgumentError(f"special.{name}: degrees must be finite")
         degrees = n.cast(dtypes.int64)
         top = int(degrees.max().item()) if degrees.numel() else 0
     else:

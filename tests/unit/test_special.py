@@ -135,6 +135,8 @@ def test_scipy_names_of_tensor_methods():
     assert special.hermite_polynomial_h(x, 2.5).tolist() == [-1.0, 7.0, 23.0]
     with pytest.raises(TypeError, match="n must be a finite number or a tensor"):
         special.hermite_polynomial_h(x, "2")
+    with pytest.raises(ValueError, match="degrees must be finite"):
+        special.hermite_polynomial_h(x, mlfuse.tensor([1.0, float("nan"), 2.0]))
 
 
 def test_against_torch():
