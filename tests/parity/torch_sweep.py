@@ -229,6 +229,20 @@ def _resolve_op(name: str):
     return None
 
 
+def _attempt(fn, tag: str, where: str, out, stats, seconds: int = 120):
+    """``(True, fn())``, or ``(False, None)`` with a TIMEOUT or RAISE line."""
+    try:
+        return True, _guarded(fn, seconds)
+    except Timeout:
+        print(f"TIMEOUT {tag} | {where}", file=out)
+        stats["timeout"] += 1
+    except Exception as e:
+        msg = str(e).split("\n")[0][:160]
+        print(f"RAISE {tag} {type(e).__name__}: {msg} | {where}", file=out)
+        stats["raise"] += 1
+    return False, None
+
+
 def _guarded(fn, seconds: int):
     signal.alarm(seconds)
     try:
@@ -279,16 +293,8 @@ def sweep_ops(only, dtypes, max_samples, grad, shard, out, stats):
                 except Exception:  # no mlfuse counterpart (a generator, a meta tensor ...)
                     continue
                 where = _describe(s.input, list(s.args), s.kwargs)
-                try:
-                    got = _guarded(lambda: to_numpy(call(x, args, kw)), 120)  # noqa: B023
-                except Timeout:
-                    print(f"TIMEOUT {tag} | {where}", file=out)
-                    stats["timeout"] += 1
-                    continue
-                except Exception as e:
-                    msg = str(e).split("\n")[0][:160]
-                    print(f"RAISE {tag} {type(e).__name__}: {msg} | {where}", file=out)
-                    stats["raise"] += 1
+                ran, got = _attempt(lambda: to_numpy(call(x, args, kw)), tag, where, out, stats)  # noqa: B023
+                if not ran:
                     continue
                 r = differ(to_numpy(want), got)
                 if r:
@@ -399,26 +405,23 @@ def sweep_modules(only, dtype, grad, out, stats):
             except Exception:
                 continue
 
-            def build(tm=tm, ctor=ctor, cls=cls):
-                m = cls(*to_mlfuse(list(ctor.args)), **to_mlfuse(ctor.kwargs))
-                m = m.to(getattr(mlfuse.dtypes, DTYPES[dtype]))
-                m.load_state_dict({k: to_mlfuse(v) for k, v in tm.state_dict().items()})
+            try:
+                cargs, ckw = to_mlfuse(list(ctor.args)), to_mlfuse(ctor.kwargs)
+                fargs, fkw = to_mlfuse(list(fwd.args)), to_mlfuse(fwd.kwargs)
+                state = {k: to_mlfuse(v) for k, v in tm.state_dict().items()}
+            except Exception:  # no mlfuse counterpart
+                continue
+
+            def build(cls=cls, cargs=cargs, ckw=ckw, state=state):
+                m = cls(*cargs, **ckw).to(getattr(mlfuse.dtypes, DTYPES[dtype]))
+                m.load_state_dict(state)
                 return m
 
-            try:
-                mm = _guarded(build, 60)
-                fkw = to_mlfuse(fwd.kwargs)
-                got = _guarded(lambda: to_numpy(mm(*to_mlfuse(list(fwd.args)), **fkw)), 120)  # noqa: B023
-            except Unconvertible:
+            ran, mm = _attempt(build, tag, where, out, stats)
+            if not ran:
                 continue
-            except Timeout:
-                print(f"TIMEOUT {tag} | {where}", file=out)
-                stats["timeout"] += 1
-                continue
-            except Exception as e:
-                msg = str(e).split("\n")[0][:160]
-                print(f"RAISE {tag} {type(e).__name__}: {msg} | {where}", file=out)
-                stats["raise"] += 1
+            ran, got = _attempt(lambda: to_numpy(mm(*fargs, **fkw)), tag, where, out, stats)  # noqa: B023
+            if not ran:
                 continue
             if r := differ(to_numpy(want), got):
                 print(f"WRONG {tag} {r} | {where}", file=out)

@@ -14,6 +14,8 @@ import mlfuse.nn as nn
 import mlfuse.nn.functional as F
 from mlfuse import Tensor
 
+from pool_refs import pool_ref
+
 F64 = np.float64
 RNG = np.random.default_rng(1)
 
@@ -45,36 +47,6 @@ def grad_check(fn, *arrays, eps=1e-6, tol=1e-6):
 # ---------------------------------------------------------------------------
 # pooling in 1, 2 and 3 dims
 # ---------------------------------------------------------------------------
-
-
-def pool_ref(x, k, s, p, d=1, ceil=False, kind="max", include_pad=True):
-    """Direct loops over the output positions of (N, C, *spatial), float64."""
-    x = x.astype(F64)
-    nd = x.ndim - 2
-    k, s, p, d = ((v,) * nd if isinstance(v, int) else v for v in (k, s, p, d))
-    sp = x.shape[2:]
-    out = []
-    for n, kk, ss, pp, dd in zip(sp, k, s, p, d):
-        span = n + 2 * pp - dd * (kk - 1) - 1
-        o = (-(-span // ss) if ceil else span // ss) + 1
-        if ceil and (o - 1) * ss >= n + pp:
-            o -= 1
-        out.append(o)
-    res = np.zeros(x.shape[:2] + tuple(out))
-    for pos in np.ndindex(*out):
-        if kind == "max":
-            idx = [np.arange(kk) * dd + o * ss - pp for o, kk, ss, pp, dd in zip(pos, k, s, p, d)]
-            valid = [i[(i >= 0) & (i < n)] for i, n in zip(idx, sp)]
-            res[(...,) + pos] = x[(...,) + np.ix_(*valid)].max(tuple(range(2, 2 + nd)))
-        else:
-            starts = [o * ss - pp for o, ss, pp in zip(pos, s, p)]
-            ends = [min(st + kk, n + pp) for st, kk, n, pp in zip(starts, k, sp, p)]
-            size = math.prod(e - st for st, e in zip(starts, ends))
-            cl = [(max(st, 0), min(e, n)) for st, e, n in zip(starts, ends, sp)]
-            win = x[(...,) + tuple(slice(a, b) for a, b in cl)]
-            cnt = size if include_pad else math.prod(b - a for a, b in cl)
-            res[(...,) + pos] = win.sum(tuple(range(2, 2 + nd))) / cnt
-    return res
 
 
 @pytest.mark.parametrize(

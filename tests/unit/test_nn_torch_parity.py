@@ -15,6 +15,9 @@ import mlfuse.nn.functional as F
 from mlfuse import Tensor
 from mlfuse.errors import ArgumentError
 
+from gradcheck import numeric_grad as _weighted_numeric_grad
+from pool_refs import pool_ref
+
 RNG = np.random.default_rng(11)
 
 
@@ -22,25 +25,20 @@ def r(*shape) -> np.ndarray:
     return RNG.standard_normal(shape)
 
 
+def numeric_grad(fn, arrays, k, eps=1e-6):
+    """Central differences of ``sum(fn)`` with respect to ``arrays[k]``."""
+
+    def only_k(a):
+        return fn(*arrays[:k], a, *arrays[k + 1 :])
+
+    return _weighted_numeric_grad(only_k, [arrays[k]], 1.0, eps)[0]
+
+
 def close(t, ref, rtol=1e-9, atol=1e-9):
     got = t.numpy() if isinstance(t, Tensor) else np.asarray(t)
     ref = np.asarray(ref)
     assert got.shape == ref.shape, (got.shape, ref.shape)
     np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol)
-
-
-def numeric_grad(fn, arrays, k, eps=1e-6):
-    """Central differences of ``sum(fn)`` (a numpy reference) with respect to
-    ``arrays[k]``."""
-    want = np.zeros_like(arrays[k])
-    for idx in np.ndindex(arrays[k].shape):
-        vals = []
-        for sign in (1, -1):
-            args = [a.copy() for a in arrays]
-            args[k][idx] += sign * eps
-            vals.append(float(np.sum(fn(*args))))
-        want[idx] = (vals[0] - vals[1]) / (2 * eps)
-    return want
 
 
 # ---------------------------------------------------------------------------
@@ -97,34 +95,6 @@ def conv_t_ref(x, w, b, stride, padding, output_padding, groups, dilation):
     out = buf[(slice(None), slice(None)) + tuple(slice(p, f - p) for p, f in zip(padding, full))]
     if b is not None:
         out = out + b.reshape((1, o) + (1,) * len(sp))
-    return out
-
-
-def pool_ref(x, k, s, p, d, ceil, kind, count_include_pad=True, divisor=None):
-    """PyTorch's max or average pool over the last ``len(k)`` dims."""
-    nd = len(k)
-    sp = x.shape[-nd:]
-    outs = []
-    for n, kk, ss, pp, dd in zip(sp, k, s, p, d):
-        span = n + 2 * pp - dd * (kk - 1) - 1
-        o = (-(-span // ss) if ceil else span // ss) + 1
-        if ceil and (o - 1) * ss >= n + pp:
-            o -= 1
-        outs.append(o)
-    lead = x.shape[:-nd]
-    out = np.zeros(lead + tuple(outs))
-    for pos in np.ndindex(*outs):
-        idx, with_pad = [], 1
-        for o, kk, ss, pp, dd, n in zip(pos, k, s, p, d, sp):
-            start = o * ss - pp
-            idx.append([q for q in (start + t * dd for t in range(kk)) if 0 <= q < n])
-            with_pad *= min(start + kk, n + pp) - start
-        win = x[(Ellipsis,) + np.ix_(*idx)].reshape(lead + (-1,))
-        if kind == "max":
-            out[(Ellipsis,) + pos] = win.max(-1)
-        else:
-            div = divisor or (with_pad if count_include_pad else win.shape[-1])
-            out[(Ellipsis,) + pos] = win.sum(-1) / div
     return out
 
 
